@@ -1,0 +1,5 @@
+import sys
+
+from memdoor.cli import main
+
+sys.exit(main())

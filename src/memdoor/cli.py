@@ -1,0 +1,68 @@
+"""The ``memdoor`` command. Each subcommand lives in :mod:`memdoor.commands` with ``configure`` and ``run``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from memdoor import __version__
+from memdoor.errors import MemdoorError
+
+COMMANDS: dict[str, str] = {
+    "grade": "grade candidate programs against a problem file's tests",
+    "solve": "a team solves one problem",
+    "bench": "run strategies over a suite and store every result",
+    "report": "statistics, charts and comparisons of a bench directory",
+    "worker": "one agent serving a distributed team over Redis",
+    "serve": "a team as an OpenAI-compatible model endpoint",
+    "models": "list known models and the state of their weights",
+    "trace": "print a recorded trace as a timeline",
+    "doctor": "check the sandbox isolation and the environment",
+    "export": "export bench results for the official graders",
+}
+
+
+def _command(name: str):
+    return importlib.import_module(f"memdoor.commands.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memdoor", description="Teams of language models solving programming problems.")
+    parser.add_argument("--version", action="version", version=f"memdoor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        try:
+            module = _command(name)
+        except ModuleNotFoundError as e:
+            if e.name != f"memdoor.commands.{name}":
+                raise
+            continue
+        p = sub.add_parser(name, help=help_text, description=getattr(module, "__doc__", None) or help_text,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.configure(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except MemdoorError as e:
+        print(f"memdoor: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("memdoor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``memdoor`` subcommand: ``configure(parser)`` and ``run(args) -> int``."""

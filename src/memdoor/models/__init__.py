@@ -1,0 +1,1 @@
+"""Model clients: OpenAI-compatible HTTP (``openai``), embedded GGUF (``local``), and ``scripted`` for tests."""

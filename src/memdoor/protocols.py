@@ -1,0 +1,109 @@
+"""The interfaces, in one place. Implementations fit them without inheriting (structural typing).
+
+Implementations are plain classes chosen by a short name from :mod:`memdoor.registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from memdoor.models.types import Message, ModelResponse
+    from memdoor.problems.model import Problem, TestCase
+    from memdoor.sandbox.verdict import Verdict
+    from memdoor.select.types import Candidate, Selection
+    from memdoor.solution import Solution
+    from memdoor.strategies.context import RunContext
+    from memdoor.team import Team
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. ``spec`` is the string it was made from (``local:qwen2.5-coder-0.5b``)."""
+
+    spec: str
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.2,
+        max_tokens: int = 1024,
+        logprobs: bool = False,
+        seed: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> ModelResponse:
+        """Generate ``n`` completions. Raises :class:`memdoor.errors.ModelError` subclasses when it fails for good."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections (and, for embedded models, nothing shared with other users)."""
+        ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs untrusted code against tests in isolation. Never raises for anything the candidate does."""
+
+    name: str
+
+    def run(
+        self,
+        code: str,
+        tests: Sequence[TestCase],
+        *,
+        func_name: str | None = None,
+        prelude: str = "none",
+        stop_at_first_failure: bool = True,
+    ) -> Verdict:
+        """Run ``code`` against ``tests`` (all of one kind). Tests whose ``output`` is None only record output."""
+        ...
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """Shared team memory per task: append-only logs by kind, plus a final answer.
+
+    Kinds used by strategies: ``drafts``, ``reviews``, ``verdicts``, ``votes``, ``timeline``.
+    Entries are JSON-able dicts. Appends never overwrite: concurrent writers both land.
+    """
+
+    async def append(self, task_id: str, kind: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the ``kind`` log of ``task_id``; return its 0-based position."""
+        ...
+
+    async def entries(self, task_id: str, kind: str) -> list[dict[str, Any]]:
+        """All entries of the ``kind`` log of ``task_id``, in append order."""
+        ...
+
+    async def set_final(self, task_id: str, answer: dict[str, Any]) -> None:
+        """Record the team's final answer for ``task_id``."""
+        ...
+
+    async def get_final(self, task_id: str) -> dict[str, Any] | None:
+        """The final answer of ``task_id``, or None when there is none yet."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """Chooses one candidate among many, using only public tests and agent-written inputs."""
+
+    async def select(
+        self, problem: Problem, candidates: Sequence[Candidate], ctx: RunContext
+    ) -> Selection:
+        """Pick a candidate. ``problem`` is the public view (no hidden tests)."""
+        ...
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A team topology. Gets the public view of a problem; returns a :class:`Solution`."""
+
+    name: str
+
+    async def solve(self, problem: Problem, team: Team, ctx: RunContext) -> Solution: ...

@@ -1,0 +1,1 @@
+"""Running untrusted candidate code against tests, isolated, with limits. Results are verdicts, never exceptions."""

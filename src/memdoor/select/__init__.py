@@ -1,0 +1,1 @@
+"""Choosing among candidates: execution filtering, behaviour groups, votes, confidence."""

@@ -1,0 +1,28 @@
+"""Records passed to and returned by selectors."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from memdoor.sandbox.verdict import Verdict
+
+
+class Candidate(BaseModel):
+    """One candidate solution produced by an agent."""
+
+    code: str = Field(description="Extracted code (may be empty when the answer had no code block).")
+    agent: str = Field(description="Id of the agent that wrote it.")
+    round: int = Field(default=0, description="Round or repair step that produced it (0 = first draft).")
+    mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
+    public: Verdict | None = Field(default=None, description="Its verdict on the public tests, once run.")
+
+
+class Selection(BaseModel):
+    """What a selector chose and why."""
+
+    index: int | None = Field(description="Index of the chosen candidate; None when there were none.")
+    confidence: float = Field(default=0.0, description="0..1: share of weight behind the chosen group.")
+    reason: str = Field(default="", description="majority, confidence, only-one, no-survivor, none, ...")
+    groups: list[list[int]] = Field(default_factory=list, description="Candidate indices grouped by behaviour.")
+    survivors: list[int] = Field(default_factory=list, description="Candidates that passed the public tests.")
+    votes: dict[str, float] = Field(default_factory=dict, description="Weight per group (key: group index).")

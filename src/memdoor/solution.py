@@ -1,0 +1,39 @@
+"""A strategy's result on one problem, and its grading on hidden tests (done outside the strategy)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from memdoor.ledger import Ledger
+from memdoor.sandbox.verdict import Verdict
+from memdoor.select.types import Candidate, Selection
+
+
+class AgentFailure(BaseModel):
+    """An agent that dropped out (its endpoint failed for good)."""
+
+    agent: str
+    error: str = Field(description="Error type and message.")
+
+
+class Solution(BaseModel):
+    """What a team produced for one problem."""
+
+    problem_id: str
+    strategy: str = Field(description="Strategy name as configured, e.g. parallel:5.")
+    code: str = Field(default="", description="The chosen code ('' when the team produced none).")
+    agent: str | None = Field(default=None, description="Author of the chosen code.")
+    agents: list[str] = Field(default_factory=list, description="Agent ids of the team (id=model spec).")
+    confidence: float | None = Field(default=None, description="Selector confidence, 0..1.")
+    candidates: list[Candidate] = Field(default_factory=list, description="Every candidate considered.")
+    selection: Selection | None = Field(default=None, description="The selector's decision, if one ran.")
+    public_verdict: Verdict | None = Field(default=None, description="Chosen code on the public tests.")
+    stopped: str = Field(default="done", description="Why the strategy stopped: done, budget, stalled, rounds, error.")
+    failures: list[AgentFailure] = Field(default_factory=list, description="Agents that failed mid-task.")
+    ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
+    trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")
+    error: str | None = Field(default=None, description="Set when the run failed as a whole.")
+    # Grading, filled in by the runner after the strategy returned (hidden tests never reach strategies):
+    verdict: Verdict | None = Field(default=None, description="Chosen code on public + hidden tests.")
+    passed: bool | None = Field(default=None, description="verdict.passed, once graded.")
+    oracle: bool | None = Field(default=None, description="Whether any candidate passes all tests.")

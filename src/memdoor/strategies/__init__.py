@@ -1,0 +1,1 @@
+"""Team topologies: single, parallel, sequential, shared, hybrid."""

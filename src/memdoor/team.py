@@ -1,0 +1,132 @@
+"""Agents and teams. An agent is a model with a role prompt and sampling settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from memdoor.errors import BudgetExceeded, ModelError
+from memdoor.ledger import CallRecord
+from memdoor.models.types import Message, ModelResponse
+
+if TYPE_CHECKING:
+    from memdoor.protocols import Model
+    from memdoor.strategies.context import RunContext
+
+
+class AgentConfig(BaseModel):
+    """How one agent samples."""
+
+    id: str = Field(description="Agent id, unique in the team (AGENT_ID in distributed mode).")
+    model: str = Field(description="Model spec (MODEL_NAME), e.g. local:qwen2.5-coder-0.5b.")
+    temperature: float = Field(default=0.2, description="Sampling temperature.")
+    seed: int | None = Field(default=None, description="Sampling seed; each agent gets its own.")
+    max_tokens: int = Field(default=1024, description="Completion token cap per call.")
+    prompt_variant: int = Field(default=0, description="Which system-prompt variant to use (diversity).")
+
+
+class Agent:
+    """An agent of a team: calls its model and records every call in the run's ledger, trace and budget."""
+
+    def __init__(self, config: AgentConfig, model: Model):
+        self.config = config
+        self.model = model
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    async def ask(
+        self,
+        messages: Sequence[Message],
+        ctx: RunContext,
+        *,
+        role: str,
+        n: int = 1,
+        logprobs: bool = True,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed_offset: int = 0,
+    ) -> ModelResponse:
+        """One model call. Checks the budget first; raises BudgetExceeded or ModelError (recorded either way)."""
+        ctx.budget.check()
+        cfg = self.config
+        seed = None if cfg.seed is None else cfg.seed + seed_offset
+        max_tokens = max_tokens or cfg.max_tokens
+        remaining = ctx.budget.remaining_tokens()
+        if remaining is not None:
+            max_tokens = max(16, min(max_tokens, remaining))
+        await ctx.event("call", self.id, role=role, n=n)
+        try:
+            resp = await self.model.complete(
+                messages,
+                n=n,
+                temperature=cfg.temperature if temperature is None else temperature,
+                max_tokens=max_tokens,
+                logprobs=logprobs,
+                seed=seed,
+            )
+        except ModelError as e:
+            ctx.ledger.add(CallRecord(agent=self.id, model=cfg.model, role=role, n=n, ok=False,
+                                      error=f"{type(e).__name__}: {e}"))
+            ctx.budget.charge(0)
+            await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
+            raise
+        u = resp.usage
+        ctx.ledger.add(CallRecord(
+            agent=self.id, model=cfg.model, role=role, n=n,
+            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+            latency_s=u.latency_s, retries=u.retries, usd=ctx.price(cfg.model, u),
+        ))
+        ctx.budget.charge(u.prompt_tokens + u.completion_tokens)
+        await ctx.event("answer", self.id, role=role, tokens=u.prompt_tokens + u.completion_tokens,
+                        seconds=round(u.latency_s, 3))
+        return resp
+
+
+class Team:
+    """N agents. Agents with the same model spec share one model instance (one loaded engine)."""
+
+    def __init__(self, agents: Sequence[Agent]):
+        if not agents:
+            raise ValueError("a team needs at least one agent")
+        self.agents = list(agents)
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def __getitem__(self, i: int) -> Agent:
+        return self.agents[i % len(self.agents)]
+
+    @property
+    def ids(self) -> list[str]:
+        return [a.id for a in self.agents]
+
+
+def team_configs(
+    specs: Sequence[str], size: int, *, temperatures: Sequence[float] = (0.2, 0.6, 0.8, 0.4, 1.0),
+    seed: int = 0, max_tokens: int = 1024,
+) -> list[AgentConfig]:
+    """Configs for ``size`` agents: model specs round-robin, temperatures, seeds and prompt variants varied.
+
+    Agent 0 always samples at the first temperature with prompt variant 0 (so a team of one is the
+    ``single`` baseline).
+    """
+    if not specs:
+        raise ValueError("no model spec")
+    return [
+        AgentConfig(
+            id=f"agent{i}",
+            model=specs[i % len(specs)],
+            temperature=temperatures[i % len(temperatures)],
+            seed=seed + 1000 * i,
+            max_tokens=max_tokens,
+            prompt_variant=i,
+        )
+        for i in range(size)
+    ]
+
+
+__all__ = ["Agent", "AgentConfig", "BudgetExceeded", "Team", "team_configs"]
