@@ -13,7 +13,9 @@ class Budget(BaseModel):
     """Limits for one problem. None means unlimited."""
 
     tokens: int | None = Field(default=None, description="Prompt + completion tokens over all calls.")
-    calls: int | None = Field(default=None, description="Model calls (a call with n completions counts once).")
+    calls: int | None = Field(
+        default=None, description="Model calls (a call with n completions counts once)."
+    )
     seconds: float | None = Field(default=None, description="Wall seconds from the start of the strategy.")
 
 

@@ -29,7 +29,9 @@ def _command(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memdoor", description="Teams of language models solving programming problems.")
+    parser = argparse.ArgumentParser(
+        prog="memdoor", description="Teams of language models solving programming problems."
+    )
     parser.add_argument("--version", action="version", version=f"memdoor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
@@ -39,8 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
             if e.name != f"memdoor.commands.{name}":
                 raise
             continue
-        p = sub.add_parser(name, help=help_text, description=getattr(module, "__doc__", None) or help_text,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=getattr(module, "__doc__", None) or help_text,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.configure(p)
         p.set_defaults(_run=module.run)
     return parser

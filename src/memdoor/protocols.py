@@ -94,9 +94,15 @@ class Selector(Protocol):
     """Chooses one candidate among many, using only public tests and agent-written inputs."""
 
     async def select(
-        self, problem: Problem, candidates: Sequence[Candidate], ctx: RunContext
+        self,
+        problem: Problem,
+        candidates: Sequence[Candidate],
+        ctx: RunContext,
+        *,
+        extra_inputs: Sequence[TestCase] = (),
     ) -> Selection:
-        """Pick a candidate. ``problem`` is the public view (no hidden tests)."""
+        """Pick a candidate. ``problem`` is the public view (no hidden tests); ``extra_inputs`` are
+        agent-written inputs (``output`` None) whose outputs help tell candidates apart."""
         ...
 
 

@@ -28,7 +28,9 @@ class Solution(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list, description="Every candidate considered.")
     selection: Selection | None = Field(default=None, description="The selector's decision, if one ran.")
     public_verdict: Verdict | None = Field(default=None, description="Chosen code on the public tests.")
-    stopped: str = Field(default="done", description="Why the strategy stopped: done, budget, stalled, rounds, error.")
+    stopped: str = Field(
+        default="done", description="Why the strategy stopped: done, budget, stalled, rounds, error."
+    )
     failures: list[AgentFailure] = Field(default_factory=list, description="Agents that failed mid-task.")
     ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
     trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")

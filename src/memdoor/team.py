@@ -69,20 +69,36 @@ class Agent:
                 seed=seed,
             )
         except ModelError as e:
-            ctx.ledger.add(CallRecord(agent=self.id, model=cfg.model, role=role, n=n, ok=False,
-                                      error=f"{type(e).__name__}: {e}"))
+            ctx.ledger.add(
+                CallRecord(
+                    agent=self.id, model=cfg.model, role=role, n=n, ok=False, error=f"{type(e).__name__}: {e}"
+                )
+            )
             ctx.budget.charge(0)
             await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
             raise
         u = resp.usage
-        ctx.ledger.add(CallRecord(
-            agent=self.id, model=cfg.model, role=role, n=n,
-            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-            latency_s=u.latency_s, retries=u.retries, usd=ctx.price(cfg.model, u),
-        ))
+        ctx.ledger.add(
+            CallRecord(
+                agent=self.id,
+                model=cfg.model,
+                role=role,
+                n=n,
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                latency_s=u.latency_s,
+                retries=u.retries,
+                usd=ctx.price(cfg.model, u),
+            )
+        )
         ctx.budget.charge(u.prompt_tokens + u.completion_tokens)
-        await ctx.event("answer", self.id, role=role, tokens=u.prompt_tokens + u.completion_tokens,
-                        seconds=round(u.latency_s, 3))
+        await ctx.event(
+            "answer",
+            self.id,
+            role=role,
+            tokens=u.prompt_tokens + u.completion_tokens,
+            seconds=round(u.latency_s, 3),
+        )
         return resp
 
 
@@ -106,8 +122,12 @@ class Team:
 
 
 def team_configs(
-    specs: Sequence[str], size: int, *, temperatures: Sequence[float] = (0.2, 0.6, 0.8, 0.4, 1.0),
-    seed: int = 0, max_tokens: int = 1024,
+    specs: Sequence[str],
+    size: int,
+    *,
+    temperatures: Sequence[float] = (0.2, 0.6, 0.8, 0.4, 1.0),
+    seed: int = 0,
+    max_tokens: int = 1024,
 ) -> list[AgentConfig]:
     """Configs for ``size`` agents: model specs round-robin, temperatures, seeds and prompt variants varied.
 

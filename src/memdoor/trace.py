@@ -21,7 +21,9 @@ class TraceEvent(BaseModel):
 class Trace(BaseModel):
     """All events of one strategy run on one problem."""
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16], description="Trace id (also the memory task id).")
+    id: str = Field(
+        default_factory=lambda: uuid.uuid4().hex[:16], description="Trace id (also the memory task id)."
+    )
     started_at: float = Field(default_factory=time.time, description="Unix time the trace started.")
     events: list[TraceEvent] = Field(default_factory=list)
 

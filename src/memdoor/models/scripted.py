@@ -67,8 +67,9 @@ class ScriptedModel:
         self._i += 1
         return answer
 
-    async def complete(self, messages, *, n=1, temperature=0.2, max_tokens=1024, logprobs=False, seed=None,
-                       stop=None) -> ModelResponse:
+    async def complete(
+        self, messages, *, n=1, temperature=0.2, max_tokens=1024, logprobs=False, seed=None, stop=None
+    ) -> ModelResponse:
         self.calls.append(list(messages))
         if self._delay:
             await asyncio.sleep(self._delay)
@@ -79,15 +80,22 @@ class ScriptedModel:
                 raise answer
             words = answer.split()[:max_tokens]
             lp = self._logprobs[(len(self.calls) - 1 + k) % len(self._logprobs)]
-            completions.append(Completion(
-                text=answer, finish_reason="stop",
-                logprobs=[float(lp)] * max(1, len(words)) if logprobs else None,
-            ))
+            completions.append(
+                Completion(
+                    text=answer,
+                    finish_reason="stop",
+                    logprobs=[float(lp)] * max(1, len(words)) if logprobs else None,
+                )
+            )
         prompt_tokens = sum(len(m.get("content", "").split()) for m in messages)
         completion_tokens = sum(max(1, len(c.text.split())) for c in completions)
-        return ModelResponse(model=self.spec, completions=completions,
-                             usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                         latency_s=self._delay))
+        return ModelResponse(
+            model=self.spec,
+            completions=completions,
+            usage=Usage(
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, latency_s=self._delay
+            ),
+        )
 
     async def aclose(self) -> None:
         return None

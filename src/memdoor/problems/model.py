@@ -57,7 +57,9 @@ class Problem(BaseModel):
         description="Code placed before the candidate when grading (HumanEval: the prompt, as the official grader does).",
     )
     difficulty: str | None = Field(default=None, description="easy / medium / hard, when known.")
-    platform: str | None = Field(default=None, description="leetcode, atcoder, codeforces, humaneval, user...")
+    platform: str | None = Field(
+        default=None, description="leetcode, atcoder, codeforces, humaneval, user..."
+    )
     release_date: date | None = Field(default=None, description="When the problem was published, when known.")
     source: str = Field(default="", description="Where the problem was loaded from (file path or package).")
 

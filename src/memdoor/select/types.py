@@ -23,6 +23,8 @@ class Selection(BaseModel):
     index: int | None = Field(description="Index of the chosen candidate; None when there were none.")
     confidence: float = Field(default=0.0, description="0..1: share of weight behind the chosen group.")
     reason: str = Field(default="", description="majority, confidence, only-one, no-survivor, none, ...")
-    groups: list[list[int]] = Field(default_factory=list, description="Candidate indices grouped by behaviour.")
+    groups: list[list[int]] = Field(
+        default_factory=list, description="Candidate indices grouped by behaviour."
+    )
     survivors: list[int] = Field(default_factory=list, description="Candidates that passed the public tests.")
     votes: dict[str, float] = Field(default_factory=dict, description="Weight per group (key: group index).")

@@ -49,16 +49,27 @@ class RunContext:
         if self.on_event is not None:
             self.on_event(ev)
 
-    async def run_tests(self, problem: Problem, code: str, tests: Sequence[TestCase] | None = None,
-                        *, stop_at_first_failure: bool = False) -> Verdict:
+    async def run_tests(
+        self,
+        problem: Problem,
+        code: str,
+        tests: Sequence[TestCase] | None = None,
+        *,
+        stop_at_first_failure: bool = False,
+    ) -> Verdict:
         """Run ``code`` on ``tests`` (default: the problem's public tests) in the sandbox, off the event loop."""
         tests = problem.public_tests if tests is None else list(tests)
         prefix = problem.grading_prefix
         program = f"{prefix}\n{code}" if prefix else code
 
         def run() -> Verdict:
-            return self.sandbox.run(program, tests, func_name=problem.func_name, prelude=problem.prelude,
-                                    stop_at_first_failure=stop_at_first_failure)
+            return self.sandbox.run(
+                program,
+                tests,
+                func_name=problem.func_name,
+                prelude=problem.prelude,
+                stop_at_first_failure=stop_at_first_failure,
+            )
 
         if self.sandbox_slots is None:
             return await asyncio.to_thread(run)
