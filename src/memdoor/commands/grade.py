@@ -1,0 +1,135 @@
+"""Grade candidate programs against a problem file's tests, in an isolated sandbox.
+
+SAMPLES is JSON Lines. Each line names its problem (``problem_id``, or ``question_id`` / ``task_id``)
+and carries the candidate as one of:
+  code                a model's answer: the code is taken the LiveCodeBench way (lines between the
+                      last two ``` fence lines; none → empty code, which fails)
+  completion          HumanEval style: raw code appended to the problem's prompt
+  reference_solution  raw code, used as is
+Other keys are ignored. Grading stops at a sample's first failing test unless --all-tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+from memdoor.errors import ProblemFormatError, UsageError
+from memdoor.extract import extract_code
+
+ID_KEYS = ("problem_id", "question_id", "task_id")
+
+
+@dataclass
+class Sample:
+    index: int
+    problem_id: str
+    code: str
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "problems", help="problem source: LiveCodeBench .jsonl, 'humaneval', or a user .yaml/.json file"
+    )
+    p.add_argument("samples", help="JSON Lines of candidates (see above)")
+    p.add_argument("--json", action="store_true", help="one JSON line per sample, in input order")
+    p.add_argument(
+        "--all-tests", action="store_true", help="run every test instead of stopping at the first failure"
+    )
+    p.add_argument("--workers", type=int, default=0, help="candidates graded at once (default: CPU cores)")
+    p.add_argument(
+        "--timeout", type=float, default=6.0, help="seconds per test (default 6, as LiveCodeBench)"
+    )
+    p.add_argument(
+        "--memory-mb", type=int, default=2048, help="address-space limit per candidate (default 2048)"
+    )
+    p.add_argument(
+        "--isolation", default="auto", choices=["auto", "bwrap", "unshare"], help="sandbox isolation"
+    )
+
+
+def read_samples(path: str) -> list[Sample]:
+    samples = []
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise ProblemFormatError(path, None, None, f"cannot read: {e.strerror or e}") from None
+    with handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise ProblemFormatError(path, line_no, None, f"not JSON ({e})") from None
+            if not isinstance(row, dict):
+                raise ProblemFormatError(path, line_no, None, "a sample must be a JSON object")
+            pid = next((row[k] for k in ID_KEYS if k in row), None)
+            if not isinstance(pid, str | int):
+                raise ProblemFormatError(path, line_no, "problem_id", "missing")
+            if isinstance(row.get("code"), str):
+                code = extract_code(row["code"])
+            elif isinstance(row.get("completion"), str):
+                code = row["completion"]
+            elif isinstance(row.get("reference_solution"), str):
+                code = row["reference_solution"]
+            else:
+                raise ProblemFormatError(path, line_no, "code", "missing or not a string")
+            samples.append(Sample(index=len(samples), problem_id=str(pid), code=code))
+    return samples
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.grading import grade_many
+    from memdoor.problems.load import load_problems
+    from memdoor.sandbox import SandboxConfig, open_sandbox
+
+    problems = {p.id: p for p in load_problems(args.problems)}
+    samples = read_samples(args.samples)
+    missing = sorted({s.problem_id for s in samples} - set(problems))
+    if missing:
+        raise UsageError(
+            f"{args.samples}: {len(missing)} sample(s) name unknown problems, e.g. {missing[0]!r}"
+        )
+    workers = args.workers or os.cpu_count() or 1
+    sandbox = open_sandbox(
+        SandboxConfig(
+            isolation=args.isolation, timeout_s=args.timeout, memory_mb=args.memory_mb, workers=workers
+        )
+    )
+    jobs = [(problems[s.problem_id], s.code) for s in samples]
+    verdicts = grade_many(jobs, sandbox, workers=workers, stop_at_first_failure=not args.all_tests)
+    out = sys.stdout
+    passed = 0
+    if not args.json:
+        out.write(f"{'#':>4}  {'problem':<28} {'verdict':<14} {'tests':>9} {'seconds':>8}\n")
+    for s, v in zip(samples, verdicts, strict=True):
+        passed += v.passed
+        ran = sum(t.status != "skipped" for t in v.tests)
+        if args.json:
+            out.write(
+                json.dumps(
+                    {
+                        "problem_id": s.problem_id,
+                        "index": s.index,
+                        "passed": v.passed,
+                        "verdict": v.status,
+                        "tests_passed": v.tests_passed,
+                        "tests_total": v.tests_total,
+                        "seconds": round(v.seconds, 4),
+                    }
+                )
+                + "\n"
+            )
+        else:
+            out.write(
+                f"{s.index:>4}  {s.problem_id[:28]:<28} {v.status:<14} "
+                f"{v.tests_passed:>4}/{v.tests_total:<4} {v.seconds:>8.2f}   (ran {ran})\n"
+            )
+        out.flush()
+    if not args.json:
+        out.write(f"{passed}/{len(samples)} samples passed · isolation: {sandbox.name}\n")
+    return 0

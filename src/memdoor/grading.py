@@ -1,0 +1,59 @@
+"""Grading: a candidate's code against all of a problem's tests (public, then hidden), as the official graders do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+from memdoor.problems.model import Problem
+from memdoor.protocols import Sandbox
+from memdoor.sandbox.verdict import TestResult, Verdict
+
+
+def program_for(problem: Problem, code: str) -> str:
+    """The program that runs: the problem's grading prefix (HumanEval's prompt) then the candidate."""
+    return f"{problem.grading_prefix}\n{code}" if problem.grading_prefix else code
+
+
+def grade(
+    problem: Problem, code: str, sandbox: Sandbox, *, stop_at_first_failure: bool = True, hidden: bool = True
+) -> Verdict:
+    """Run ``code`` on the public tests and (``hidden``) the hidden tests. Empty code fails without running,
+    as with LiveCodeBench (no code block in the answer means a failed sample)."""
+    tests = problem.all_tests if hidden else problem.public_tests
+    if not code.strip():
+        results = [TestResult(status="compile_error", detail="no code")] + [
+            TestResult(status="skipped") for _ in tests[1:]
+        ]
+        return Verdict(status="compile_error", tests=results if tests else [], isolation=sandbox.name)
+    return sandbox.run(
+        program_for(problem, code),
+        tests,
+        func_name=problem.func_name,
+        prelude=problem.prelude,
+        stop_at_first_failure=stop_at_first_failure,
+    )
+
+
+def grade_many(
+    jobs: Iterable[tuple[Problem, str]],
+    sandbox: Sandbox,
+    *,
+    workers: int,
+    stop_at_first_failure: bool = True,
+    on_done: Callable[[int, Verdict], None] | None = None,
+) -> Iterator[Verdict]:
+    """Grade many (problem, code) pairs with ``workers`` candidates running at once; yields in input order.
+
+    Each candidate is its own sandbox process, so threads here only wait on subprocesses.
+    """
+    jobs = list(jobs)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="grade") as pool:
+        futures = [
+            pool.submit(grade, p, c, sandbox, stop_at_first_failure=stop_at_first_failure) for p, c in jobs
+        ]
+        for i, f in enumerate(futures):
+            v = f.result()
+            if on_done is not None:
+                on_done(i, v)
+            yield v
