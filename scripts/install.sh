@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install Memdoor and what it needs on a fresh Debian/Ubuntu machine (idempotent).
+#   bash scripts/install.sh [EXTRAS]     default EXTRAS: local   (e.g. all, "local,redis")
+# System packages (when root, or with sudo): bubblewrap (the sandbox), redis-server (distributed mode, tests).
+# Python: a virtual environment in .venv with memdoor[EXTRAS].
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras=${1:-local}
+
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v redis-server >/dev/null || need+=(redis-server)
+[ -x /usr/bin/python3 ] || need+=(python3)
+command -v prlimit >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "memdoor install: system packages: ${need[*]}"
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+py=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$py" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[${extras}]"
+echo "memdoor install: ok ($(.venv/bin/memdoor --version), extras: ${extras})"

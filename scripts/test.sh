@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh machine, then run the whole suite (slow tier included).
+#   bash scripts/test.sh [PYTEST ARGS]      e.g. bash scripts/test.sh -m "not slow"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh all
+# The official graders, used only by the parity tests (LiveCodeBench's needs only numpy without its deps).
+.venv/bin/python -c "import livecodebench.evaluation.testing_util" 2>/dev/null \
+  || .venv/bin/python -m pip install -q --no-deps nvidia-livecodebench==26.3
+# A Redis for the tests: the machine's own on 127.0.0.1:6379 if it answers; the tests start one otherwise.
+.venv/bin/memdoor models --assemble qwen2.5-coder-0.5b >/dev/null 2>&1 || true
+exec .venv/bin/python -m pytest "$@"
