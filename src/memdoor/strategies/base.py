@@ -1,0 +1,252 @@
+"""What every strategy shares: its config base, the per-problem working state, and the solve skeleton.
+
+A strategy class holds only its configuration. Everything that changes during one problem (candidates,
+failed agents, the stop reason, agent-written inputs) lives in a :class:`TeamRun` made fresh by
+:meth:`BaseStrategy.solve`, so one strategy object can solve many problems concurrently.
+
+The skeleton: ``solve`` runs the strategy's ``loop`` hook, turns :class:`BudgetExceeded` into
+``stopped="budget"`` (keeping every candidate made so far), then calls the ``choose`` hook and
+returns a :class:`Solution`. Variants override ``loop`` and ``choose``; nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memdoor.errors import BudgetExceeded, ModelError, UsageError
+from memdoor.extract import extract_code
+from memdoor.models.types import Completion, Message
+from memdoor.problems.model import Problem, TestCase
+from memdoor.sandbox.verdict import Verdict
+from memdoor.select.types import Candidate, Selection
+from memdoor.solution import AgentFailure, Solution
+from memdoor.strategies import messages
+from memdoor.strategies.context import RunContext
+from memdoor.team import Agent, Team
+
+T = TypeVar("T")
+X = TypeVar("X")
+
+
+class StrategyConfig(BaseModel):
+    """Options every strategy has. Subclasses add their own; unknown options are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logprobs: bool = Field(
+        default=True, description="Ask models for token log-probabilities (the selector's confidence signal)."
+    )
+
+
+def public_rank(c: Candidate) -> int:
+    """How many public tests a candidate passes (-1 when it was never run)."""
+    return -1 if c.public is None else c.public.tests_passed
+
+
+class TeamRun:
+    """The working state of one strategy on one problem (the public view only)."""
+
+    def __init__(self, problem: Problem, team: Team, ctx: RunContext, *, logprobs: bool = True):
+        if problem.hidden_tests:
+            raise UsageError(
+                f"problem {problem.id}: strategies only get the public view (hidden tests present)"
+            )
+        self.problem = problem
+        self.team = team
+        self.ctx = ctx
+        self.logprobs = logprobs
+        self.candidates: list[Candidate] = []
+        self.failures: list[AgentFailure] = []
+        self.extra_inputs: list[TestCase] = []
+        self.stopped = "done"
+
+    # -- the team -------------------------------------------------------------------------------
+
+    def active(self) -> list[Agent]:
+        """Agents that have not failed, in team order."""
+        out = {f.agent for f in self.failures}
+        return [a for a in self.team.agents if a.id not in out]
+
+    async def ask(self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int) -> Completion | None:
+        """One call of ``agent``. A ModelError drops the agent from the team (recorded) and gives None.
+
+        BudgetExceeded propagates: the strategy's loop ends and the skeleton keeps what was made.
+        """
+        if agent.id in {f.agent for f in self.failures}:
+            return None
+        try:
+            resp = await agent.ask(msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round)
+        except ModelError as e:
+            self.failures.append(AgentFailure(agent=agent.id, error=f"{type(e).__name__}: {e}"))
+            return None
+        return resp.completions[0] if resp.completions else Completion(text="")
+
+    async def together(self, items: Iterable[X], fn: Callable[[X], Awaitable[T]]) -> list[T | None]:
+        """Run ``fn`` on every item concurrently and wait for all of them (so every candidate made is kept).
+
+        Results are in input order. If any raised BudgetExceeded, it is re-raised after all finished.
+        """
+        results = await asyncio.gather(*(fn(x) for x in items), return_exceptions=True)
+        out: list[T | None] = []
+        spent: BudgetExceeded | None = None
+        for r in results:
+            if isinstance(r, BudgetExceeded):
+                spent = spent or r
+                out.append(None)
+            elif isinstance(r, BaseException):
+                raise r
+            else:
+                out.append(r)
+        if spent is not None:
+            raise spent
+        return out
+
+    # -- candidates -----------------------------------------------------------------------------
+
+    async def test(self, code: str) -> Verdict:
+        """``code`` on the public tests (all of them, so agents see every failure)."""
+        if not self.problem.public_tests:
+            return Verdict(status="passed", tests=[])
+        return await self.ctx.run_tests(self.problem, code)
+
+    def results(self, c: Candidate) -> str:
+        """What an agent is told about ``c`` on the public tests."""
+        return messages.results(self.problem.public_tests, c.public, code=c.code)
+
+    async def attempt(
+        self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int
+    ) -> Candidate | None:
+        """Ask ``agent`` for code, run it on the public tests, record it (candidates, memory, trace)."""
+        completion = await self.ask(agent, msgs, role=role, round=round)
+        if completion is None:
+            return None
+        code = extract_code(completion.text)
+        verdict = await self.test(code)
+        cand = Candidate(
+            code=code, agent=agent.id, round=round, mean_logprob=completion.mean_logprob, public=verdict
+        )
+        self.candidates.append(cand)
+        outcome = {
+            "status": verdict.status,
+            "passed": verdict.tests_passed,
+            "total": verdict.tests_total,
+            "summary": messages.summary(verdict),
+        }
+        await self.ctx.memory.append(
+            self.ctx.task_id,
+            "drafts",
+            {
+                "agent": agent.id,
+                "round": round,
+                "role": role,
+                "code": code,
+                "results": self.results(cand),
+                **outcome,
+            },
+        )
+        await self.ctx.memory.append(
+            self.ctx.task_id, "verdicts", {"agent": agent.id, "round": round, **outcome}
+        )
+        await self.ctx.event(role, agent.id, round=round, code=code, **outcome)
+        return cand
+
+    async def draft(self, agent: Agent, round: int = 0) -> Candidate | None:
+        """A first attempt with the agent's own prompt variant."""
+        msgs = messages.draft(self.problem, agent.config.prompt_variant)
+        return await self.attempt(agent, msgs, role="draft", round=round)
+
+    def best_per_agent(self) -> list[Candidate]:
+        """Each agent's candidate passing the most public tests (the latest among equals), team order."""
+        best: dict[str, Candidate] = {}
+        for c in self.candidates:
+            if c.agent not in best or public_rank(c) >= public_rank(best[c.agent]):
+                best[c.agent] = c
+        order = {a: i for i, a in enumerate(self.team.ids)}
+        return sorted(best.values(), key=lambda c: order.get(c.agent, len(order)))
+
+    async def select(self, pool: list[Candidate]) -> tuple[list[Candidate], Selection | None]:
+        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs)."""
+        if not pool:
+            return pool, None
+        sel = await self.ctx.selector.select(self.problem, pool, self.ctx, extra_inputs=self.extra_inputs)
+        vote = sel.model_dump()
+        await self.ctx.memory.append(self.ctx.task_id, "votes", vote)
+        chosen = pool[sel.index].agent if sel.index is not None else None
+        await self.ctx.event("vote", None, chosen=chosen, extra_inputs=len(self.extra_inputs), selection=vote)
+        return pool, sel
+
+    # -- the result -----------------------------------------------------------------------------
+
+    def solution(
+        self, label: str, pool: list[Candidate], selection: Selection | None, index: int | None
+    ) -> Solution:
+        chosen = pool[index] if index is not None and 0 <= index < len(pool) else None
+        stopped = self.stopped
+        if stopped == "done" and not self.active():
+            stopped = "failed"
+        return Solution(
+            problem_id=self.problem.id,
+            strategy=label,
+            code=chosen.code if chosen else "",
+            agent=chosen.agent if chosen else None,
+            agents=[f"{a.id}={a.config.model}" for a in self.team.agents],
+            confidence=selection.confidence if selection is not None else None,
+            candidates=pool,
+            selection=selection,
+            public_verdict=chosen.public if chosen else None,
+            stopped=stopped,
+            failures=list(self.failures),
+            ledger=self.ctx.ledger,
+            trace_id=self.ctx.trace.id,
+        )
+
+
+class BaseStrategy:
+    """The solve skeleton. Subclasses set ``name`` and ``Config`` and implement ``loop``;
+    they may override ``choose`` (default: the selector over every agent's best candidate)."""
+
+    name: ClassVar[str] = "base"
+    Config: ClassVar[type[StrategyConfig]] = StrategyConfig
+
+    def __init__(self, config: StrategyConfig | None = None, **options: Any):
+        if config is not None and options:
+            raise UsageError(f"{self.name}: give a config or options, not both")
+        self.config = config if config is not None else self.Config(**options)
+
+    def label(self, team: Team) -> str:
+        return self.name if self.name == "single" else f"{self.name}:{len(team)}"
+
+    async def solve(self, problem: Problem, team: Team, ctx: RunContext) -> Solution:
+        run = TeamRun(problem, team, ctx, logprobs=self.config.logprobs)
+        await ctx.event(
+            "strategy", None, name=self.name, team=[f"{a.id}={a.config.model}" for a in team.agents]
+        )
+        try:
+            await self.loop(run)
+        except BudgetExceeded as e:
+            run.stopped = "budget"
+            await ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
+        pool, selection = await self.choose(run)
+        index = selection.index if selection is not None else None
+        if index is None:
+            index = self.fallback(pool)
+        return run.solution(self.label(team), pool, selection, index)
+
+    async def loop(self, run: TeamRun) -> None:
+        """The strategy's core loop: ask agents, fill ``run.candidates``, set ``run.stopped``."""
+        raise NotImplementedError
+
+    async def choose(self, run: TeamRun) -> tuple[list[Candidate], Selection | None]:
+        """The pool of candidates considered and the selector's decision (None: use ``fallback``)."""
+        return await run.select(run.best_per_agent())
+
+    @staticmethod
+    def fallback(pool: list[Candidate]) -> int | None:
+        """Without a selection: the candidate passing the most public tests, the latest among equals."""
+        if not pool:
+            return None
+        return max(range(len(pool)), key=lambda i: (public_rank(pool[i]), i))

@@ -1,0 +1,68 @@
+"""``hybrid`` (the S* recipe): parallel attempts, each repaired for up to ``repair_rounds`` rounds on
+its public-test failures, then selection helped by inputs an agent writes to tell candidates apart.
+
+Each agent's chain (draft → repair → repair ...) runs concurrently with the others. A chain stops
+when its code passes the public tests, repeats itself, or runs out of rounds. When the surviving
+candidates (those passing the public tests) hold more than one distinct program, one agent is asked
+for ``inputs`` test inputs in the problem's format; the selector runs every candidate on them and
+groups candidates by what they output.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from memdoor.select.types import Candidate
+from memdoor.strategies import messages
+from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
+from memdoor.team import Agent
+
+
+class HybridConfig(StrategyConfig):
+    """Options of ``hybrid``."""
+
+    repair_rounds: int = Field(
+        default=2, ge=0, description="k: repair rounds per attempt, guided by public tests."
+    )
+    inputs: int = Field(
+        default=5, ge=0, description="Test inputs asked of an agent to split candidate groups (0: none)."
+    )
+
+
+class Hybrid(BaseStrategy):
+    """Parallel attempts with execution-guided repair, then selection with agent-written inputs."""
+
+    name = "hybrid"
+    Config = HybridConfig
+
+    async def loop(self, run: TeamRun) -> None:
+        await run.together(run.active(), lambda a: self.attempt_and_repair(run, a))
+        survivors = {c.code.strip() for c in run.best_per_agent() if c.public is not None and c.public.passed}
+        if self.config.inputs and len(survivors) > 1:
+            await self.write_inputs(run)
+
+    async def attempt_and_repair(self, run: TeamRun, agent: Agent) -> Candidate | None:
+        cand = await run.draft(agent)
+        for r in range(1, self.config.repair_rounds + 1):
+            if cand is None or cand.public is None or cand.public.passed or not run.problem.public_tests:
+                break
+            msgs = messages.repair(run.problem, cand.code, run.results(cand))
+            new = await run.attempt(agent, msgs, role="repair", round=r)
+            if new is None or new.code.strip() == cand.code.strip():
+                break
+            cand = new
+        return cand
+
+    async def write_inputs(self, run: TeamRun) -> None:
+        """The first agent that answers writes the inputs; stored in memory kind ``tests``."""
+        round_ = self.config.repair_rounds + 1
+        for agent in run.active():
+            msgs = messages.inputs(run.problem, self.config.inputs)
+            completion = await run.ask(agent, msgs, role="inputs", round=round_)
+            if completion is None:
+                continue
+            run.extra_inputs = messages.parse_inputs(completion.text, run.problem, limit=self.config.inputs)
+            written = [t.input for t in run.extra_inputs]
+            await run.ctx.memory.append(run.ctx.task_id, "tests", {"agent": agent.id, "inputs": written})
+            await run.ctx.event("inputs", agent.id, count=len(written), inputs=written)
+            return

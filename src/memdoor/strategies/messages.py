@@ -1,0 +1,201 @@
+"""Chat messages for every step of a team (draft, review, revise, repair, refine, inputs), and the
+parsers for what agents answer. Texts live in :mod:`memdoor.prompts`; this module only fills them.
+
+The first-draft prompt is LiveCodeBench's generic chat prompt (system message + ``### Question`` /
+``### Format`` / ``### Answer``), so a ``single`` run is the official baseline. HumanEval problems ask
+for the complete function. Everything shown to an agent comes from the problem's public view.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memdoor.models.types import Message
+from memdoor.problems.model import Problem, TestCase
+from memdoor.prompts import lines, render
+from memdoor.sandbox.verdict import Verdict
+
+CAP = 600
+"""Characters of one test input/output shown to an agent before it is cut."""
+
+
+def _cap(text: str | None, limit: int = CAP) -> str:
+    text = "" if text is None else text.rstrip("\n")
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
+
+
+def question(problem: Problem) -> str:
+    """The ``### Question`` + ``### Format`` part, chosen by how the problem is graded."""
+    if problem.kind == "check" or problem.platform == "humaneval":
+        return render(
+            "question_function",
+            prompt=(problem.starter_code or problem.statement).rstrip(),
+            func_name=problem.func_name or "",
+        )
+    if problem.starter_code:
+        return render("question_starter", statement=problem.statement, starter=problem.starter_code)
+    if problem.kind == "functional" and problem.func_name:
+        return render("question_named", statement=problem.statement, func_name=problem.func_name)
+    return render("question_stdin", statement=problem.statement)
+
+
+def _hint(variant: int) -> str:
+    """Prompt variant 0 is the official prompt; variant i > 0 adds one hint line (diversity)."""
+    if variant <= 0:
+        return ""
+    hints = lines("hints")
+    return hints[(variant - 1) % len(hints)] + "\n\n"
+
+
+def _chat(user: str, *, system: str = "system") -> list[Message]:
+    return [{"role": "system", "content": render(system)}, {"role": "user", "content": user}]
+
+
+def draft(problem: Problem, variant: int = 0) -> list[Message]:
+    """A first attempt: LiveCodeBench's generic prompt (plus a hint for variants > 0)."""
+    return _chat(question(problem) + _hint(variant) + render("answer"))
+
+
+def review(problem: Problem, code: str, results: str) -> list[Message]:
+    """Ask a reviewer for significant issues, ending with ``VERDICT: OK`` or ``VERDICT: ISSUES``."""
+    return _chat(question(problem) + render("review", code=code, results=results), system="system_reviewer")
+
+
+def revise(problem: Problem, code: str, results: str, comments: str) -> list[Message]:
+    """Ask the author to fix the issues a reviewer listed."""
+    body = render("revise", code=code, results=results, review=comments.strip() or "(none)")
+    return _chat(question(problem) + body + render("answer"))
+
+
+def repair(problem: Problem, code: str, results: str) -> list[Message]:
+    """Ask for a fix guided by the failing public tests."""
+    return _chat(question(problem) + render("repair", code=code, results=results) + render("answer"))
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A teammate's draft as shown in a refine prompt."""
+
+    agent: str
+    code: str
+    summary: str
+
+
+def refine(problem: Problem, code: str, results: str, peers: Sequence[Peer]) -> list[Message]:
+    """Ask an agent to refine its draft after reading its teammates' drafts and their results."""
+    shown = "".join(render("peer", agent=p.agent, summary=p.summary, code=p.code) for p in peers)
+    body = render("refine", code=code, results=results, peers=shown or "(none)\n\n")
+    return _chat(question(problem) + body + render("answer"))
+
+
+def inputs_kind(problem: Problem) -> str:
+    """The test kind of agent-written inputs: the problem's own kind, except that HumanEval-style
+    ``check`` problems get ``functional`` inputs (JSON arguments of the entry point)."""
+    return "functional" if problem.kind == "check" else problem.kind
+
+
+def inputs(problem: Problem, count: int) -> list[Message]:
+    """Ask for ``count`` test inputs (no outputs) that could tell candidate solutions apart."""
+    if inputs_kind(problem) == "functional":
+        fmt = render("input_format_functional", func_name=problem.func_name or "the function")
+    else:
+        fmt = render("input_format_stdin")
+    return _chat(question(problem) + render("inputs", count=count, input_format=fmt))
+
+
+# ----------------------------------------------------------------------------------------------
+# Showing execution results to agents (public tests only) and parsing agents' answers.
+
+
+def summary(verdict: Verdict | None) -> str:
+    """``"2/3 passed"``-style one-liner for a verdict on the public tests."""
+    if verdict is None:
+        return "not run"
+    if not verdict.tests:
+        return "no public tests" if verdict.status == "passed" else verdict.status
+    return f"{verdict.tests_passed}/{verdict.tests_total} passed"
+
+
+def results(tests: Sequence[TestCase], verdict: Verdict | None, *, code: str = "x", shown: int = 2) -> str:
+    """What an agent is told about a run on the public tests: counts, then up to ``shown`` failures."""
+    if not code.strip():
+        return "No code was found in the answer: the code must be enclosed in ```python ... ``` delimiters."
+    if verdict is None or not tests:
+        return "There are no public tests to run."
+    head = f"{verdict.tests_passed} of {verdict.tests_total} public tests pass."
+    if verdict.passed:
+        return head
+    parts = [head]
+    for i in verdict.failing()[:shown]:
+        t, r = tests[i], verdict.tests[i]
+        if t.kind == "check":
+            parts.append(
+                render(
+                    "result_check", index=i + 1, status=r.status, input=_cap(t.input), detail=_cap(r.detail)
+                )
+            )
+        else:
+            parts.append(
+                render(
+                    "result_test",
+                    index=i + 1,
+                    status=r.status,
+                    input=_cap(t.input),
+                    expected=_cap(t.output),
+                    got=_cap(r.output) if r.output is not None else "(none)",
+                    detail=_cap(r.detail),
+                )
+            )
+    return "\n".join(parts)
+
+
+_VERDICT = re.compile(r"VERDICT\W*(OK|ISSUES)\b", re.IGNORECASE)
+
+
+def parse_review(text: str) -> bool | None:
+    """True when the review's last ``VERDICT:`` says OK, False for ISSUES, None when it has none.
+
+    Callers treat None as "issues": a reviewer that does not answer in the format cannot end a loop.
+    """
+    found = _VERDICT.findall(text)
+    if not found:
+        return None
+    return found[-1].upper() == "OK"
+
+
+_INPUT_BLOCK = re.compile(r"```[ \t]*input[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def parse_inputs(text: str, problem: Problem, *, limit: int, max_chars: int = 2000) -> list[TestCase]:
+    """The ```` ```input ```` blocks of an answer as tests without outputs, of :func:`inputs_kind`.
+
+    Functional inputs must be one JSON value per line; blocks that are not, that are empty, too long
+    or repeated are dropped.
+    """
+    kind = inputs_kind(problem)
+    out: list[TestCase] = []
+    seen: set[str] = set()
+    for block in _INPUT_BLOCK.findall(text):
+        body = block.strip("\n")
+        if not body.strip() or len(body) > max_chars:
+            continue
+        if kind == "functional":
+            rows = [row.strip() for row in body.splitlines() if row.strip()]
+            try:
+                for row in rows:
+                    json.loads(row)
+            except ValueError:
+                continue
+            body = "\n".join(rows)
+        else:
+            body += "\n"
+        if body in seen:
+            continue
+        seen.add(body)
+        out.append(TestCase(kind=kind, input=body, output=None))
+        if len(out) >= limit:
+            break
+    return out
