@@ -35,7 +35,14 @@ class ModelSpecError(MemdoorError):
 
 
 class ModelError(MemdoorError):
-    """A model call failed for good (after the retries its backend allows)."""
+    """A model call failed for good (after the retries its backend allows).
+
+    Backends that retry set ``retries`` and ``latency_s`` on the instance, so a ledger can record what
+    the failed call cost.
+    """
+
+    retries: int = 0
+    latency_s: float = 0.0
 
 
 class RateLimited(ModelError):

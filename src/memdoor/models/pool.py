@@ -6,6 +6,10 @@ A spec is ``BACKEND:REST``: ``local:qwen2.5-coder-0.5b``, ``openai:MODEL@http://
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
 from memdoor.errors import ModelSpecError, UsageError
 from memdoor.protocols import Model
 from memdoor.registry import REGISTRY, load
@@ -22,11 +26,54 @@ def split_spec(spec: str) -> tuple[str, str]:
     return backend, rest
 
 
-class ModelPool:
-    """Opens each spec once and closes them all. Not global: one pool per run, passed along."""
+def split_model_url(rest: str) -> tuple[str, str | None]:
+    """``"MODEL@URL"`` → ``("MODEL", "URL")``; ``"MODEL"`` → ``("MODEL", None)``.
+
+    Splits at the ``@`` that starts an ``http://`` or ``https://`` URL, else at the last ``@``, so a
+    model name may contain ``@`` when a URL follows and a URL may carry ``user@host``.
+    """
+    lowered = rest.lower()
+    cut = min((i for i in (lowered.find("@http://"), lowered.find("@https://")) if i >= 0), default=-1)
+    if cut < 0:
+        cut = rest.rfind("@")
+    if cut < 0:
+        return rest, None
+    return rest[:cut], rest[cut + 1 :]
+
+
+class EndpointLimits:
+    """Concurrency slots per endpoint (e.g. an OpenAI-compatible base URL), shared by every model of one pool.
+
+    Two specs naming different models on the same server share one limit, because the server's
+    capacity is what the limit protects. The first model to ask for an endpoint sets its limit.
+    """
 
     def __init__(self) -> None:
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    def slots(self, endpoint: str, limit: int) -> asyncio.Semaphore:
+        """The semaphore of ``endpoint``, created with ``limit`` slots on first use."""
+        if endpoint not in self._slots:
+            self._slots[endpoint] = asyncio.Semaphore(limit)
+        return self._slots[endpoint]
+
+
+class ModelPool:
+    """Opens each spec once and closes them all. Not global: one pool per run, passed along.
+
+    ``configs`` maps a backend name (``openai``) to that backend's config object, used for the models
+    the pool opens from specs. A backend class that defines ``from_spec_in_pool(rest, pool)`` is built
+    with it (so it can share :attr:`limits` and read :meth:`config_for`); others with ``from_spec(rest)``.
+    """
+
+    def __init__(self, configs: Mapping[str, Any] | None = None) -> None:
         self._models: dict[str, Model] = {}
+        self._configs = dict(configs or {})
+        self.limits = EndpointLimits()
+
+    def config_for(self, backend: str) -> Any | None:
+        """The config given for ``backend``, or None (the backend's defaults)."""
+        return self._configs.get(backend)
 
     def add(self, spec: str, model: Model) -> None:
         """Register an already-built model under ``spec`` (tests, scripted teams)."""
@@ -39,7 +86,8 @@ class ModelPool:
                 cls = load("model", backend)
             except UsageError as e:
                 raise ModelSpecError(str(e)) from None
-            self._models[spec] = cls.from_spec(rest)
+            in_pool = getattr(cls, "from_spec_in_pool", None)
+            self._models[spec] = in_pool(rest, self) if in_pool is not None else cls.from_spec(rest)
         return self._models[spec]
 
     async def aclose(self) -> None:
