@@ -28,3 +28,14 @@ class Selection(BaseModel):
     )
     survivors: list[int] = Field(default_factory=list, description="Candidates that passed the public tests.")
     votes: dict[str, float] = Field(default_factory=dict, description="Weight per group (key: group index).")
+    rule: str = Field(
+        default="",
+        description="The rule that chose among the groups: majority, confidence or only-one "
+        "(with reason no-survivor it tells how the fallback pool was decided).",
+    )
+    k: int | None = Field(
+        default=None, description="Group size that counted as a majority (the k of N rule)."
+    )
+    public_verdict: Verdict | None = Field(
+        default=None, description="The chosen candidate's verdict on the public tests, when it was run."
+    )

@@ -1,0 +1,242 @@
+"""The vote selector: filter by public tests, group by behaviour, then the k-of-N rule or confidence.
+
+1. Every distinct candidate code runs on the public tests (a verdict the candidate already carries
+   is reused); failures and empty code drop out.
+2. Survivors are grouped by behaviour: their normalised outputs on the public tests and on the
+   agent-written ``extra_inputs`` (see :mod:`memdoor.select.behaviour`). Identical code is one
+   behaviour and runs once.
+3. A group with at least ``k`` members (default ⌈N/2⌉ of the N candidates: the seed's "3 of 5")
+   wins; otherwise the group with the most confidence weight wins.
+4. Ties break deterministically: larger group, then more weight, then the lowest candidate index.
+5. Within the winning group the member with the highest mean token log-probability is chosen
+   (ties: lowest index).
+6. With no survivor the team still answers: the candidates that passed the most public tests form
+   the pool and the same rules choose among them (reason ``no-survivor``).
+
+Confidence weight: a candidate weighs ``exp(mean_logprob)``, the geometric-mean probability of its
+tokens, in (0, 1]. A candidate without log-probabilities weighs the mean of the known weights (1.0
+when none is known, which makes the vote a plain count). A group weighs the *sum* of its members'
+weights by default (``weighting="mean"`` or ``"max"`` to change it), so both agreement and
+confidence count. ``Selection.confidence`` is the chosen group's share of the pool's total weight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memdoor.errors import UsageError
+from memdoor.select.behaviour import behaviour_key, group_by_key
+from memdoor.select.types import Candidate, Selection
+
+if TYPE_CHECKING:
+    from memdoor.problems.model import Problem, TestCase
+    from memdoor.sandbox.verdict import Verdict
+    from memdoor.strategies.context import RunContext
+
+Weighting = Literal["sum", "mean", "max"]
+
+
+class VoteConfig(BaseModel):
+    """Settings of :class:`VoteSelector`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    k: int | None = Field(
+        default=None, ge=1, description="Members a group needs to win outright; None: ⌈N/2⌉ of N candidates."
+    )
+    weighting: Weighting = Field(
+        default="sum",
+        description="How members' confidence weights (exp of mean log-prob) make a group's weight: "
+        "sum (agreement and confidence), mean (confidence only) or max (the most confident member).",
+    )
+
+
+def _rounded(x: float) -> float:
+    """Weights compared for ties ignore float rounding noise from summing in another order."""
+    return float(f"{x:.9g}")
+
+
+class VoteSelector:
+    """Chooses among candidates by execution on public tests, behaviour groups, votes and confidence."""
+
+    name = "vote"
+
+    def __init__(self, k: int | None = None, *, weighting: Weighting = "sum") -> None:
+        try:
+            self.config = VoteConfig(k=k, weighting=weighting)
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            raise UsageError(f"bad vote selector settings: {problems}") from e
+
+    async def select(
+        self,
+        problem: Problem,
+        candidates: Sequence[Candidate],
+        ctx: RunContext,
+        *,
+        extra_inputs: Sequence[TestCase] = (),
+    ) -> Selection:
+        """Pick a candidate using only the public tests and ``extra_inputs``; record the vote in memory."""
+        selection = await self._decide(problem, list(candidates), ctx, list(extra_inputs))
+        await self._record(selection, candidates, ctx, len(extra_inputs))
+        return selection
+
+    # -- the decision ----------------------------------------------------------------------------
+
+    async def _decide(
+        self, problem: Problem, candidates: list[Candidate], ctx: RunContext, extra: list[TestCase]
+    ) -> Selection:
+        k = self.config.k or max(1, math.ceil(len(candidates) / 2))
+        by_code: dict[str, list[int]] = {}  # identical code is one behaviour, run once
+        for i, c in enumerate(candidates):
+            if c.code.strip():
+                by_code.setdefault(c.code.strip(), []).append(i)
+        if not by_code:
+            return Selection(index=None, reason="none", k=k)
+
+        public = await self._public_verdicts(problem, by_code, candidates, ctx)
+        if problem.public_tests:
+            pool = [c for c, v in public.items() if v is not None and v.passed]
+        else:
+            pool = list(by_code)  # nothing to filter on
+        fallback = not pool
+        if fallback:  # nobody passed: the team still answers, from those that passed the most
+            most = max(v.tests_passed for v in public.values() if v is not None)
+            pool = [c for c, v in public.items() if v is not None and v.tests_passed == most]
+
+        extra_runs: dict[str, Verdict] = {}
+        if extra and len(pool) > 1:
+            runs = await asyncio.gather(*(ctx.run_tests(problem, c, extra) for c in pool))
+            extra_runs = dict(zip(pool, runs, strict=True))
+            if not problem.public_tests:  # code that cannot even load drops out here
+                pool = [c for c in pool if extra_runs[c].status != "compile_error"] or pool
+
+        kinds = [t.kind for t in problem.public_tests] + [t.kind for t in extra]
+
+        def key(code: str) -> tuple:
+            v = public[code]
+            results = [
+                *(v.tests if v is not None else ()),
+                *(extra_runs[code].tests if code in extra_runs else ()),
+            ]
+            return behaviour_key(results, kinds) if len(results) == len(kinds) else (code,)
+
+        groups = sorted(
+            (sorted(i for ci in g for i in by_code[pool[ci]]) for g in group_by_key([key(c) for c in pool])),
+            key=lambda g: g[0],
+        )
+        weights = self._weights(candidates)
+        group_weight = [self._group_weight([weights[i] for i in g]) for g in groups]
+        rule, chosen = self._choose(groups, group_weight, k)
+        index = min(groups[chosen], key=lambda i: (-weights[i], i))
+        total = sum(group_weight)
+        return Selection(
+            index=index,
+            confidence=group_weight[chosen] / total if total > 0 else 1.0 / len(groups),
+            reason="no-survivor" if fallback else rule,
+            rule=rule,
+            k=k,
+            groups=groups,
+            survivors=[] if fallback else sorted(i for g in groups for i in g),
+            votes={str(gi): round(w, 6) for gi, w in enumerate(group_weight)},
+            public_verdict=public[candidates[index].code.strip()],
+        )
+
+    @staticmethod
+    def _choose(groups: list[list[int]], weight: list[float], k: int) -> tuple[str, int]:
+        """(rule, index of the winning group): k-of-N majority, the only group, or the heaviest."""
+        majority = [gi for gi, g in enumerate(groups) if len(g) >= k]
+        if majority:
+            return "majority", min(
+                majority, key=lambda gi: (-len(groups[gi]), -_rounded(weight[gi]), groups[gi][0])
+            )
+        if len(groups) == 1:
+            return "only-one", 0
+        return "confidence", min(
+            range(len(groups)), key=lambda gi: (-_rounded(weight[gi]), -len(groups[gi]), groups[gi][0])
+        )
+
+    async def _public_verdicts(
+        self,
+        problem: Problem,
+        by_code: dict[str, list[int]],
+        candidates: list[Candidate],
+        ctx: RunContext,
+    ) -> dict[str, Verdict | None]:
+        """Each distinct code's verdict on the public tests: reused when a candidate carries a complete
+        one, else run (all concurrently). None for every code when there are no public tests."""
+        if not problem.public_tests:
+            return dict.fromkeys(by_code)
+        out: dict[str, Verdict | None] = {}
+        to_run: list[str] = []
+        for code in by_code:
+            known = [
+                candidates[i].public
+                for i in by_code[code]
+                if candidates[i].public is not None
+                and len(candidates[i].public.tests) == len(problem.public_tests)
+            ]
+            if known:
+                out[code] = known[0]
+            else:
+                to_run.append(code)
+        runs = await asyncio.gather(*(ctx.run_tests(problem, code) for code in to_run))
+        out.update(zip(to_run, runs, strict=True))
+        return out
+
+    @staticmethod
+    def _weights(candidates: list[Candidate]) -> list[float]:
+        known = [math.exp(min(c.mean_logprob, 0.0)) for c in candidates if c.mean_logprob is not None]
+        default = sum(known) / len(known) if known else 1.0
+        return [
+            math.exp(min(c.mean_logprob, 0.0)) if c.mean_logprob is not None else default for c in candidates
+        ]
+
+    def _group_weight(self, member_weights: list[float]) -> float:
+        if self.config.weighting == "mean":
+            return sum(member_weights) / len(member_weights)
+        if self.config.weighting == "max":
+            return max(member_weights)
+        return sum(member_weights)
+
+    # -- the record ------------------------------------------------------------------------------
+
+    @staticmethod
+    async def _record(
+        selection: Selection, candidates: Sequence[Candidate], ctx: RunContext, n_extra: int
+    ) -> None:
+        group_of = {i: gi for gi, g in enumerate(selection.groups) for i in g}
+        chosen_agent = candidates[selection.index].agent if selection.index is not None else None
+        entry: dict[str, Any] = {
+            **selection.model_dump(exclude={"public_verdict"}),
+            "agent": chosen_agent,
+            "extra_inputs": n_extra,
+            "candidates": [
+                {
+                    "agent": c.agent,
+                    "round": c.round,
+                    "mean_logprob": c.mean_logprob,
+                    "survived": i in selection.survivors,
+                    "group": group_of.get(i),
+                }
+                for i, c in enumerate(candidates)
+            ],
+        }
+        await ctx.memory.append(ctx.task_id, "votes", entry)
+        await ctx.event(
+            "vote",
+            None,
+            index=selection.index,
+            chosen_agent=chosen_agent,
+            reason=selection.reason,
+            rule=selection.rule,
+            confidence=round(selection.confidence, 4),
+            groups=selection.groups,
+            votes=selection.votes,
+            survivors=selection.survivors,
+        )

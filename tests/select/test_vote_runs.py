@@ -1,0 +1,39 @@
+"""How many sandbox runs the vote selector makes: identical code once, known verdicts reused."""
+
+from __future__ import annotations
+
+from select_helpers import Counting, ExecSandbox, extra, functional_problem, make_ctx
+
+from memdoor.select.types import Candidate
+from memdoor.select.vote import VoteSelector
+
+PROBLEM = functional_problem("f", [("2", "4"), ("3", "6")])
+DOUBLE = "def f(x):\n    return x * 2\n"
+SMALL = "def f(x):\n    return x * 2 if x < 10 else 0\n"
+
+
+async def test_identical_code_runs_once():
+    sandbox = Counting(ExecSandbox())
+    cands = [
+        Candidate(code=c, agent=f"a{i}") for i, c in enumerate([DOUBLE, SMALL, DOUBLE, "\n" + DOUBLE, SMALL])
+    ]
+    sel = await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
+    assert sel.groups == [[0, 2, 3], [1, 4]]
+    assert sorted(sandbox.programs) == sorted(
+        [(DOUBLE.strip(), 2), (SMALL.strip(), 2), (DOUBLE.strip(), 1), (SMALL.strip(), 1)]
+    )
+
+
+async def test_known_public_verdicts_are_reused():
+    sandbox = Counting(ExecSandbox())
+    verdict = ExecSandbox().run(DOUBLE, PROBLEM.public_tests, func_name="f")
+    cands = [Candidate(code=DOUBLE, agent="a0", public=verdict), Candidate(code=DOUBLE, agent="a1")]
+    sel = await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox))
+    assert sel.index == 0 and sandbox.programs == []
+
+
+async def test_a_single_surviving_behaviour_skips_the_extra_inputs():
+    sandbox = Counting(ExecSandbox())
+    cands = [Candidate(code=DOUBLE, agent="a0"), Candidate(code=DOUBLE, agent="a1")]
+    await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
+    assert sandbox.programs == [(DOUBLE.strip(), 2)]
