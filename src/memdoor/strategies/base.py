@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memdoor.errors import BudgetExceeded, ModelError, UsageError
 from memdoor.extract import extract_code
+from memdoor.grading import grade
 from memdoor.models.types import Completion, Message
 from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.verdict import Verdict
@@ -63,6 +64,7 @@ class TeamRun:
         self.failures: list[AgentFailure] = []
         self.extra_inputs: list[TestCase] = []
         self.stopped = "done"
+        self._inflight = 0
 
     # -- the team -------------------------------------------------------------------------------
 
@@ -78,12 +80,24 @@ class TeamRun:
         """
         if agent.id in {f.agent for f in self.failures}:
             return None
+        self.reserve_call()
+        self._inflight += 1
         try:
             resp = await agent.ask(msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round)
         except ModelError as e:
             self.failures.append(AgentFailure(agent=agent.id, error=f"{type(e).__name__}: {e}"))
             return None
+        finally:
+            self._inflight -= 1
         return resp.completions[0] if resp.completions else Completion(text="")
+
+    def reserve_call(self) -> None:
+        """Count calls already in flight against the call budget, so a concurrent round cannot overshoot
+        it. (Tokens are known only when a call returns: concurrent calls may overshoot a token budget.)"""
+        b = self.ctx.budget
+        limit = b.budget.calls
+        if limit is not None and b.calls + self._inflight >= limit:
+            raise BudgetExceeded("calls", b.calls + self._inflight, limit)
 
     async def together(self, items: Iterable[X], fn: Callable[[X], Awaitable[T]]) -> list[T | None]:
         """Run ``fn`` on every item concurrently and wait for all of them (so every candidate made is kept).
@@ -111,6 +125,8 @@ class TeamRun:
         """``code`` on the public tests (all of them, so agents see every failure)."""
         if not self.problem.public_tests:
             return Verdict(status="passed", tests=[])
+        if not code.strip():  # no code block: fails without running, as in grading
+            return grade(self.problem, code, self.ctx.sandbox, hidden=False, stop_at_first_failure=False)
         return await self.ctx.run_tests(self.problem, code)
 
     def results(self, c: Candidate) -> str:
@@ -169,14 +185,13 @@ class TeamRun:
         return sorted(best.values(), key=lambda c: order.get(c.agent, len(order)))
 
     async def select(self, pool: list[Candidate]) -> tuple[list[Candidate], Selection | None]:
-        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs)."""
+        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs).
+
+        The selector records its vote (memory kind ``votes`` and a ``vote`` event) itself.
+        """
         if not pool:
             return pool, None
         sel = await self.ctx.selector.select(self.problem, pool, self.ctx, extra_inputs=self.extra_inputs)
-        vote = sel.model_dump()
-        await self.ctx.memory.append(self.ctx.task_id, "votes", vote)
-        chosen = pool[sel.index].agent if sel.index is not None else None
-        await self.ctx.event("vote", None, chosen=chosen, extra_inputs=len(self.extra_inputs), selection=vote)
         return pool, sel
 
     # -- the result -----------------------------------------------------------------------------

@@ -1,0 +1,337 @@
+"""Solving one problem with a team: build the team, run the strategy on the public view, grade outside.
+
+The one entry point others call (``memdoor solve``, the bench, the worker, the server)::
+
+    async with open_env() as env:
+        solution = await solve_problem(problem, SolveConfig(strategy=StrategySpec.parse("parallel:5")), env)
+
+:func:`solve_problem` never loses a run: whatever happens inside the strategy, it returns a
+:class:`Solution` carrying the ledger, the trace id and, when something broke, ``error``; the final
+answer and the config are written to memory (and the trace to ``env.trace_dir``) in ``finally``.
+Hidden tests are used only here, after the strategy returned, to grade: the chosen code
+(``verdict``/``passed``) and every distinct candidate (``oracle``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from memdoor.budget import Budget, BudgetTracker
+from memdoor.errors import MemdoorError, UsageError
+from memdoor.grading import grade
+from memdoor.ledger import Ledger
+from memdoor.models.pool import ModelPool
+from memdoor.problems.model import Problem
+from memdoor.protocols import Memory, Sandbox
+from memdoor.registry import load, names
+from memdoor.sandbox.verdict import Verdict
+from memdoor.solution import Solution
+from memdoor.strategies.context import PriceFn, RunContext, _unpriced
+from memdoor.team import Agent, Team, team_configs
+from memdoor.trace import Trace, TraceEvent
+from memdoor.tracestore import TraceRecord, save_trace
+
+DEFAULT_MODEL = "local:qwen2.5-coder-0.5b"
+DEFAULT_TEMPERATURES = (0.2, 0.6, 0.8, 0.4, 1.0)
+
+
+class StrategySpec(BaseModel):
+    """A strategy and its team size, written ``parallel:5`` (``single`` alone means one agent)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(
+        description="Strategy name from the registry: single, parallel, sequential, shared, hybrid."
+    )
+    agents: int = Field(default=1, ge=1, description="Number of agents in the team.")
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in names("strategy"):
+            raise ValueError(f"unknown strategy {v!r} (choose from: {', '.join(names('strategy'))})")
+        return v
+
+    @classmethod
+    def parse(cls, text: str, agents: int | None = None) -> StrategySpec:
+        """``"parallel:5"`` → (parallel, 5); ``"single"`` → (single, 1); ``agents`` overrides a missing count."""
+        name, sep, count = text.strip().partition(":")
+        if name not in names("strategy"):
+            raise UsageError(f"unknown strategy {name!r} (choose from: {', '.join(names('strategy'))})")
+        if sep:
+            try:
+                n = int(count)
+            except ValueError:
+                raise UsageError(f"bad strategy {text!r}: expected NAME or NAME:AGENTS") from None
+        else:
+            n = agents if agents is not None else 1
+        if n < 1:
+            raise UsageError(f"bad strategy {text!r}: a team needs at least one agent")
+        return cls(name=name, agents=n)
+
+    def __str__(self) -> str:
+        return self.name if self.name == "single" and self.agents == 1 else f"{self.name}:{self.agents}"
+
+
+class SolveConfig(BaseModel):
+    """Everything that decides how a team solves a problem (recorded with every result)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: StrategySpec = Field(description="Strategy and team size.")
+    models: list[str] = Field(
+        default_factory=lambda: [DEFAULT_MODEL],
+        min_length=1,
+        description="Model specs, assigned to agents round-robin (several make a mixed team).",
+    )
+    budget: Budget = Field(default_factory=Budget, description="Per-problem limits: tokens, calls, seconds.")
+    seed: int = Field(default=0, description="Base sampling seed; agent i samples with seed + 1000 * i.")
+    max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per model call.")
+    temperatures: list[float] = Field(
+        default_factory=lambda: list(DEFAULT_TEMPERATURES),
+        min_length=1,
+        description="Sampling temperatures, assigned to agents in order (agent 0 gets the first).",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Strategy options (its Config fields, e.g. rounds, repair_rounds, inputs); "
+        "unknown ones are an error.",
+    )
+    selector: str = Field(default="vote", description="Selector name from the registry.")
+
+    def make_strategy(self) -> Any:
+        """The configured strategy object (options checked against its Config: UsageError if bad)."""
+        cls = load("strategy", self.strategy.name)
+        try:
+            return cls(cls.Config(**self.options))
+        except ValueError as e:  # pydantic's ValidationError is a ValueError
+            raise UsageError(f"bad options for strategy {self.strategy.name}: {e}") from None
+
+
+@dataclass
+class RunEnv:
+    """What many problems share: models, sandbox, memory, prices, an event sink and the trace folder.
+
+    Built once (see :func:`open_env`) and passed to every :func:`solve_problem` call.
+    """
+
+    pool: ModelPool
+    sandbox: Sandbox
+    memory: Memory
+    price: PriceFn = _unpriced
+    on_event: Callable[[TraceEvent], None] | None = None
+    trace_dir: Path | None = None
+    sandbox_slots: asyncio.Semaphore | None = None
+
+
+@contextlib.asynccontextmanager
+async def open_env(
+    *,
+    memory_url: str | None = None,
+    sandbox: Sandbox | None = None,
+    pool: ModelPool | None = None,
+    price: PriceFn | None = None,
+    on_event: Callable[[TraceEvent], None] | None = None,
+    trace_dir: Path | None = None,
+) -> AsyncIterator[RunEnv]:
+    """A :class:`RunEnv` with the default sandbox, the memory at ``memory_url`` and a model pool,
+    all closed on exit (only the parts this function opened)."""
+    from memdoor.memory import open_memory
+
+    own_pool = pool is None
+    pool = pool or ModelPool()
+    memory = open_memory(memory_url)
+    if sandbox is None:
+        from memdoor.sandbox import SandboxConfig, open_sandbox
+
+        sandbox = open_sandbox(SandboxConfig())
+    try:
+        yield RunEnv(
+            pool=pool,
+            sandbox=sandbox,
+            memory=memory,
+            price=price or default_price(),
+            on_event=on_event,
+            trace_dir=trace_dir,
+        )
+    finally:
+        await memory.aclose()
+        if own_pool:
+            await pool.aclose()
+
+
+def default_price() -> PriceFn:
+    """Prices from the built-in table and ``$MEMDOOR_PRICES`` (unknown models are unpriced)."""
+    from memdoor.models.prices import load_prices
+
+    return load_prices().price
+
+
+def build_team(config: SolveConfig, pool: ModelPool) -> Team:
+    """The team of ``config.strategy.agents`` agents: models round-robin, temperatures and seeds varied."""
+    configs = team_configs(
+        config.models,
+        config.strategy.agents,
+        temperatures=config.temperatures,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+    )
+    return Team([Agent(c, pool.get(c.model)) for c in configs])
+
+
+async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> Solution:
+    """One problem, one team, one strategy; graded on all tests afterwards. Never raises for a failed run
+    (the Solution carries ``error``), except for cancellation."""
+    label = str(config.strategy)
+    trace = Trace()
+    ctx = RunContext(
+        sandbox=env.sandbox,
+        memory=env.memory,
+        selector=load("selector", config.selector)(),
+        budget=BudgetTracker(config.budget),
+        ledger=Ledger(),
+        trace=trace,
+        price=env.price,
+        on_event=env.on_event,
+        sandbox_slots=env.sandbox_slots,
+    )
+    started = time.monotonic()
+    solution: Solution | None = None
+    try:
+        await ctx.event(
+            "start", None, problem=problem.id, strategy=label, config=config.model_dump(mode="json")
+        )
+        strategy = config.make_strategy()
+        team = build_team(config, env.pool)
+        solution = await strategy.solve(problem.public_view(), team, ctx)
+        solution.strategy = label
+        ctx.ledger.wall_seconds = time.monotonic() - started
+        await grade_solution(problem, solution, ctx)
+    except Exception as e:  # a failed run is a result, not a crash
+        solution = failed_solution(problem, label, ctx, solution, e)
+        with contextlib.suppress(MemdoorError):  # the event is in the trace even if memory is down
+            await ctx.event("error", None, error=solution.error)
+    finally:
+        if solution is None:  # cancelled before the strategy returned
+            solution = failed_solution(problem, label, ctx, None, None)
+        ctx.ledger.wall_seconds = time.monotonic() - started
+        solution.ledger = ctx.ledger
+        solution.trace_id = trace.id
+        await record(problem, config, solution, ctx, env)
+    return solution
+
+
+def failed_solution(
+    problem: Problem, label: str, ctx: RunContext, partial: Solution | None, error: BaseException | None
+) -> Solution:
+    """The run as far as it went, with ``error`` set (``interrupted`` when ``error`` is None)."""
+    message = "interrupted" if error is None else f"{type(error).__name__}: {error}"
+    if partial is not None:
+        return partial.model_copy(update={"error": message, "stopped": "error"})
+    return Solution(
+        problem_id=problem.id,
+        strategy=label,
+        stopped="error",
+        error=message,
+        ledger=ctx.ledger,
+        trace_id=ctx.trace.id,
+    )
+
+
+async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext) -> None:
+    """Grade the chosen code on public + hidden tests, and the oracle over every distinct candidate.
+
+    A problem with no hidden tests is graded on its public tests only (``hidden_tests`` is 0 in the record).
+    """
+
+    async def graded(code: str) -> Verdict:
+        def run() -> Verdict:
+            return grade(problem, code, ctx.sandbox)
+
+        if ctx.sandbox_slots is None:
+            return await asyncio.to_thread(run)
+        async with ctx.sandbox_slots:
+            return await asyncio.to_thread(run)
+
+    solution.verdict = await graded(solution.code)
+    solution.passed = solution.verdict.passed
+    verdicts = {solution.code.strip(): solution.verdict}
+    oracle = solution.passed
+    for c in solution.candidates:
+        key = c.code.strip()
+        if oracle or key in verdicts or not key:
+            continue
+        if problem.public_tests and c.public is not None and not c.public.passed:
+            continue  # fails a public test, so it fails grading (public tests are graded first)
+        verdicts[key] = await graded(c.code)
+        oracle = verdicts[key].passed
+    solution.oracle = oracle
+    await ctx.event(
+        "graded",
+        None,
+        passed=solution.passed,
+        status=solution.verdict.status,
+        tests_passed=solution.verdict.tests_passed,
+        tests_total=solution.verdict.tests_total,
+        hidden_tests=len(problem.hidden_tests),
+        oracle=oracle,
+    )
+
+
+def final_answer(problem: Problem, config: SolveConfig, solution: Solution) -> dict[str, Any]:
+    """The team's final answer as stored in memory: result, cost and config, no test contents."""
+    v = solution.verdict
+    t = solution.ledger.totals()
+    return {
+        "problem_id": problem.id,
+        "strategy": solution.strategy,
+        "code": solution.code,
+        "agent": solution.agent,
+        "agents": solution.agents,
+        "passed": solution.passed,
+        "verdict": None
+        if v is None
+        else {"status": v.status, "tests_passed": v.tests_passed, "tests_total": v.tests_total},
+        "hidden_tests": len(problem.hidden_tests),
+        "confidence": solution.confidence,
+        "oracle": solution.oracle,
+        "stopped": solution.stopped,
+        "failures": [f.model_dump() for f in solution.failures],
+        "error": solution.error,
+        "ledger": t.model_dump(),
+        "trace_id": solution.trace_id,
+        "config": config.model_dump(mode="json"),
+    }
+
+
+async def record(
+    problem: Problem, config: SolveConfig, solution: Solution, ctx: RunContext, env: RunEnv
+) -> None:
+    """Write the final answer and the whole trace to memory, and the trace to ``env.trace_dir``.
+
+    Recording failures never hide the result: they are noted in ``solution.error`` instead.
+    """
+    answer = final_answer(problem, config, solution)
+    rec = TraceRecord(trace=ctx.trace, final=answer)
+    problems: list[str] = []
+    try:
+        await env.memory.set_final(ctx.task_id, answer)
+        await env.memory.append(ctx.task_id, "trace", rec.model_dump(mode="json"))
+    except MemdoorError as e:
+        problems.append(f"memory: {type(e).__name__}: {e}")
+    if env.trace_dir is not None:
+        try:
+            save_trace(env.trace_dir, rec)
+        except OSError as e:
+            problems.append(f"trace file: {type(e).__name__}: {e}")
+    if problems:
+        note = "; ".join(problems)
+        solution.error = f"{solution.error}; {note}" if solution.error else f"not recorded: {note}"
