@@ -19,9 +19,7 @@ async def test_identical_code_runs_once():
     ]
     sel = await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
     assert sel.groups == [[0, 2, 3], [1, 4]]
-    assert sorted(sandbox.programs) == sorted(
-        [(DOUBLE.strip(), 2), (SMALL.strip(), 2), (DOUBLE.strip(), 1), (SMALL.strip(), 1)]
-    )
+    assert sorted(sandbox.programs) == sorted([(DOUBLE, 2), (SMALL, 2), (DOUBLE, 1), (SMALL, 1)])
 
 
 async def test_known_public_verdicts_are_reused():
@@ -36,4 +34,4 @@ async def test_a_single_surviving_behaviour_skips_the_extra_inputs():
     sandbox = Counting(ExecSandbox())
     cands = [Candidate(code=DOUBLE, agent="a0"), Candidate(code=DOUBLE, agent="a1")]
     await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
-    assert sandbox.programs == [(DOUBLE.strip(), 2)]
+    assert sandbox.programs == [(DOUBLE, 2)]

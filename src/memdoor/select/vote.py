@@ -92,14 +92,15 @@ class VoteSelector:
         self, problem: Problem, candidates: list[Candidate], ctx: RunContext, extra: list[TestCase]
     ) -> Selection:
         k = self.config.k or max(1, math.ceil(len(candidates) / 2))
-        by_code: dict[str, list[int]] = {}  # identical code is one behaviour, run once
+        by_code: dict[str, list[int]] = {}  # identical code (up to surrounding blank space) runs once
         for i, c in enumerate(candidates):
             if c.code.strip():
                 by_code.setdefault(c.code.strip(), []).append(i)
+        program = {key: candidates[members[0]].code for key, members in by_code.items()}  # run as written
         if not by_code:
             return Selection(index=None, reason="none", k=k)
 
-        public = await self._public_verdicts(problem, by_code, candidates, ctx)
+        public = await self._public_verdicts(problem, by_code, program, candidates, ctx)
         if problem.public_tests:
             pool = [c for c, v in public.items() if v is not None and v.passed]
         else:
@@ -111,7 +112,7 @@ class VoteSelector:
 
         extra_runs: dict[str, Verdict] = {}
         if extra and len(pool) > 1:
-            runs = await asyncio.gather(*(ctx.run_tests(problem, c, extra) for c in pool))
+            runs = await asyncio.gather(*(ctx.run_tests(problem, program[c], extra) for c in pool))
             extra_runs = dict(zip(pool, runs, strict=True))
             if not problem.public_tests:  # code that cannot even load drops out here
                 pool = [c for c in pool if extra_runs[c].status != "compile_error"] or pool
@@ -165,6 +166,7 @@ class VoteSelector:
         self,
         problem: Problem,
         by_code: dict[str, list[int]],
+        program: dict[str, str],
         candidates: list[Candidate],
         ctx: RunContext,
     ) -> dict[str, Verdict | None]:
@@ -185,7 +187,7 @@ class VoteSelector:
                 out[code] = known[0]
             else:
                 to_run.append(code)
-        runs = await asyncio.gather(*(ctx.run_tests(problem, code) for code in to_run))
+        runs = await asyncio.gather(*(ctx.run_tests(problem, program[code]) for code in to_run))
         out.update(zip(to_run, runs, strict=True))
         return out
 
