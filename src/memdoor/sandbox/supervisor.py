@@ -1,0 +1,359 @@
+"""The trusted side of a run: start one sandbox per candidate, stream its results, compare, time, kill.
+
+The harness inside the sandbox loads the candidate once and runs its tests in order, sending each raw
+result over a pipe. The supervisor compares each result with the expected output (which never enters the
+sandbox), enforces the wall-clock deadline of each test by watching the stream, and kills the whole
+sandbox at the first failure (when asked to stop there) or at a timeout. A run that ends early with tests
+left (a crash, a timeout) continues in a fresh sandbox from the next test when all tests must run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memdoor.errors import SandboxError, UsageError
+from memdoor.sandbox import compare
+from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
+from memdoor.sandbox.verdict import Status, TestResult, Verdict
+
+if TYPE_CHECKING:
+    from memdoor.problems.model import TestCase
+
+_HEAD = struct.Struct(">II")
+_MAX_HEADER = 64 * 1024
+_START_RETRIES = 2
+
+
+@dataclass
+class _Session:
+    """What one sandbox process reported."""
+
+    booted: bool = False
+    ended: bool = False
+    killed_for: str = ""  # "timeout", "failure", "protocol"
+    phase: str = "boot"  # boot, load, test
+    stderr: bytes = b""
+    results: list[tuple[int, TestResult]] = field(default_factory=list)
+    load: TestResult | None = None
+
+
+class Supervisor:
+    """Runs candidates in an isolation tool. Subclasses say how to start the harness (``command``)."""
+
+    name = "none"
+
+    def __init__(self, config: SandboxConfig, harness: str):
+        self.config = config
+        self.harness = harness
+        self.run_as_root = os.geteuid() == 0
+        self._slots = threading.BoundedSemaphore(config.workers)
+        self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
+
+    # ------------------------------------------------------------------ to be provided by isolation tools
+    def check_tools(self) -> None:
+        """Raise SandboxError when the tools this isolation needs are missing."""
+
+    def command(self, uid: int | None, fd: int) -> list[str]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ public API
+    def run(
+        self,
+        code: str,
+        tests: Sequence[TestCase],
+        *,
+        func_name: str | None = None,
+        prelude: str = "none",
+        stop_at_first_failure: bool = True,
+    ) -> Verdict:
+        """Run ``code`` against ``tests`` (all of one kind) and return the verdict. Thread-safe.
+
+        Raises SandboxError only when the sandbox itself cannot start (never for what the candidate does).
+        """
+        tests = list(tests)
+        kinds = {t.kind for t in tests}
+        if len(kinds) > 1:
+            raise UsageError(f"tests of one run must be of one kind, got {sorted(kinds)}")
+        kind = kinds.pop() if kinds else "functional"
+        if prelude not in ("livecodebench", "none"):
+            raise UsageError(f"unknown prelude {prelude!r} (livecodebench or none)")
+        started = time.monotonic()
+        results: list[TestResult | None] = [None] * len(tests)
+        with self._slots, self._lease() as uid:
+            first = 0
+            while True:
+                s = self._session(uid, kind, code, func_name, prelude, tests, first, stop_at_first_failure)
+                for i, r in s.results:
+                    results[i] = r
+                if s.load is not None:  # the program did not load: that status applies to every test
+                    for i in range(first, len(tests)):
+                        results[i] = s.load if (i == first or not stop_at_first_failure) else None
+                    if not tests:
+                        return self._verdict([], started, override=s.load.status)
+                    break
+                failed = any(r.status != "passed" for _, r in s.results)
+                nxt = next((i for i in range(first, len(tests)) if results[i] is None), len(tests))
+                if nxt >= len(tests) or (failed and stop_at_first_failure):
+                    break
+                first = nxt
+        return self._verdict(results, started)
+
+    # ------------------------------------------------------------------ internals
+    @contextlib.contextmanager
+    def _lease(self):
+        if self._uids is None:
+            yield None
+        else:
+            with self._uids.lease() as uid:
+                yield uid
+
+    def _verdict(
+        self, results: list[TestResult | None], started: float, override: Status | None = None
+    ) -> Verdict:
+        filled = [r if r is not None else TestResult(status="skipped") for r in results]
+        status: Status = override or next(
+            (r.status for r in filled if r.status not in ("passed", "skipped")), "passed"
+        )
+        if status == "passed" and any(r.status == "skipped" for r in filled):
+            status = "runtime_error"  # cannot happen; never report a pass with tests that did not run
+        return Verdict(status=status, tests=filled, seconds=time.monotonic() - started, isolation=self.name)
+
+    def _job(self, kind: str, code: str, func_name: str | None, prelude: str, tests, first: int) -> bytes:
+        c = self.config
+        limits = {
+            "as": c.memory_mb << 20,
+            "fsize": c.max_file_mb << 20,
+            "cpu": int(c.timeout_s * (len(tests) - first + 1)) + 5,
+            "core": 0,
+        }
+        if self._uids is not None:
+            limits["nproc"] = c.max_processes
+        job = {
+            "kind": kind,
+            "prelude": prelude,
+            "code": code,
+            "func_name": func_name,
+            "first": first,
+            "inputs": [t.input for t in tests[first:]],
+            "max_output": c.max_output_bytes,
+            "limits": limits,
+        }
+        return json.dumps(job).encode("utf-8", "surrogatepass")
+
+    def _session(self, uid, kind, code, func_name, prelude, tests, first, stop) -> _Session:
+        job = self._job(kind, code, func_name, prelude, tests, first)
+        for attempt in range(_START_RETRIES + 1):
+            s = self._attempt(uid, job, tests, first, stop)
+            if s.booted:
+                return s
+            if attempt == _START_RETRIES:
+                err = s.stderr.decode(errors="replace").strip().splitlines()
+                raise SandboxError(f"the {self.name} sandbox did not start" + (f": {err[-1]}" if err else ""))
+            time.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _attempt(self, uid, job: bytes, tests, first: int, stop: bool) -> _Session:
+        s = _Session()
+        r, w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                self.command(uid, w),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(w,),
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                start_new_session=True,
+            )
+        except OSError as e:
+            os.close(r)
+            os.close(w)
+            raise SandboxError(f"cannot start the {self.name} sandbox: {e}") from e
+        os.close(w)
+        abnormal = True
+        try:
+            self._converse(proc, r, job, tests, first, stop, s)
+            abnormal = not s.ended
+        finally:
+            os.close(r)
+            kill_tree(proc)
+            for pipe in (proc.stdin, proc.stderr):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            if abnormal and uid is not None:
+                reap_uid(uid)
+        return s
+
+    def _converse(self, proc, r: int, job: bytes, tests, first: int, stop: bool, s: _Session) -> None:
+        c = self.config
+        stdin_fd, err_fd = proc.stdin.fileno(), proc.stderr.fileno()
+        os.set_blocking(stdin_fd, False)
+        pending = memoryview(job)
+        buf = bytearray()
+        max_payload = c.max_output_bytes + (1 << 20)
+        nxt = first
+        last = time.monotonic()
+        deadline = last + c.start_timeout_s
+        test_started = last
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                s.killed_for = "timeout"
+                if s.phase == "load":
+                    s.load = TestResult(
+                        status="time_limit", seconds=now - last, detail="loading the program timed out"
+                    )
+                elif s.phase == "test":
+                    s.results.append(
+                        (
+                            nxt,
+                            TestResult(
+                                status="time_limit", seconds=now - test_started, detail="wall-clock limit"
+                            ),
+                        )
+                    )
+                return
+            readers = [r, err_fd] if err_fd >= 0 else [r]
+            writers = [stdin_fd] if pending else []
+            try:
+                rl, wl, _ = select.select(readers, writers, [], min(deadline - now, 1.0))
+            except InterruptedError:
+                continue
+            if wl:
+                try:
+                    n = os.write(stdin_fd, pending[: 1 << 16])
+                    pending = pending[n:]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    pending = memoryview(b"")
+                if not pending:
+                    proc.stdin.close()
+                    stdin_fd = -1
+            if err_fd in rl:
+                chunk = os.read(err_fd, 65536)
+                if not chunk:
+                    err_fd = -1
+                elif len(s.stderr) < 8192:
+                    s.stderr += chunk[: 8192 - len(s.stderr)]
+            if r not in rl:
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:  # the sandbox is gone
+                self._died(proc, s, nxt, time.monotonic() - test_started)
+                return
+            buf += chunk
+            while len(buf) >= _HEAD.size:
+                hlen, plen = _HEAD.unpack_from(buf)
+                if hlen > _MAX_HEADER or plen > max_payload:
+                    s.killed_for = "protocol"
+                    self._protocol_error(s, nxt, "result stream too large or malformed")
+                    return
+                end = _HEAD.size + hlen + plen
+                if len(buf) < end:
+                    break
+                try:
+                    head = json.loads(bytes(buf[_HEAD.size : _HEAD.size + hlen]))
+                    payload = bytes(buf[_HEAD.size + hlen : end])
+                    ev = head["ev"]
+                except (ValueError, KeyError, TypeError):
+                    s.killed_for = "protocol"
+                    self._protocol_error(s, nxt, "malformed result stream")
+                    return
+                del buf[:end]
+                now = time.monotonic()
+                if ev == "boot" and s.phase == "boot":
+                    s.booted, s.phase = True, "load"
+                    deadline = now + c.timeout_s
+                    last = now
+                elif ev == "load" and s.phase == "load":
+                    status = head.get("status")
+                    if status != "ok":
+                        s.load = TestResult(
+                            status=status if status in ("compile_error", "memory_limit") else "runtime_error",
+                            seconds=now - last,
+                            detail=str(head.get("detail", ""))[:500],
+                        )
+                        return
+                    s.phase = "test"
+                    test_started = now
+                    deadline = now + c.timeout_s
+                elif ev == "res" and s.phase == "test" and head.get("i") == nxt and nxt < len(tests):
+                    result = self._judge(tests[nxt], head, payload)
+                    s.results.append((nxt, result))
+                    nxt += 1
+                    test_started = now
+                    deadline = now + c.timeout_s
+                    if result.status != "passed" and stop:
+                        s.killed_for = "failure"
+                        return
+                elif ev == "end" and s.phase == "test" and nxt == len(tests):
+                    s.ended = True
+                    return
+                else:
+                    s.killed_for = "protocol"
+                    self._protocol_error(s, nxt, f"unexpected {ev!r} in the result stream")
+                    return
+
+    def _protocol_error(self, s: _Session, nxt: int, detail: str) -> None:
+        if s.phase == "load":
+            s.load = TestResult(status="runtime_error", detail=detail)
+        elif s.phase == "test":
+            s.results.append((nxt, TestResult(status="runtime_error", detail=detail)))
+
+    def _died(self, proc, s: _Session, nxt: int, seconds: float) -> None:
+        try:
+            code = proc.wait(2)
+        except subprocess.TimeoutExpired:
+            code = None
+        detail = "the program ended the sandbox" + (f" (exit status {code})" if code is not None else "")
+        if s.phase == "load":
+            s.load = TestResult(status="runtime_error", seconds=seconds, detail=detail)
+        elif s.phase == "test":
+            s.results.append((nxt, TestResult(status="runtime_error", seconds=seconds, detail=detail)))
+
+    def _judge(self, test: TestCase, head: dict, payload: bytes) -> TestResult:
+        c = self.config
+        seconds = float(head.get("t") or 0.0)
+        status = head.get("status")
+        detail = str(head.get("detail", ""))[:500]
+        if status != "ok":
+            bad: Status = status if status in ("memory_limit", "time_limit") else "runtime_error"
+            return TestResult(status=bad, seconds=seconds, detail=detail)
+        if head.get("overflow"):
+            return TestResult(
+                status="wrong_answer", seconds=seconds, detail=f"output exceeds {c.max_output_bytes} bytes"
+            )
+        if test.kind == "check":
+            return TestResult(status="passed", seconds=seconds)
+        if test.kind == "stdin":
+            text = payload.decode("utf-8", "surrogatepass")
+            shown = compare.keep(text, c.keep_output_chars)
+            if test.output is None:
+                return TestResult(status="passed", seconds=seconds, output=shown)
+            ok, why = compare.stdin_matches(text, test.output)
+            return TestResult(
+                status="passed" if ok else "wrong_answer", seconds=seconds, output=shown, detail=why
+            )
+        try:
+            value = compare.decode_value(payload)
+        except ValueError as e:
+            return TestResult(status="runtime_error", seconds=seconds, detail=str(e))
+        shown = compare.keep(compare.value_text(value), c.keep_output_chars)
+        if test.output is None:
+            return TestResult(status="passed", seconds=seconds, output=shown)
+        ok, why = compare.functional_matches(value, test.output)
+        return TestResult(
+            status="passed" if ok else "wrong_answer", seconds=seconds, output=shown, detail=why
+        )

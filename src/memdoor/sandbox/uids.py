@@ -1,0 +1,131 @@
+"""Leasing unprivileged uids to running candidates, and making sure nothing of a uid survives a run.
+
+RLIMIT_NPROC counts the tasks of a uid system-wide, so each running candidate gets its own uid: a fork
+storm in one cannot starve another. Leases are ``flock`` locks on one file per uid, so that several
+Memdoor processes on one machine (a bench and a test run) never share a uid either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from memdoor.errors import SandboxError
+
+
+def _lock_dir(preferred: str) -> Path:
+    for candidate in (Path(preferred), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
+        try:
+            candidate.mkdir(mode=0o755, parents=True, exist_ok=True)
+            probe = candidate / ".probe"
+            probe.touch()
+            return candidate
+        except OSError:
+            continue
+    raise SandboxError(f"cannot create a lock directory for sandbox uids ({preferred})")
+
+
+class UidPool:
+    """Hands out uids ``base .. base+count-1`` one at a time, exclusive across threads and processes."""
+
+    def __init__(self, base: int, count: int, lock_dir: str):
+        self.base, self.count = base, count
+        self.dir = _lock_dir(lock_dir)
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[int]:
+        """A free uid for the duration of the ``with`` block. Blocks (polling) while every uid is busy."""
+        delay = 0.005
+        while True:
+            for uid in range(self.base, self.base + self.count):
+                fd = os.open(self.dir / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                try:
+                    reap_uid(uid)  # a previous holder may have died mid-run
+                    yield uid
+                finally:
+                    os.close(fd)  # releases the lock
+                return
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+
+def pids_of_uid(uid: int) -> list[int]:
+    """Host pids of the processes whose owner is ``uid`` (from /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+def reap_uid(uid: int, *, attempts: int = 20) -> bool:
+    """Kill every process of ``uid`` (``kill(-1, SIGKILL)`` run as that uid). True when none is left.
+
+    Only ever called for a sandbox uid, never for the uid Memdoor itself runs as.
+    """
+    if uid == os.geteuid() or uid == 0:
+        return not pids_of_uid(uid)
+    for _ in range(attempts):
+        pids = pids_of_uid(uid)
+        if not pids:
+            return True
+        # SIGKILL is not delivered to zombies, which vanish when their parent reaps them: wait a little.
+        if any(_is_alive(pid) for pid in pids):
+            subprocess.run(
+                ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "kill", "-KILL", "-1"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={"PATH": "/usr/bin:/bin"},
+                check=False,
+            )
+        time.sleep(0.02)
+    return not pids_of_uid(uid)
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def kill_tree(proc: subprocess.Popen, *, grace_s: float = 5.0) -> None:
+    """Kill a sandbox launched as ``proc``: its children first (the namespace's init, taking every process
+    of the namespace with it), so that ``proc`` itself reaps them and exits; then ``proc`` if needed."""
+    if proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                children = [int(p) for p in f.read().split()]
+        except OSError:
+            children = []
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            proc.wait(grace_s if children else 0.05)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait()
