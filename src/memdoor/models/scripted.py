@@ -46,15 +46,23 @@ class ScriptedModel:
 
     @classmethod
     def from_spec(cls, rest: str) -> ScriptedModel:
-        """``scripted:FILE`` where FILE is a JSON list of answer strings."""
+        """``scripted:FILE`` where FILE is a JSON list of answer strings, or an object
+        ``{"answers": [...], "delay": SECONDS}`` (a pause per call, to script a slow model)."""
         path = Path(rest)
         try:
-            answers = json.loads(path.read_text())
+            data = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             raise ModelSpecError(f"scripted model: cannot read answers from {rest!r}: {e}") from None
+        delay = 0.0
+        if isinstance(data, dict):
+            delay = data.get("delay", 0.0)
+            if not isinstance(delay, int | float) or isinstance(delay, bool) or delay < 0:
+                raise ModelSpecError(f"scripted model: {rest!r}: 'delay' must be a non-negative number")
+            data = data.get("answers")
+        answers = data
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers) or not answers:
             raise ModelSpecError(f"scripted model: {rest!r} must hold a non-empty JSON list of strings")
-        return cls(answers, spec=f"scripted:{rest}")
+        return cls(answers, spec=f"scripted:{rest}", delay=float(delay))
 
     def _next(self, messages: Sequence[Message]) -> str | Exception:
         if self._respond is not None:

@@ -1,0 +1,335 @@
+"""From stored results to the numbers a report shows: per-row rates and costs, paired comparisons,
+breakdowns, the Pareto front and the team-versus-bigger-model table.
+
+Conventions: one sample per (problem, row), so pass@1 is solved / total; a stored error counts as a
+failed problem; rows are compared only on the problems both have results for; bootstrap intervals
+are seeded (:data:`REPORT_SEED`), so the same results always give the same report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from memdoor.bench.config import RowSpec
+from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.stats import (
+    RESAMPLES,
+    Spread,
+    bootstrap_ci,
+    mcnemar_exact,
+    paired_bootstrap_ci,
+    pareto_front,
+    spread,
+)
+from memdoor.bench.store import ResultsStore
+
+REPORT_SEED = 0
+"""Seed of every bootstrap in a report."""
+
+
+class RowStats(BaseModel):
+    """One row's results over the problems it has results for."""
+
+    name: str = Field(description="Row name, as in LIST (``parallel:5``) or ``STRATEGY@MODEL``.")
+    strategy: str = Field(description="Strategy spec.")
+    models: list[str] = Field(description="Model specs of the team.")
+    baseline: bool = Field(description="A --baseline row.")
+    solved: int = Field(description="Problems whose chosen code passed every test.")
+    total: int = Field(description="Problems with a stored result (errors included).")
+    errors: int = Field(description="Problems whose run raised (counted as failed).")
+    pass_at_1: float | None = Field(description="solved / total (None when no result).")
+    ci95: tuple[float | None, float | None] = Field(
+        description="95% percentile-bootstrap interval of pass@1."
+    )
+    oracle_solved: int | None = Field(
+        description="Problems where some candidate passed (None: not recorded)."
+    )
+    oracle_rate: float | None = Field(description="oracle_solved / total: the selection ceiling.")
+    tokens: Spread = Field(description="Prompt + completion tokens per problem.")
+    calls: Spread = Field(description="Model calls per problem.")
+    seconds: Spread = Field(description="Wall seconds the strategy worked, per problem.")
+    usd: Spread | None = Field(description="Dollars per problem; None when some call was unpriced.")
+    budget_stops: int = Field(description="Problems where the strategy stopped because the budget ran out.")
+
+    @property
+    def tokens_per_problem(self) -> float:
+        return self.tokens.mean
+
+    @property
+    def seconds_per_problem(self) -> float:
+        return self.seconds.mean
+
+    @property
+    def usd_per_problem(self) -> float | None:
+        return None if self.usd is None else self.usd.mean
+
+
+class PairStats(BaseModel):
+    """Row ``a`` against row ``b`` on the problems both have results for."""
+
+    a: str
+    b: str
+    problems: int = Field(description="Problems both rows have results for.")
+    a_solved: int
+    b_solved: int
+    wins: int = Field(description="Problems a solved and b did not.")
+    losses: int = Field(description="Problems b solved and a did not.")
+    both: int = Field(description="Problems both solved.")
+    neither: int = Field(description="Problems neither solved.")
+    diff: float | None = Field(description="pass@1(a) - pass@1(b) on these problems.")
+    diff_ci95: tuple[float | None, float | None] = Field(description="Paired bootstrap 95% interval of diff.")
+    p_value: float = Field(description="Exact two-sided McNemar p-value (binomial on wins vs losses).")
+
+
+class TeamVsSingle(BaseModel):
+    """A row against a --baseline row (typically a team of small models against one bigger model)."""
+
+    team: str
+    baseline: str
+    pair: PairStats
+    token_ratio: float | None = Field(description="Team tokens per problem / baseline tokens per problem.")
+    seconds_ratio: float | None = Field(
+        description="Team seconds per problem / baseline seconds per problem."
+    )
+
+
+class Cell(BaseModel):
+    solved: int = 0
+    total: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.solved / self.total if self.total else None
+
+
+class Breakdown(BaseModel):
+    """Solved / total per group of problems (a difficulty, a platform, a release month) and row."""
+
+    by: str = Field(description="difficulty, platform or release month.")
+    groups: list[str] = Field(description="Group values, in display order.")
+    cells: dict[str, dict[str, Cell]] = Field(description="group → row → counts.")
+
+
+class Analysis(BaseModel):
+    """Everything a report shows."""
+
+    directory: str
+    run: RunRecord
+    problems_total: int = Field(description="Problems selected for the run.")
+    rows: list[RowStats]
+    pairs: list[PairStats]
+    team_vs_single: list[TeamVsSingle]
+    breakdowns: list[Breakdown]
+    pareto: list[str] = Field(description="Rows on the cost–accuracy front (tokens/problem vs pass@1).")
+    complete: bool = Field(description="Every (problem, row) pair has a result.")
+    resamples: int = Field(description="Bootstrap resamples.")
+    seed: int = Field(description="Bootstrap seed.")
+
+    def row(self, name: str) -> RowStats:
+        return next(r for r in self.rows if r.name == name)
+
+    def summary(self) -> dict[str, Any]:
+        """The ``memdoor report --json`` document (NaN written as null)."""
+        strategies = {}
+        for r in self.rows:
+            strategies[r.name] = {
+                "solved": r.solved,
+                "total": r.total,
+                "pass_at_1": r.pass_at_1,
+                "ci95": list(r.ci95),
+                "tokens_per_problem": r.tokens_per_problem,
+                "seconds_per_problem": r.seconds_per_problem,
+                "usd_per_problem": r.usd_per_problem,
+                "calls_per_problem": r.calls.mean,
+                "errors": r.errors,
+                "oracle_solved": r.oracle_solved,
+                "oracle_rate": r.oracle_rate,
+                "strategy": r.strategy,
+                "models": r.models,
+                "baseline": r.baseline,
+            }
+        doc = {
+            "strategies": strategies,
+            "pairs": [p.model_dump(mode="json") for p in self.pairs],
+            "team_vs_single": [t.model_dump(mode="json") for t in self.team_vs_single],
+            "breakdowns": {b.by: b.model_dump(mode="json")["cells"] for b in self.breakdowns},
+            "pareto_front": self.pareto,
+            "problems": self.problems_total,
+            "complete": self.complete,
+            "budget_tokens": self.run.config.budget_tokens,
+            "bootstrap": {"resamples": self.resamples, "seed": self.seed},
+            "run": {
+                "suite": self.run.config.suite,
+                "config": self.run.config.model_dump(mode="json"),
+                "versions": self.run.versions,
+                "created_at": self.run.created_at,
+            },
+        }
+        return _no_nan(doc)
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+def _ci(values: Sequence[float], resamples: int) -> tuple[float | None, float | None]:
+    if not values:
+        return (None, None)
+    return bootstrap_ci(values, resamples=resamples, seed=REPORT_SEED)
+
+
+def row_stats(row: RowSpec, results: Sequence[ResultRecord], *, resamples: int = RESAMPLES) -> RowStats:
+    passed = [float(r.passed) for r in results]
+    total = len(results)
+    oracle_known = any(r.oracle is not None for r in results)
+    oracle_solved = sum(bool(r.oracle) or r.passed for r in results) if oracle_known else None
+    priced = total > 0 and all(r.usd is not None or r.tokens == 0 for r in results)
+    return RowStats(
+        name=row.name,
+        strategy=row.strategy,
+        models=row.models,
+        baseline=row.baseline,
+        solved=int(sum(passed)),
+        total=total,
+        errors=sum(r.status == "error" for r in results),
+        pass_at_1=sum(passed) / total if total else None,
+        ci95=_ci(passed, resamples),
+        oracle_solved=oracle_solved,
+        oracle_rate=oracle_solved / total if oracle_solved is not None and total else None,
+        tokens=spread([float(r.tokens) for r in results]),
+        calls=spread([float(r.calls) for r in results]),
+        seconds=spread([r.seconds for r in results]),
+        usd=spread([r.usd or 0.0 for r in results]) if priced else None,
+        budget_stops=sum(r.stopped == "budget" for r in results),
+    )
+
+
+def pair_stats(
+    a: str, b: str, by_row: dict[str, dict[str, ResultRecord]], *, resamples: int = RESAMPLES
+) -> PairStats:
+    ra, rb = by_row[a], by_row[b]
+    common = [pid for pid in ra if pid in rb]
+    xa = [float(ra[p].passed) for p in common]
+    xb = [float(rb[p].passed) for p in common]
+    wins = sum(x > y for x, y in zip(xa, xb, strict=True))
+    losses = sum(x < y for x, y in zip(xa, xb, strict=True))
+    both = sum(x and y for x, y in zip(xa, xb, strict=True))
+    n = len(common)
+    return PairStats(
+        a=a,
+        b=b,
+        problems=n,
+        a_solved=int(sum(xa)),
+        b_solved=int(sum(xb)),
+        wins=wins,
+        losses=losses,
+        both=int(both),
+        neither=n - wins - losses - int(both),
+        diff=(sum(xa) - sum(xb)) / n if n else None,
+        diff_ci95=paired_bootstrap_ci(xa, xb, resamples=resamples, seed=REPORT_SEED) if n else (None, None),
+        p_value=mcnemar_exact(wins, losses),
+    )
+
+
+def _breakdown(
+    by: str, key, problems: Sequence[ProblemInfo], rows: Sequence[RowSpec], results: Sequence[ResultRecord]
+) -> Breakdown | None:
+    group_of = {p.id: key(p) for p in problems}
+    if all(v is None for v in group_of.values()):
+        return None
+    order = {"easy": 0, "medium": 1, "hard": 2}
+    groups = sorted({v or "unknown" for v in group_of.values()}, key=lambda g: (order.get(g, 9), g))
+    cells = {g: {r.name: Cell() for r in rows} for g in groups}
+    for res in results:
+        if res.problem_id not in group_of or res.row not in cells[groups[0]]:
+            continue
+        cell = cells[group_of[res.problem_id] or "unknown"][res.row]
+        cell.total += 1
+        cell.solved += res.passed
+    return Breakdown(by=by, groups=groups, cells=cells)
+
+
+def analyse(store: ResultsStore, *, resamples: int = RESAMPLES) -> Analysis:
+    """All report numbers for a results directory (complete or not)."""
+    run = store.run()
+    rows = store.rows()
+    problems = store.problems()
+    results = store.results()
+    return analyse_results(str(store.directory), run, rows, problems, results, resamples=resamples)
+
+
+def analyse_results(
+    directory: str,
+    run: RunRecord,
+    rows: Sequence[RowSpec],
+    problems: Sequence[ProblemInfo],
+    results: Sequence[ResultRecord],
+    *,
+    resamples: int = RESAMPLES,
+) -> Analysis:
+    by_row: dict[str, dict[str, ResultRecord]] = {r.name: {} for r in rows}
+    for res in results:
+        if res.row in by_row:
+            by_row[res.row][res.problem_id] = res
+    stats = [row_stats(r, list(by_row[r.name].values()), resamples=resamples) for r in rows]
+    names = [r.name for r in rows]
+    pairs = [pair_stats(a, b, by_row, resamples=resamples) for a, b in combinations(names, 2)]
+    pair_of = {(p.a, p.b): p for p in pairs}
+    stat_of = {s.name: s for s in stats}
+    vs = []
+    for base in (r for r in rows if r.baseline):
+        for team in (r for r in rows if not r.baseline):
+            key = (team.name, base.name)
+            pair = pair_of.get(key) or pair_stats(team.name, base.name, by_row, resamples=resamples)
+            t, b = stat_of[team.name], stat_of[base.name]
+            vs.append(
+                TeamVsSingle(
+                    team=team.name,
+                    baseline=base.name,
+                    pair=pair,
+                    token_ratio=_ratio(t.tokens.mean, b.tokens.mean),
+                    seconds_ratio=_ratio(t.seconds.mean, b.seconds.mean),
+                )
+            )
+    breakdowns = [
+        b
+        for b in (
+            _breakdown("difficulty", lambda p: p.difficulty, problems, rows, results),
+            _breakdown("platform", lambda p: p.platform, problems, rows, results),
+            _breakdown("release month", lambda p: p.release_month, problems, rows, results),
+        )
+        if b is not None
+    ]
+    scored = [s for s in stats if s.pass_at_1 is not None]
+    front = pareto_front([(s.tokens.mean, s.pass_at_1) for s in scored])
+    return Analysis(
+        directory=directory,
+        run=run,
+        problems_total=len(problems),
+        rows=stats,
+        pairs=pairs,
+        team_vs_single=vs,
+        breakdowns=breakdowns,
+        pareto=[scored[i].name for i in front],
+        complete=len(results) >= len(problems) * len(rows)
+        and all(len(v) == len(problems) for v in by_row.values()),
+        resamples=resamples,
+        seed=REPORT_SEED,
+    )
+
+
+def _ratio(a: float, b: float) -> float | None:
+    if math.isnan(a) or math.isnan(b) or b == 0:
+        return None
+    return a / b

@@ -1,0 +1,118 @@
+"""PNG charts of an analysis, drawn with matplotlib's object API on the Agg canvas (no pyplot, no
+global backend state)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdoor.bench.analysis import Analysis, Breakdown
+
+PARETO_PNG = "pareto.png"
+PASS_PNG = "pass_at_1.png"
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _pct(x: float | None) -> float:
+    return 0.0 if x is None else 100 * x
+
+
+def pareto_chart(analysis: Analysis, path: Path) -> Path:
+    """Tokens per problem (x) against pass@1 with its 95% interval (y); the front joined and labelled."""
+    fig = _figure(7.5, 4.8)
+    ax = fig.add_subplot()
+    rows = [r for r in analysis.rows if r.pass_at_1 is not None]
+    front = set(analysis.pareto)
+    for r in rows:
+        y = _pct(r.pass_at_1)
+        lo, hi = _pct(r.ci95[0]), _pct(r.ci95[1])
+        on_front = r.name in front
+        ax.errorbar(
+            [r.tokens_per_problem],
+            [y],
+            yerr=[[y - lo], [hi - y]],
+            fmt="s" if r.baseline else "o",
+            color="tab:red" if on_front else "tab:gray",
+            capsize=3,
+            markersize=7,
+        )
+        ax.annotate(r.name, (r.tokens_per_problem, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    pts = sorted((r.tokens_per_problem, _pct(r.pass_at_1)) for r in rows if r.name in front)
+    if len(pts) > 1:
+        ax.plot(
+            [p[0] for p in pts], [p[1] for p in pts], "--", color="tab:red", linewidth=1, label="Pareto front"
+        )
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel("tokens per problem (prompt + completion, mean)")
+    ax.set_ylabel("pass@1 (%), 95% bootstrap CI")
+    ax.set_title("Cost vs accuracy (red: on the Pareto front; squares: baselines)")
+    ax.set_ylim(0, 100)
+    if rows and max(r.tokens_per_problem for r in rows) > 20 * max(
+        1.0, min(r.tokens_per_problem for r in rows)
+    ):
+        ax.set_xscale("log")
+    ax.grid(True, alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
+def pass_chart(analysis: Analysis, path: Path) -> Path:
+    """pass@1 per row with its 95% interval, and the oracle ceiling (any candidate correct) as a tick."""
+    rows = analysis.rows
+    fig = _figure(7.5, 0.9 + 0.45 * max(1, len(rows)))
+    ax = fig.add_subplot()
+    ys = list(range(len(rows)))[::-1]
+    for y, r in zip(ys, rows, strict=True):
+        x = _pct(r.pass_at_1)
+        lo, hi = _pct(r.ci95[0]), _pct(r.ci95[1])
+        ax.barh([y], [x], color="tab:orange" if r.baseline else "tab:blue", alpha=0.8)
+        ax.errorbar([x], [y], xerr=[[x - lo], [hi - x]], fmt="none", color="black", capsize=3)
+        if r.oracle_rate is not None:
+            ax.plot([_pct(r.oracle_rate)], [y], marker="|", markersize=16, color="tab:green")
+    ax.set_yticks(ys, [r.name for r in rows], fontsize=8)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("pass@1 (%) with 95% CI; green tick: oracle ceiling")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
+def breakdown_chart(analysis: Analysis, breakdown: Breakdown, path: Path) -> Path:
+    """Grouped bars: pass@1 per group and row."""
+    names = [r.name for r in analysis.rows]
+    groups = breakdown.groups
+    fig = _figure(max(6.0, 1.2 + 0.9 * len(groups)), 4.2)
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(names))
+    for i, name in enumerate(names):
+        xs = [g + (i - (len(names) - 1) / 2) * width for g in range(len(groups))]
+        hs = [_pct(breakdown.cells[g][name].rate) for g in groups]
+        ax.bar(xs, hs, width=width, label=name)
+    labels = [f"{g}\n(n={max(c.total for c in breakdown.cells[g].values())})" for g in groups]
+    ax.set_xticks(range(len(groups)), labels, fontsize=8, rotation=0 if len(groups) < 8 else 45)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("pass@1 (%)")
+    ax.set_title(f"pass@1 by {breakdown.by}")
+    ax.legend(fontsize=7, ncols=min(3, len(names)))
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
+def chart_name(breakdown: Breakdown) -> str:
+    return f"by_{breakdown.by.replace(' ', '_')}.png"
+
+
+def write_charts(analysis: Analysis, directory: Path) -> list[Path]:
+    """All charts of ``analysis`` as PNG files in ``directory``; returns their paths."""
+    paths = [pareto_chart(analysis, directory / PARETO_PNG), pass_chart(analysis, directory / PASS_PNG)]
+    for b in analysis.breakdowns:
+        paths.append(breakdown_chart(analysis, b, directory / chart_name(b)))
+    return paths

@@ -1,0 +1,297 @@
+"""The bench loop: every (problem, row) pair not yet stored is solved by the runner and stored at once.
+
+A stored result is ``error`` (counted as a failed problem everywhere) when the run did not finish
+normally: the runner reports it stopped on an error (``Solution.stopped == "error"``), every model
+call failed for good (the endpoint was down: the ledger records failed calls only for ``ModelError``),
+or the runner itself raised. Otherwise it is ``done``, whatever the verdict.
+
+Resume rules (what a rerun of the same command does):
+
+- a pair with a stored ``done`` result is never run again;
+- a pair with no stored result (the run was killed while it ran, or never reached it) runs;
+- a pair stored as ``error`` is retried automatically when the error was environmental — every model
+  call failed for good, or the runner raised a :class:`ModelError`, :class:`SandboxError`,
+  :class:`MemoryStoreError` or ``OSError`` (decided by type, never by message) — up to
+  :data:`MAX_AUTO_ATTEMPTS` attempts in all; any other error is presumed deterministic and kept, so it
+  is not looped on. ``retry_errors`` (``--retry-errors``) retries every stored error once more.
+
+Errors count as failed problems in every statistic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memdoor.bench.config import BenchConfig, RowSpec
+from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
+from memdoor.bench.records import ResultRecord
+from memdoor.bench.store import ResultsStore, now_iso
+from memdoor.budget import Budget
+from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError
+from memdoor.problems.model import Problem
+from memdoor.solution import Solution
+
+if TYPE_CHECKING:
+    from memdoor.runner import RunEnv, SolveConfig
+
+MAX_AUTO_ATTEMPTS = 3
+"""Attempts in all (first run included) for a pair whose error was environmental."""
+
+RETRYABLE: tuple[type[BaseException], ...] = (ModelError, SandboxError, MemoryStoreError, OSError)
+"""Error types counted as environmental (retried on resume), by type, never by message."""
+
+Solve = Callable[[Problem, "SolveConfig", "RunEnv"], Awaitable[Solution]]
+
+
+class BenchAborted(MemdoorError):
+    """Too many environmental errors in a row (an endpoint down, a broken sandbox): the run stopped.
+
+    Everything finished is stored; rerunning the command resumes and retries the errored pairs.
+    """
+
+
+@dataclass
+class BenchOptions:
+    """How a bench runs (none of it changes results, so none of it is part of the run's identity)."""
+
+    concurrency: int = 1
+    """(problem, row) pairs solved at once."""
+    retry_errors: bool = False
+    """Retry every stored error, not only environmental ones."""
+    max_consecutive_errors: int = 10
+    """Stop after this many environmental errors in a row."""
+
+
+@dataclass
+class BenchJob:
+    """One pair to run."""
+
+    problem: Problem
+    row: RowSpec
+    previous: ResultRecord | None = None
+    """The stored error this job retries, if any."""
+
+
+@dataclass
+class BenchOutcome:
+    """What one invocation did."""
+
+    planned: int
+    ran: int
+    skipped: int
+    errors: int
+
+
+def should_retry(stored: ResultRecord, retry_errors: bool) -> bool:
+    """Whether a stored result is run again (see the module docstring)."""
+    if stored.status != "error":
+        return False
+    return retry_errors or (stored.retryable and stored.attempts < MAX_AUTO_ATTEMPTS)
+
+
+def plan_jobs(
+    problems: Sequence[Problem],
+    rows: Sequence[RowSpec],
+    stored: dict[tuple[str, str], ResultRecord],
+    *,
+    retry_errors: bool = False,
+) -> list[BenchJob]:
+    """Pairs to run, problem by problem (so paired comparisons fill in evenly), rows in order."""
+    jobs = []
+    for p in problems:
+        for row in rows:
+            prev = stored.get((p.id, row.name))
+            if prev is None or should_retry(prev, retry_errors):
+                jobs.append(BenchJob(p, row, prev))
+    return jobs
+
+
+def result_from_solution(
+    problem: Problem,
+    row: RowSpec,
+    solution: Solution,
+    trace: dict | None,
+    *,
+    started: str,
+    seconds: float,
+) -> ResultRecord:
+    totals = solution.ledger.totals()
+    verdict = solution.verdict
+    endpoint_down = totals.calls > 0 and totals.failed_calls == totals.calls
+    failed = solution.stopped == "error" or endpoint_down
+    return ResultRecord(
+        problem_id=problem.id,
+        row=row.name,
+        status="error" if failed else "done",
+        passed=bool(solution.passed) and not failed,
+        oracle=solution.oracle,
+        code=solution.code,
+        verdict_status=verdict.status if verdict else None,
+        tests_passed=verdict.tests_passed if verdict else None,
+        tests_total=verdict.tests_total if verdict else None,
+        candidates=len(solution.candidates),
+        confidence=solution.confidence,
+        stopped=solution.stopped,
+        calls=totals.calls,
+        failed_calls=totals.failed_calls,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        usd=totals.usd,
+        model_seconds=totals.model_seconds,
+        wall_seconds=seconds,
+        strategy_seconds=solution.ledger.wall_seconds,
+        trace_id=solution.trace_id,
+        error=solution.error or ("every model call failed" if endpoint_down else None),
+        error_type=None,
+        retryable=endpoint_down,
+        started_at=started,
+        finished_at=now_iso(),
+        verdict_json=verdict.model_dump_json() if verdict else None,
+        ledger_json=solution.ledger.model_dump_json(),
+        trace_json=json.dumps(trace) if trace is not None else None,
+        solution_json=solution.model_dump_json(exclude={"verdict", "ledger"}),
+    )
+
+
+def result_from_error(
+    problem: Problem, row: RowSpec, error: Exception, *, started: str, seconds: float
+) -> ResultRecord:
+    kind = type(error)
+    return ResultRecord(
+        problem_id=problem.id,
+        row=row.name,
+        status="error",
+        passed=False,
+        error=f"{kind.__name__}: {error}",
+        error_type=f"{kind.__module__}.{kind.__qualname__}",
+        retryable=isinstance(error, RETRYABLE),
+        wall_seconds=seconds,
+        started_at=started,
+        finished_at=now_iso(),
+    )
+
+
+def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
+    """The runner's configuration for one row: same budget, seed and token cap for every row."""
+    from memdoor.runner import SolveConfig, StrategySpec
+
+    return SolveConfig(
+        strategy=StrategySpec.parse(row.strategy),
+        models=list(row.models),
+        budget=Budget(tokens=config.budget_tokens),
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+    )
+
+
+async def _trace_record(env: Any, trace_id: str) -> dict | None:
+    """The run's trace record (events + final answer) as the runner wrote it to the team memory, else
+    its timeline; None when neither can be read."""
+    memory = getattr(env, "memory", None)
+    if memory is None or not trace_id:
+        return None
+    try:
+        records = await memory.entries(trace_id, "trace")
+        if records:
+            return records[-1]
+        timeline = await memory.entries(trace_id, "timeline")
+    except MemdoorError:
+        return None
+    return {"trace": {"id": trace_id, "events": timeline}, "final": None} if timeline else None
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    """The error to report from a failed task group: a MemdoorError if any (one clear line), else the first."""
+    flat = []
+    stack: list[BaseException] = [group]
+    while stack:
+        e = stack.pop(0)
+        if isinstance(e, BaseExceptionGroup):
+            stack[:0] = list(e.exceptions)
+        else:
+            flat.append(e)
+    return next((e for e in flat if isinstance(e, MemdoorError)), flat[0])
+
+
+async def run_bench(
+    problems: Sequence[Problem],
+    config: BenchConfig,
+    store: ResultsStore,
+    make_env: Callable[[], RunEnv],
+    *,
+    options: BenchOptions | None = None,
+    progress: Progress | None = None,
+    solve: Solve | None = None,
+) -> BenchOutcome:
+    """Run every pending pair, storing each result the moment it finishes.
+
+    ``make_env`` gives a fresh runner environment per pair (its own team memory; models and sandbox
+    shared). ``solve`` defaults to :func:`memdoor.runner.solve_problem`.
+    """
+    options = options or BenchOptions()
+    progress = progress or PlainProgress()
+    if solve is None:
+        from memdoor.runner import solve_problem as solve
+    stored = store.statuses()
+    jobs = plan_jobs(problems, config.rows, stored, retry_errors=options.retry_errors)
+    total = len(problems) * len(config.rows)
+    board = Scoreboard(config.row_names, list(stored.values()))
+    configs = {row.name: solve_config(config, row) for row in config.rows}
+    outcome = BenchOutcome(planned=len(jobs), ran=0, skipped=total - len(jobs), errors=0)
+    consecutive = 0
+    pending = iter(jobs)
+
+    async def run_one(job: BenchJob) -> None:
+        nonlocal consecutive
+        env = make_env()
+        started, t0 = now_iso(), time.monotonic()
+        try:
+            try:
+                solution = await solve(job.problem, configs[job.row.name], env)
+            except Exception as e:
+                result = result_from_error(
+                    job.problem, job.row, e, started=started, seconds=time.monotonic() - t0
+                )
+            else:
+                seconds = time.monotonic() - t0
+                trace = await _trace_record(env, solution.trace_id)
+                result = result_from_solution(
+                    job.problem, job.row, solution, trace, started=started, seconds=seconds
+                )
+        finally:
+            memory = getattr(env, "memory", None)
+            if memory is not None:
+                await memory.aclose()
+        if job.previous is not None:
+            result.attempts = job.previous.attempts + 1
+        store.record(result)
+        outcome.ran += 1
+        outcome.errors += result.status == "error"
+        board.add(result, job.previous)
+        progress.advance(result)
+        consecutive = consecutive + 1 if result.retryable else 0
+        if consecutive >= options.max_consecutive_errors:
+            raise BenchAborted(
+                f"stopped after {consecutive} environmental errors in a row (last: {result.error}); "
+                "finished results are stored — fix the cause and rerun the same command to resume"
+            )
+
+    async def worker() -> None:
+        for job in pending:
+            await run_one(job)
+
+    progress.start(total, total - len(jobs), board)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(options.concurrency, len(jobs)))):
+                group.create_task(worker())
+    except BaseExceptionGroup as group_error:
+        raise _first_error(group_error) from None
+    finally:
+        progress.close()
+    return outcome

@@ -1,0 +1,275 @@
+"""The bench report: ``report.md`` and ``report.html`` (same content) plus PNG charts, in the results
+directory."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from memdoor.bench.analysis import Analysis, PairStats, RowStats
+from memdoor.bench.charts import PARETO_PNG, PASS_PNG, chart_name, write_charts
+from memdoor.bench.document import Block, Code, Heading, Image, Para, Table, to_html, to_markdown
+
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+ALPHA = 0.05
+"""Significance level used in the report's plain-language sentences."""
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def ci(pair: tuple[float | None, float | None], points: bool = False) -> str:
+    lo, hi = pair
+    if lo is None or hi is None:
+        return "–"
+    if points:
+        return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def num(x: float | None, digits: int = 1) -> str:
+    if x is None or math.isnan(x):
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def pvalue(p: float) -> str:
+    return f"{p:.3g}" if p >= 0.001 else f"{p:.2e}"
+
+
+def usd(r: RowStats) -> str:
+    if r.usd is None:
+        return "unpriced"
+    return f"${r.usd.mean:.4f} / ${r.usd.median:.4f} / ${r.usd.p95:.4f}"
+
+
+def _pair_sentence(p: PairStats) -> str:
+    if p.problems == 0:
+        return f"{p.a} vs {p.b}: no problem with results for both."
+    diff = 100 * (p.diff or 0.0)
+    if p.wins == p.losses:
+        verdict = "no difference"
+    elif p.p_value < ALPHA:
+        verdict = f"{p.a if p.wins > p.losses else p.b} is better (significant at {ALPHA:.0%})"
+    else:
+        verdict = f"{p.a if p.wins > p.losses else p.b} is ahead, but not significantly (p ≥ {ALPHA:.0%})"
+    return (
+        f"{p.a} vs {p.b} on {p.problems} problems: {diff:+.1f} points {ci(p.diff_ci95, True)}, "
+        f"{p.wins} wins / {p.losses} losses, McNemar p = {pvalue(p.p_value)} — {verdict}."
+    )
+
+
+def build(analysis: Analysis) -> list[Block]:
+    """The report's blocks, in order."""
+    cfg = analysis.run.config
+    blocks: list[Block] = [Heading(1, "Memdoor bench report")]
+    done = sum(r.total for r in analysis.rows)
+    expected = analysis.problems_total * len(analysis.rows)
+    blocks.append(
+        Para(
+            f"Suite: {cfg.suite} — {analysis.problems_total} problems × {len(analysis.rows)} rows; "
+            f"{done} of {expected} results stored"
+            + ("." if analysis.complete else " (INCOMPLETE: numbers cover the stored results only).")
+            + f" Seed {cfg.seed}; max {cfg.max_tokens} completion tokens per call. "
+            f"One sample per problem and row, so pass@1 = solved / total; a run that raised counts as failed."
+        )
+    )
+    if cfg.budget_tokens is not None:
+        stops = ", ".join(f"{r.name} {r.budget_stops}" for r in analysis.rows)
+        blocks.append(
+            Para(
+                f"Equal budget: every row had the same budget of {cfg.budget_tokens:,} tokens "
+                f"(prompt + completion) per problem. Problems where the budget ran out: {stops}."
+            )
+        )
+    else:
+        blocks.append(
+            Para(
+                "No token budget was set (--budget-tokens): each row spent what its strategy needed, so "
+                "compare accuracy together with the cost columns below."
+            )
+        )
+
+    blocks += [Heading(2, "pass@1"), _pass_table(analysis), Image(PASS_PNG, "pass@1 per row")]
+    blocks.append(
+        Para(
+            f"95% intervals: percentile bootstrap over problems, {analysis.resamples:,} resamples, "
+            f"seed {analysis.seed}. Oracle ceiling: problems where some candidate the team produced passed "
+            "every test (a perfect selector's score)."
+        )
+    )
+
+    blocks.append(Heading(2, "Team vs bigger single model"))
+    if analysis.team_vs_single:
+        blocks.append(
+            Table(
+                [
+                    "team",
+                    "baseline",
+                    "team pass@1",
+                    "baseline pass@1",
+                    "difference (points) [95% CI]",
+                    "wins / losses",
+                    "McNemar p",
+                    "tokens ×",
+                    "seconds ×",
+                ],
+                [
+                    [
+                        t.team,
+                        t.baseline,
+                        pct(t.pair.a_solved / t.pair.problems if t.pair.problems else None),
+                        pct(t.pair.b_solved / t.pair.problems if t.pair.problems else None),
+                        f"{100 * (t.pair.diff or 0):+.1f} {ci(t.pair.diff_ci95, True)}",
+                        f"{t.pair.wins} / {t.pair.losses}",
+                        pvalue(t.pair.p_value),
+                        num(t.token_ratio, 2),
+                        num(t.seconds_ratio, 2),
+                    ]
+                    for t in analysis.team_vs_single
+                ],
+            )
+        )
+        blocks += [Para(_pair_sentence(t.pair)) for t in analysis.team_vs_single]
+    else:
+        blocks.append(Para("No baseline row in this run (add one with --baseline STRATEGY@MODEL)."))
+
+    blocks.append(Heading(2, "Paired comparisons"))
+    if analysis.pairs:
+        blocks.append(
+            Table(
+                [
+                    "a",
+                    "b",
+                    "problems",
+                    "a solved",
+                    "b solved",
+                    "wins",
+                    "losses",
+                    "diff [95% CI]",
+                    "McNemar p",
+                ],
+                [
+                    [
+                        p.a,
+                        p.b,
+                        str(p.problems),
+                        str(p.a_solved),
+                        str(p.b_solved),
+                        str(p.wins),
+                        str(p.losses),
+                        f"{100 * (p.diff or 0):+.1f} {ci(p.diff_ci95, True)}",
+                        pvalue(p.p_value),
+                    ]
+                    for p in analysis.pairs
+                ],
+            )
+        )
+        blocks.append(
+            Para(
+                "Wins: problems a solved and b did not; losses the reverse. The exact two-sided McNemar test "
+                "uses only these discordant problems (binomial, p = 1/2). No correction for multiple comparisons."
+            )
+        )
+    else:
+        blocks.append(Para("Only one row: nothing to compare."))
+
+    blocks += [Heading(2, "Cost per problem"), _cost_table(analysis)]
+    blocks.append(
+        Para(
+            "Tokens are prompt + completion over every call; seconds are the strategy's wall time "
+            "(with --concurrency above 1, runs share the machine and take longer each). Dollars come "
+            "from the price table; 'unpriced' when some model has no price (local models)."
+        )
+    )
+
+    blocks += [Heading(2, "Cost vs accuracy"), Image(PARETO_PNG, "tokens per problem vs pass@1")]
+    blocks.append(
+        Para(
+            "On the Pareto front (no row is both cheaper and more accurate): "
+            + ", ".join(analysis.pareto)
+            + "."
+        )
+    )
+
+    for b in analysis.breakdowns:
+        blocks.append(Heading(2, f"By {b.by}"))
+        names = [r.name for r in analysis.rows]
+        blocks.append(
+            Table(
+                [b.by, *names],
+                [[g, *(_cell(b.cells[g][n].solved, b.cells[g][n].total) for n in names)] for g in b.groups],
+            )
+        )
+        blocks.append(Image(chart_name(b), f"pass@1 by {b.by}"))
+
+    blocks.append(Heading(2, "Provenance"))
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(analysis.run.versions.items()))
+    blocks.append(Para(f"Created {analysis.run.created_at}. Versions: {versions}."))
+    blocks.append(Code(json.dumps(cfg.model_dump(mode="json"), indent=2)))
+    return blocks
+
+
+def _cell(solved: int, total: int) -> str:
+    return f"{solved}/{total} ({pct(solved / total)})" if total else "–"
+
+
+def _pass_table(a: Analysis) -> Table:
+    rows = []
+    for r in a.rows:
+        gap = None if r.oracle_rate is None or r.pass_at_1 is None else r.oracle_rate - r.pass_at_1
+        rows.append(
+            [
+                r.name + (" (baseline)" if r.baseline else ""),
+                " + ".join(r.models),
+                f"{r.solved}/{r.total}",
+                pct(r.pass_at_1),
+                ci(r.ci95),
+                pct(r.oracle_rate),
+                "–" if gap is None else f"{100 * gap:.1f}",
+                str(r.errors),
+            ]
+        )
+    return Table(
+        [
+            "row",
+            "models",
+            "solved",
+            "pass@1",
+            "95% CI",
+            "oracle ceiling",
+            "ceiling − selected (points)",
+            "errors",
+        ],
+        rows,
+    )
+
+
+def _cost_table(a: Analysis) -> Table:
+    def s3(sp, digits=0):
+        return f"{num(sp.mean, digits)} / {num(sp.median, digits)} / {num(sp.p95, digits)}"
+
+    return Table(
+        [
+            "row",
+            "tokens mean / median / p95",
+            "calls mean / median / p95",
+            "seconds mean / median / p95",
+            "$ mean / median / p95",
+        ],
+        [[r.name, s3(r.tokens), s3(r.calls, 1), s3(r.seconds, 1), usd(r)] for r in a.rows],
+    )
+
+
+def write_report(analysis: Analysis, directory: Path) -> list[Path]:
+    """Write report.md, report.html and the charts into ``directory``; returns the paths written."""
+    directory = Path(directory)
+    charts = write_charts(analysis, directory)
+    blocks = build(analysis)
+    md, page = directory / REPORT_MD, directory / REPORT_HTML
+    md.write_text(to_markdown(blocks), encoding="utf-8")
+    page.write_text(to_html(blocks, "Memdoor bench report"), encoding="utf-8")
+    return [md, page, *charts]

@@ -1,0 +1,357 @@
+"""The results store: one SQLite database per results directory (WAL, committed per result).
+
+Layout of ``DIR/results.sqlite``:
+
+- ``run``: one row, the run's configuration, problem digest and package versions;
+- ``problems``: the selected problems (id, order, difficulty, platform, release date, entry point);
+- ``rows``: the strategy rows;
+- ``results``: one row per (problem, row), ``UNIQUE`` — written and committed the moment it finishes;
+- ``sessions``: one row per ``memdoor bench`` invocation (time, versions, command line).
+
+The database only ever appears complete: it is built under a temporary name and renamed into
+place. A writer holds an exclusive lock on ``DIR/.bench.lock`` (released by the kernel even on
+SIGKILL), so two benches never work on one directory at once. Readers (reports, exports) never
+create or change a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memdoor.bench.config import RowSpec
+from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.errors import ResultsStoreError
+
+DB_NAME = "results.sqlite"
+LOCK_NAME = ".bench.lock"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE run (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  config_json TEXT NOT NULL,
+  identity_json TEXT NOT NULL,
+  problems_sha256 TEXT NOT NULL,
+  problem_count INTEGER NOT NULL,
+  versions_json TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE problems (
+  id TEXT PRIMARY KEY,
+  position INTEGER NOT NULL UNIQUE,
+  info_json TEXT NOT NULL
+);
+CREATE TABLE rows (
+  name TEXT PRIMARY KEY,
+  position INTEGER NOT NULL UNIQUE,
+  spec_json TEXT NOT NULL
+);
+CREATE TABLE sessions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at TEXT NOT NULL,
+  argv_json TEXT NOT NULL,
+  versions_json TEXT NOT NULL
+);
+CREATE TABLE results (
+  problem_id TEXT NOT NULL REFERENCES problems(id),
+  row TEXT NOT NULL REFERENCES rows(name),
+  status TEXT NOT NULL CHECK (status IN ('done', 'error')),
+  passed INTEGER NOT NULL,
+  oracle INTEGER,
+  code TEXT NOT NULL,
+  verdict_status TEXT,
+  tests_passed INTEGER,
+  tests_total INTEGER,
+  candidates INTEGER NOT NULL,
+  confidence REAL,
+  stopped TEXT,
+  calls INTEGER NOT NULL,
+  failed_calls INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  usd REAL,
+  model_seconds REAL NOT NULL,
+  wall_seconds REAL NOT NULL,
+  strategy_seconds REAL NOT NULL,
+  trace_id TEXT NOT NULL,
+  error TEXT,
+  error_type TEXT,
+  retryable INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  verdict_json TEXT,
+  ledger_json TEXT,
+  trace_json TEXT,
+  solution_json TEXT,
+  UNIQUE (problem_id, row)
+);
+"""
+
+_COLUMNS = list(ResultRecord.model_fields)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open without creating anything: ``immutable`` when no WAL file exists (a cleanly closed
+    database), plain read-only otherwise (a live or killed writer's WAL must be read)."""
+    wal = path.with_name(path.name + "-wal")
+    mode = "ro" if wal.exists() else "ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode={mode}", uri=True, timeout=30)
+        conn.execute("SELECT 1 FROM run").fetchall()
+    except sqlite3.Error as e:
+        raise ResultsStoreError(f"{path}: not a memdoor results database ({e})") from None
+    return conn
+
+
+def _row_to_record(row: sqlite3.Row) -> ResultRecord:
+    data = dict(row)
+    data["passed"] = bool(data["passed"])
+    data["oracle"] = None if data["oracle"] is None else bool(data["oracle"])
+    data["retryable"] = bool(data["retryable"])
+    return ResultRecord.model_validate(data)
+
+
+class ResultsStore:
+    """A results directory's database. Open with :meth:`create_or_resume` (writer) or :meth:`open` (reader)."""
+
+    def __init__(self, directory: Path, conn: sqlite3.Connection, lock_fd: int | None):
+        self.directory = directory
+        self._conn = conn
+        self._conn.row_factory = sqlite3.Row
+        self._lock_fd = lock_fd
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def db_path(directory: str | os.PathLike) -> Path:
+        return Path(directory) / DB_NAME
+
+    @classmethod
+    def inspect(cls, directory: str | os.PathLike) -> RunRecord | None:
+        """The run a directory holds, or None when it holds no results database. Touches nothing."""
+        path = cls.db_path(directory)
+        if not path.exists():
+            return None
+        conn = _connect_readonly(path)
+        try:
+            return cls._read_run(conn, path)
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _read_run(conn: sqlite3.Connection, path: Path) -> RunRecord:
+        row = conn.execute(
+            "SELECT config_json, problems_sha256, problem_count, versions_json, created_at FROM run"
+        ).fetchone()
+        if row is None:
+            raise ResultsStoreError(f"{path}: results database has no run record")
+        try:
+            return RunRecord.model_validate(
+                {
+                    "config": json.loads(row[0]),
+                    "problems_sha256": row[1],
+                    "problem_count": row[2],
+                    "versions": json.loads(row[3]),
+                    "created_at": row[4],
+                }
+            )
+        except ValueError as e:
+            raise ResultsStoreError(f"{path}: unreadable run record ({e})") from None
+
+    @staticmethod
+    def check_compatible(stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike) -> None:
+        """Raise ResultsStoreError (one line naming what differs) unless ``wanted`` may resume ``stored``."""
+        a, b = stored.config.identity(), wanted.config.identity()
+        differ = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        if stored.problems_sha256 != wanted.problems_sha256:
+            differ.append("problems")
+        if differ:
+            raise ResultsStoreError(
+                f"{directory} holds results of another configuration (differs in: {', '.join(differ)}); "
+                "rerun the exact same command to resume, or use another --out"
+            )
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike) -> ResultsStore:
+        """Open an existing results directory read-only (reports, exports)."""
+        path = cls.db_path(directory)
+        if not path.exists():
+            raise ResultsStoreError(f"{directory}: no bench results here ({DB_NAME} not found)")
+        return cls(Path(directory), _connect_readonly(path), None)
+
+    @classmethod
+    def create_or_resume(
+        cls,
+        directory: str | os.PathLike,
+        run: RunRecord,
+        problems: Sequence[ProblemInfo],
+        *,
+        argv: Sequence[str] = (),
+    ) -> ResultsStore:
+        """Open ``directory`` for writing: create it for ``run``, or resume it if it holds the same run.
+
+        Refuses (ResultsStoreError, nothing changed) a directory holding another configuration, and
+        one another bench is writing to.
+        """
+        directory = Path(directory)
+        stored = cls.inspect(directory)
+        if stored is not None:
+            cls.check_compatible(stored, run, directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise ResultsStoreError(f"{directory} is in use by another memdoor bench") from None
+        try:
+            path = cls.db_path(directory)
+            if not path.exists():
+                cls._build(path, run, problems)
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            store = cls(directory, conn, lock_fd)
+            cls.check_compatible(cls._read_run(conn, path), run, directory)
+            store._write(
+                "INSERT INTO sessions (started_at, argv_json, versions_json) VALUES (?, ?, ?)",
+                (now_iso(), json.dumps(list(argv)), json.dumps(run.versions, sort_keys=True)),
+            )
+            return store
+        except BaseException:
+            os.close(lock_fd)
+            raise
+
+    @staticmethod
+    def _build(path: Path, run: RunRecord, problems: Sequence[ProblemInfo]) -> None:
+        """Create the database complete under a temporary name, then rename it into place."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(_SCHEMA)
+            conn.execute("BEGIN")
+            conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            conn.execute(
+                "INSERT INTO run VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.config.model_dump_json(),
+                    run.config.identity_json(),
+                    run.problems_sha256,
+                    run.problem_count,
+                    json.dumps(run.versions, sort_keys=True),
+                    run.created_at or now_iso(),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO problems VALUES (?, ?, ?)",
+                [(p.id, p.position, p.model_dump_json()) for p in problems],
+            )
+            conn.executemany(
+                "INSERT INTO rows VALUES (?, ?, ?)",
+                [(r.name, i, r.model_dump_json()) for i, r in enumerate(run.config.rows)],
+            )
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _write(self, sql: str, params: Sequence) -> int:
+        if self._lock_fd is None:
+            raise ResultsStoreError(f"{self.directory}: opened read-only")
+        cur = self._conn.execute(sql, params)
+        return cur.rowcount
+
+    def record(self, result: ResultRecord) -> bool:
+        """Store one result and commit it. A finished (``done``) pair is never overwritten; an
+        ``error`` pair is replaced by its retry (attempts counted). Returns whether it was stored."""
+        values = result.model_dump()
+        values["passed"] = int(values["passed"])
+        values["retryable"] = int(values["retryable"])
+        if values["oracle"] is not None:
+            values["oracle"] = int(values["oracle"])
+        cols = ", ".join(_COLUMNS)
+        marks = ", ".join(f":{c}" for c in _COLUMNS)
+        updates = ", ".join(
+            f"{c} = excluded.{c}" for c in _COLUMNS if c not in ("problem_id", "row", "attempts")
+        )
+        sql = (
+            f"INSERT INTO results ({cols}) VALUES ({marks}) "
+            f"ON CONFLICT (problem_id, row) DO UPDATE SET {updates}, attempts = results.attempts + 1 "
+            "WHERE results.status = 'error'"
+        )
+        with self._transaction():
+            return self._write(sql, values) == 1
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def run(self) -> RunRecord:
+        return self._read_run(self._conn, self.db_path(self.directory))
+
+    def rows(self) -> list[RowSpec]:
+        return [
+            RowSpec.model_validate_json(r[0])
+            for r in self._conn.execute("SELECT spec_json FROM rows ORDER BY position")
+        ]
+
+    def problems(self) -> list[ProblemInfo]:
+        return [
+            ProblemInfo.model_validate_json(r[0])
+            for r in self._conn.execute("SELECT info_json FROM problems ORDER BY position")
+        ]
+
+    def results(self, *, full: bool = False) -> list[ResultRecord]:
+        """Every stored result, in problem order then row order. ``full`` includes the JSON blobs."""
+        cols = _COLUMNS if full else [c for c in _COLUMNS if not c.endswith("_json")]
+        sql = (
+            f"SELECT {', '.join('r.' + c for c in cols)} FROM results r "
+            "JOIN problems p ON p.id = r.problem_id JOIN rows w ON w.name = r.row "
+            "ORDER BY p.position, w.position"
+        )
+        return [_row_to_record(r) for r in self._conn.execute(sql)]
+
+    def statuses(self) -> dict[tuple[str, str], ResultRecord]:
+        """(problem, row) → stored result, without the JSON blobs (for deciding what to run)."""
+        return {(r.problem_id, r.row): r for r in self.results()}
+
+    def sessions(self) -> list[dict]:
+        return [dict(r) for r in self._conn.execute("SELECT * FROM sessions ORDER BY id")]

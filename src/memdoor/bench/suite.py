@@ -1,0 +1,42 @@
+"""Choosing the problems of a bench run, in a stable order, and fingerprinting them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from memdoor.bench.config import ProblemFilter
+from memdoor.problems.model import Problem
+
+
+def select_problems(problems: Sequence[Problem], filters: ProblemFilter) -> list[Problem]:
+    """Problems passing every filter, in the loader's order (file order; HumanEval/0, /1, ... for
+    ``humaneval``), then the first ``limit`` of them.
+
+    Filters are inclusive. With a difficulty filter, problems of unknown difficulty are dropped; with
+    a date filter, problems of unknown release date are dropped.
+    """
+    kept = []
+    for p in problems:
+        if filters.difficulty is not None and (p.difficulty or "").lower() not in filters.difficulty:
+            continue
+        if filters.since is not None and (p.release_date is None or p.release_date < filters.since):
+            continue
+        if filters.until is not None and (p.release_date is None or p.release_date > filters.until):
+            continue
+        kept.append(p)
+    if filters.limit is not None:
+        kept = kept[: filters.limit]
+    return kept
+
+
+def problems_digest(problems: Sequence[Problem]) -> str:
+    """SHA-256 of the selected problems' content and order (where they were loaded from excluded),
+    so a results directory is resumed only on the very same problems."""
+    h = hashlib.sha256()
+    for p in problems:
+        record = p.model_dump(mode="json", exclude={"source"})
+        h.update(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()

@@ -1,0 +1,191 @@
+"""Run strategies over a suite of problems and store every result the moment it finishes.
+
+Examples:
+  memdoor bench humaneval --strategies single,parallel:5,sequential:5 \\
+      --model local:qwen2.5-coder-0.5b --baseline single@local:qwen2.5-coder-1.5b --out runs/he
+  memdoor bench ../shared/data/leetcode_2024_dev.jsonl --difficulty easy --limit 20 \\
+      --strategies single,hybrid:5 --model openai:qwen@http://127.0.0.1:8000/v1 --concurrency 8 --out runs/lc
+
+Problems run in the suite's file order (HumanEval/0, /1, ... for humaneval); filters are inclusive
+and --limit keeps the first N after filtering. Rerunning the same command resumes: finished pairs
+are skipped, pairs that were running when the run died are redone, pairs that raised an
+environmental error (model endpoint, sandbox, OS) are retried up to 3 attempts, other errors are
+kept (use --retry-errors to retry them). A directory holding another configuration is refused.
+Then: memdoor report DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from memdoor.bench.config import (
+    BenchConfig,
+    ProblemFilter,
+    parse_date,
+    parse_difficulty,
+    parse_rows,
+)
+from memdoor.bench.loop import BenchOptions, run_bench
+from memdoor.bench.progress import make_progress
+from memdoor.bench.records import ProblemInfo, RunRecord
+from memdoor.bench.store import ResultsStore, now_iso
+from memdoor.bench.suite import problems_digest, select_problems
+from memdoor.bench.versions import package_versions
+from memdoor.errors import UsageError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite", metavar="SUITE", help="LiveCodeBench jsonl file, 'humaneval', or a problem file/folder"
+    )
+    parser.add_argument(
+        "--strategies",
+        required=True,
+        metavar="LIST",
+        help="comma-separated, e.g. single,parallel:5,sequential:5",
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="model spec for the team (repeat to mix models)",
+    )
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="STRATEGY@SPEC",
+        help="a comparison row with another model, e.g. single@local:qwen2.5-coder-1.5b (repeatable)",
+    )
+    parser.add_argument("--difficulty", metavar="LIST", help="keep these difficulties, e.g. easy,medium")
+    parser.add_argument(
+        "--since", metavar="DATE", help="keep problems released on or after DATE (YYYY-MM-DD)"
+    )
+    parser.add_argument(
+        "--until", metavar="DATE", help="keep problems released on or before DATE (YYYY-MM-DD)"
+    )
+    parser.add_argument("--limit", type=int, metavar="N", help="keep the first N problems after filtering")
+    parser.add_argument(
+        "--budget-tokens", type=int, metavar="T", help="the same token budget per problem for every row"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="base sampling seed (default 0)")
+    parser.add_argument(
+        "--max-tokens", type=int, default=1024, help="completion token cap per call (default 1024)"
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="K",
+        help="(problem, row) pairs solved at once (default 1)",
+    )
+    parser.add_argument(
+        "--retry-errors", action="store_true", help="also retry stored non-environmental errors"
+    )
+    parser.add_argument(
+        "--max-errors",
+        type=int,
+        default=10,
+        metavar="N",
+        help="stop after N environmental errors in a row (default 10)",
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="results directory (created; resumed if it exists)"
+    )
+
+
+def _positive(flag: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise UsageError(f"{flag} must be at least 1 (got {value})")
+
+
+def build_config(args: argparse.Namespace) -> BenchConfig:
+    """Validate every flag (no file touched) into a BenchConfig."""
+    for flag, value in (
+        ("--limit", args.limit),
+        ("--budget-tokens", args.budget_tokens),
+        ("--concurrency", args.concurrency),
+        ("--max-tokens", args.max_tokens),
+        ("--max-errors", args.max_errors),
+    ):
+        _positive(flag, value)
+    rows = parse_rows(args.strategies, args.model, args.baseline)
+    filters = ProblemFilter(
+        difficulty=parse_difficulty(args.difficulty),
+        since=parse_date("--since", args.since),
+        until=parse_date("--until", args.until),
+        limit=args.limit,
+    )
+    if filters.since and filters.until and filters.since > filters.until:
+        raise UsageError(f"--since {filters.since} is after --until {filters.until}")
+    return BenchConfig(
+        suite=args.suite,
+        rows=rows,
+        filters=filters,
+        budget_tokens=args.budget_tokens,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.memory import open_memory
+    from memdoor.models.pool import ModelPool
+    from memdoor.problems.load import load_problems
+    from memdoor.runner import RunEnv, default_price
+    from memdoor.sandbox import SandboxConfig, open_sandbox
+
+    config = build_config(args)
+    problems = select_problems(load_problems(args.suite), config.filters)
+    if not problems:
+        raise UsageError(f"no problems left in {args.suite} after the filters")
+    # Everything below may refuse the run; nothing in --out is touched until the store opens.
+    stored = ResultsStore.inspect(args.out)
+    sandbox = open_sandbox(SandboxConfig())
+    run_record = RunRecord(
+        config=config,
+        problems_sha256=problems_digest(problems),
+        problem_count=len(problems),
+        versions=package_versions(getattr(sandbox, "name", None)),
+        created_at=now_iso(),
+    )
+    if stored is not None:
+        ResultsStore.check_compatible(stored, run_record, args.out)
+    pool = ModelPool()
+    for row in config.rows:
+        for spec in row.models:
+            pool.get(spec)
+    infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
+    options = BenchOptions(
+        concurrency=args.concurrency, retry_errors=args.retry_errors, max_consecutive_errors=args.max_errors
+    )
+
+    price = default_price()
+
+    async def main() -> None:
+        slots = asyncio.Semaphore(os.cpu_count() or 1)
+
+        def make_env() -> RunEnv:
+            # A fresh in-process team memory per pair (its trace is copied into the store, then dropped).
+            return RunEnv(
+                pool=pool, sandbox=sandbox, memory=open_memory(None), price=price, sandbox_slots=slots
+            )
+
+        try:
+            with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv) as store:
+                outcome = await run_bench(
+                    problems, config, store, make_env, options=options, progress=make_progress()
+                )
+        finally:
+            await pool.aclose()
+        print(
+            f"bench: {outcome.ran} run ({outcome.errors} errors), {outcome.skipped} already stored; "
+            f"results in {args.out} — see: memdoor report {args.out}"
+        )
+
+    asyncio.run(main())
+    return 0

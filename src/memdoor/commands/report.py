@@ -1,0 +1,47 @@
+"""Statistics, charts and comparisons of a bench results directory.
+
+Writes DIR/report.md, DIR/report.html and PNG charts into DIR (works on an unfinished run too,
+covering the results stored so far). With --json, also prints the summary as JSON:
+{"strategies": {NAME: {"solved", "total", "pass_at_1", "ci95": [lo, hi], "tokens_per_problem",
+"seconds_per_problem", "usd_per_problem", ...}}, "pairs": [...], ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from memdoor.bench.analysis import analyse
+from memdoor.bench.report import write_report
+from memdoor.bench.stats import RESAMPLES
+from memdoor.bench.store import ResultsStore
+from memdoor.errors import UsageError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", metavar="DIR", help="a memdoor bench --out directory")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    parser.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES:,})"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resamples < 100:
+        raise UsageError(f"--resamples must be at least 100 (got {args.resamples})")
+    store = ResultsStore.open(args.directory)
+    try:
+        analysis = analyse(store, resamples=args.resamples)
+    finally:
+        store.close()
+    paths = write_report(analysis, store.directory)
+    if args.json:
+        print(json.dumps(analysis.summary(), indent=2))
+    else:
+        for r in analysis.rows:
+            lo, hi = r.ci95
+            band = "" if lo is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+            rate = "–" if r.pass_at_1 is None else f"{100 * r.pass_at_1:.1f}%"
+            print(f"{r.name:<40} {r.solved:>5}/{r.total:<5} {rate}{band}")
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
