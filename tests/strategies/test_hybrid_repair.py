@@ -1,0 +1,92 @@
+"""``hybrid``: execution-guided repair chains, agent-written inputs that split groups, ties, budget."""
+
+from __future__ import annotations
+
+from strategy_helpers import BAD, BAD2, GOOD, GOOD2, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
+
+from memdoor.budget import Budget
+from memdoor.problems.model import Problem, TestCase
+from memdoor.strategies.hybrid import Hybrid
+
+PROBLEM = add_problem().public_view()
+INPUTS = "Tricky cases:\n```input\n0\n5\n```\n```input\n7\n7\n```\n"
+
+
+async def test_repair_is_guided_by_the_failing_public_tests(sandbox):
+    agent = scripted({"draft": [fenced(BAD)], "repair": [fenced(GOOD)]})
+    ctx = make_ctx(sandbox)
+    sol = await Hybrid(repair_rounds=3).solve(PROBLEM, team_of(agent), ctx)
+    assert [c.role for c in sol.ledger.calls] == ["draft", "repair"]  # stops once the public tests pass
+    repair_prompt = agent.calls[1][-1]["content"]
+    assert BAD in repair_prompt and "0 of 2 public tests pass." in repair_prompt
+    assert "Input:\n1\n2\nExpected output:\n3\nOutput of the solution:\n-1" in repair_prompt
+    assert sol.code == GOOD and sol.candidates[0].round == 1
+
+
+async def test_repair_stops_after_k_rounds_or_when_code_repeats(sandbox):
+    a = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD2), fenced(BAD + "  # x"), fenced(BAD)]})
+    b = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]}, spec="scripted:b")
+    sol = await Hybrid(repair_rounds=2).solve(PROBLEM, team_of(a, b), make_ctx(sandbox))
+    roles = [(c.agent, c.role) for c in sol.ledger.calls]
+    assert roles.count(("agent0", "repair")) == 2 and roles.count(("agent1", "repair")) == 1
+    assert sol.code == BAD2  # the best of each agent's chain goes to the vote: BAD2 passes one test
+
+
+async def test_agent_written_inputs_split_groups_that_agree_on_public_tests(sandbox):
+    good = scripted({"draft": [fenced(GOOD)], "inputs": [INPUTS]}, logprob=-0.5)
+    overfit = [scripted({"draft": [fenced(OVERFIT)]}, spec=f"scripted:o{i}", logprob=-0.5) for i in range(2)]
+    good2 = scripted({"draft": [fenced(GOOD2)]}, spec="scripted:g2", logprob=-0.5)
+    ctx = make_ctx(sandbox)
+    sol = await Hybrid().solve(PROBLEM, team_of(good, overfit[0], good2, overfit[1]), ctx)
+    tests = await ctx.memory.entries(ctx.task_id, "tests")
+    assert tests == [{"agent": "agent0", "inputs": ["0\n5", "7\n7"]}]
+    # without the inputs all four agree; with them GOOD/GOOD2 and the two OVERFITs split 2-2
+    assert sol.selection.groups == [[0, 2], [1, 3]]
+    assert sol.code == GOOD and sol.agent == "agent0"  # tie on size and weight: lowest index wins
+
+
+async def test_tie_between_groups_breaks_by_confidence_then_index(sandbox):
+    def team(good_logprob: float):
+        return team_of(
+            scripted({"draft": [fenced(OVERFIT)], "inputs": [INPUTS]}, logprob=-0.5),
+            scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=good_logprob),
+            scripted({"draft": [fenced(OVERFIT)]}, spec="scripted:o", logprob=-0.5),
+            scripted({"draft": [fenced(GOOD)]}, spec="scripted:g2", logprob=good_logprob),
+        )
+
+    tied = {(await Hybrid().solve(PROBLEM, team(-0.5), make_ctx(sandbox))).code for _ in range(2)}
+    assert tied == {OVERFIT}  # equal size and weight: the group holding the lowest index
+    confident = await Hybrid().solve(PROBLEM, team(-0.05), make_ctx(sandbox))
+    assert confident.code == GOOD and confident.selection.groups == [[0, 2], [1, 3]]
+
+
+async def test_no_inputs_are_asked_when_survivors_are_one_program(sandbox):
+    agents = [scripted({"draft": [fenced(GOOD)], "inputs": [INPUTS]}, spec=f"scripted:{i}") for i in range(3)]
+    sol = await Hybrid().solve(PROBLEM, team_of(*agents), make_ctx(sandbox))
+    assert [c.role for c in sol.ledger.calls] == ["draft"] * 3 and sol.code == GOOD
+
+
+async def test_stdin_problem_gets_stdin_inputs(sandbox):
+    problem = Problem(
+        id="sum-stdin",
+        statement="Read two integers a and b and print a + b.",
+        public_tests=[TestCase(kind="stdin", input="1 2\n", output="3\n")],
+        prelude="livecodebench",
+    )
+    good = "a, b = map(int, input().split())\nprint(a + b)"
+    overfit = "input()\nprint(3)"
+    a = scripted({"draft": [fenced(overfit)], "inputs": ["```input\n5 6\n```"]})
+    b = scripted({"draft": [fenced(good)]}, spec="scripted:b", logprob=-0.01)
+    ctx = make_ctx(sandbox)
+    sol = await Hybrid().solve(problem, team_of(a, b), ctx)
+    assert "reads on standard input" in a.calls[-1][-1]["content"]
+    assert sol.selection.groups == [[0], [1]] and sol.code == good
+
+
+async def test_budget_spent_during_repairs_keeps_every_chain_so_far(sandbox):
+    a = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD2), fenced(GOOD)]})
+    b = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD2), fenced(GOOD)]}, spec="scripted:b")
+    ctx = make_ctx(sandbox, budget=Budget(calls=3))
+    sol = await Hybrid(repair_rounds=3).solve(PROBLEM, team_of(a, b), ctx)
+    assert sol.stopped == "budget" and len(sol.ledger.calls) == 3
+    assert len(sol.candidates) == 2 and sol.code == BAD2  # each agent's best so far
