@@ -35,6 +35,16 @@ _MAX_HEADER = 64 * 1024
 _START_RETRIES = 2
 
 
+def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
+    """[lo, hi) ranges of consecutive tests of one kind."""
+    bounds, lo = [], 0
+    for i in range(1, len(tests) + 1):
+        if i == len(tests) or tests[i].kind != tests[lo].kind:
+            bounds.append((lo, i))
+            lo = i
+    return bounds
+
+
 @dataclass
 class _Session:
     """What one sandbox process reported."""
@@ -77,37 +87,46 @@ class Supervisor:
         prelude: str = "none",
         stop_at_first_failure: bool = True,
     ) -> Verdict:
-        """Run ``code`` against ``tests`` (all of one kind) and return the verdict. Thread-safe.
+        """Run ``code`` against ``tests`` and return the verdict. Thread-safe.
 
-        Raises SandboxError only when the sandbox itself cannot start (never for what the candidate does).
+        Consecutive tests of one kind share one sandbox process (a HumanEval problem's functional examples
+        then its ``check`` test use two). Raises SandboxError only when the sandbox itself cannot start,
+        never for anything the candidate does.
         """
         tests = list(tests)
-        kinds = {t.kind for t in tests}
-        if len(kinds) > 1:
-            raise UsageError(f"tests of one run must be of one kind, got {sorted(kinds)}")
-        kind = kinds.pop() if kinds else "functional"
         if prelude not in ("livecodebench", "none"):
             raise UsageError(f"unknown prelude {prelude!r} (livecodebench or none)")
         started = time.monotonic()
         results: list[TestResult | None] = [None] * len(tests)
         with self._slots, self._lease() as uid:
-            first = 0
-            while True:
-                s = self._session(uid, kind, code, func_name, prelude, tests, first, stop_at_first_failure)
-                for i, r in s.results:
-                    results[i] = r
-                if s.load is not None:  # the program did not load: that status applies to every test
-                    for i in range(first, len(tests)):
-                        results[i] = s.load if (i == first or not stop_at_first_failure) else None
-                    if not tests:
-                        return self._verdict([], started, override=s.load.status)
+            if not tests:  # nothing to run: only check that the program compiles
+                s = self._session(uid, "stdin", code, func_name, "none", [], 0, True)
+                return self._verdict([], started, override=s.load.status if s.load else None)
+            for lo, hi in _groups(tests):
+                part = self._run_group(uid, code, func_name, prelude, tests[lo:hi], stop_at_first_failure)
+                results[lo:hi] = part
+                if stop_at_first_failure and any(r is not None and r.status != "passed" for r in part):
                     break
-                failed = any(r.status != "passed" for _, r in s.results)
-                nxt = next((i for i in range(first, len(tests)) if results[i] is None), len(tests))
-                if nxt >= len(tests) or (failed and stop_at_first_failure):
-                    break
-                first = nxt
         return self._verdict(results, started)
+
+    def _run_group(self, uid, code, func_name, prelude, tests, stop) -> list[TestResult | None]:
+        """Run tests of one kind, in as many sandbox sessions as crashes and timeouts require."""
+        kind = tests[0].kind
+        results: list[TestResult | None] = [None] * len(tests)
+        first = 0
+        while True:
+            s = self._session(uid, kind, code, func_name, prelude, tests, first, stop)
+            for i, r in s.results:
+                results[i] = r
+            if s.load is not None:  # the program did not load: that status applies to every test
+                for i in range(first, len(tests)):
+                    results[i] = s.load if (i == first or not stop) else None
+                return results
+            failed = any(r.status != "passed" for _, r in s.results)
+            nxt = next((i for i in range(first, len(tests)) if results[i] is None), len(tests))
+            if nxt >= len(tests) or (failed and stop):
+                return results
+            first = nxt
 
     # ------------------------------------------------------------------ internals
     @contextlib.contextmanager
