@@ -1,0 +1,140 @@
+"""The embedded inference engine: llama.cpp's server running inside this process (PyPI ``xllamacpp``).
+
+One :class:`Engine` holds one loaded GGUF model and serves OpenAI-style chat completions on a
+loopback port. It keeps ``slots`` sequences in flight and batches them (continuous batching), so
+concurrent requests from the agents of a team share one copy of the weights and one forward pass
+per step. The server applies the model's own chat template (from the GGUF metadata).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memdoor.errors import ModelUnavailable, WeightsError
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class EngineConfig(BaseModel):
+    """How the embedded engine runs. Every field can be set in a spec: ``local:NAME?slots=8&ctx=8192``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    slots: int = Field(
+        default=5,
+        ge=1,
+        le=64,
+        description="Sequences decoded together (llama.cpp n_parallel). More concurrent requests wait in a queue.",
+    )
+    ctx: int = Field(
+        default=4096,
+        ge=256,
+        description="Context tokens per slot: prompt plus generated tokens must fit (a prompt plus 1024 new tokens).",
+    )
+    threads: int | None = Field(
+        default=None, ge=1, description="CPU threads for generation; None: the cores this process may use."
+    )
+    batch_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads for prompt processing; None: same as ``threads``."
+    )
+    batch: int = Field(default=2048, ge=32, description="Logical batch size for prompt processing (n_batch).")
+    ubatch: int = Field(default=512, ge=32, description="Physical micro-batch size (n_ubatch).")
+    flash_attn: Literal["auto", "on", "off"] = Field(default="auto", description="Flash attention.")
+    timeout: float = Field(
+        default=1800.0,
+        gt=0,
+        description="Seconds one request may take, queueing included, before it fails with ModelTimeout.",
+    )
+    verbose: bool = Field(default=False, description="Let llama.cpp log to stderr.")
+
+    def n_threads(self) -> int:
+        return self.threads or available_cores()
+
+    def http_threads(self) -> int:
+        """Server threads: enough that every in-flight and keep-alive connection has one."""
+        return 2 * self.slots + 4
+
+    def max_connections(self) -> int:
+        """Client connections to open at most (fewer than the server's threads, so none waits on idle ones)."""
+        return 2 * self.slots
+
+
+def _params(model_path: Path, config: EngineConfig) -> Any:
+    import xllamacpp as xlc
+
+    p = xlc.CommonParams()
+    p.model.path = str(model_path)
+    p.n_parallel = config.slots
+    p.n_ctx = config.ctx * config.slots
+    p.kv_unified = False  # each slot owns ctx tokens: one long prompt cannot starve the others
+    p.cont_batching = True
+    p.n_batch = config.batch
+    p.n_ubatch = min(config.ubatch, config.batch)
+    p.cpuparams.n_threads = config.n_threads()
+    p.cpuparams_batch.n_threads = config.batch_threads or config.n_threads()
+    p.flash_attn_type = {
+        "auto": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_AUTO,
+        "on": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED,
+        "off": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+    }[config.flash_attn]
+    p.hostnames = ["127.0.0.1"]
+    p.port = 0  # any free loopback port
+    p.n_threads_http = config.http_threads()
+    p.endpoint_metrics = False
+    p.endpoint_slots = True
+    p.ctx_shift = False  # never silently drop the start of a prompt
+    p.verbosity = 1 if config.verbose else -1
+    return p
+
+
+class Engine:
+    """One loaded model served on loopback. ``start()`` loads it (seconds), ``stop()`` frees it.
+
+    Not thread-safe to start/stop concurrently; :class:`memdoor.models.local.LocalModel` serializes that.
+    Requests may be sent concurrently from any number of clients once started.
+    """
+
+    def __init__(self, model_path: Path, config: EngineConfig | None = None):
+        self.model_path = Path(model_path)
+        self.config = config or EngineConfig()
+        self._server: Any = None
+        self.base_url: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self) -> str:
+        """Load the model and start serving; returns the base URL (``http://127.0.0.1:PORT``)."""
+        if self._server is not None:
+            return self.base_url or ""
+        if not self.model_path.is_file():
+            raise WeightsError(f"model file not found: {self.model_path}")
+        try:
+            import xllamacpp as xlc
+        except ImportError:
+            raise WeightsError(
+                "the embedded engine is not installed: pip install 'memdoor[local]' (it needs xllamacpp)"
+            ) from None
+        try:
+            server = xlc.Server(_params(self.model_path, self.config))
+        except (RuntimeError, ValueError) as e:
+            raise ModelUnavailable(f"the embedded engine could not load {self.model_path}: {e}") from None
+        self._server = server
+        self.base_url = str(server.listening_address).rstrip("/")
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving and free the model (the server shuts down when its last reference goes)."""
+        server, self._server, self.base_url = self._server, None, None
+        del server
