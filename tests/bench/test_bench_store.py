@@ -1,0 +1,131 @@
+"""The SQLite results store: one result per (problem, row), resume, refusal of another configuration."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memdoor.bench.config import BenchConfig, parse_rows
+from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.store import DB_NAME, ResultsStore
+from memdoor.errors import ResultsStoreError
+
+PROBLEMS = [ProblemInfo(id=f"p{i}", position=i, difficulty="easy") for i in range(3)]
+
+
+def run_record(strategies: str = "single,parallel:2", seed: int = 0, digest: str = "d1") -> RunRecord:
+    config = BenchConfig(suite="suite.jsonl", rows=parse_rows(strategies, ["scripted:x.json"], []), seed=seed)
+    return RunRecord(config=config, problems_sha256=digest, problem_count=3, versions={"memdoor": "t"})
+
+
+def result(pid: str, row: str, *, passed: bool = True, status: str = "done", **kw) -> ResultRecord:
+    kw.setdefault("code", f"# {pid} {row}")
+    return ResultRecord(
+        problem_id=pid, row=row, status=status, passed=passed, trace_id=f"t-{pid}-{row}", **kw
+    )
+
+
+def snapshot(directory: Path) -> dict[str, str]:
+    """Every file in ``directory`` with its content hash (to show nothing changed)."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir()) if p.is_file()
+    }
+
+
+def test_results_are_committed_one_by_one_and_read_back_in_order(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path / "out", run_record(), PROBLEMS, argv=["bench"]) as store:
+        store.record(result("p1", "parallel:2", passed=False, oracle=True))
+        store.record(result("p0", "single", prompt_tokens=10, completion_tokens=5, usd=None))
+        # Visible to another connection at once (committed), while the writer is still open.
+        other = sqlite3.connect(f"file:{tmp_path / 'out' / DB_NAME}?mode=ro", uri=True)
+        assert other.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2
+        other.close()
+    with ResultsStore.open(tmp_path / "out") as store:
+        got = store.results()
+        assert [(r.problem_id, r.row) for r in got] == [("p0", "single"), ("p1", "parallel:2")]
+        assert got[0].tokens == 15 and got[0].passed and got[1].oracle is True and not got[1].passed
+        assert [r.name for r in store.rows()] == ["single", "parallel:2"]
+        assert [p.id for p in store.problems()] == ["p0", "p1", "p2"]
+        assert store.run().config.seed == 0
+        assert len(store.sessions()) == 1
+
+
+def test_a_finished_pair_is_never_overwritten_and_an_error_is_replaced_by_its_retry(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        assert store.record(result("p0", "single", passed=True))
+        assert not store.record(result("p0", "single", passed=False, code="other"))
+        assert store.record(result("p1", "single", status="error", passed=False, error="ModelUnavailable: x"))
+        assert store.record(result("p1", "single", passed=True))
+        stored = store.statuses()
+    assert stored[("p0", "single")].passed and stored[("p0", "single")].code == "# p0 single"
+    assert stored[("p1", "single")].status == "done" and stored[("p1", "single")].attempts == 2
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2
+    with pytest.raises(sqlite3.IntegrityError):  # the UNIQUE constraint itself
+        db.execute("INSERT INTO results SELECT * FROM results LIMIT 1")
+
+
+def test_resuming_the_same_run_keeps_everything_and_counts_sessions(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    # Same identity: the suite path and versions may differ.
+    again = run_record()
+    again.config.suite = "/another/path/suite.jsonl"
+    again.versions = {"memdoor": "newer"}
+    with ResultsStore.create_or_resume(tmp_path, again, PROBLEMS) as store:
+        assert list(store.statuses()) == [("p0", "single")]
+        assert len(store.sessions()) == 2
+        assert store.run().versions == {"memdoor": "t"}  # the run keeps the versions it was created with
+
+
+@pytest.mark.parametrize(
+    ("other", "named"),
+    [
+        (run_record(strategies="single"), "rows"),
+        (run_record(seed=7), "seed"),
+        (run_record(digest="d2"), "problems"),
+    ],
+)
+def test_another_configuration_is_refused_and_nothing_changes(tmp_path, other, named):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    before = snapshot(tmp_path)
+    with pytest.raises(ResultsStoreError, match=named) as info:
+        ResultsStore.create_or_resume(tmp_path, other, PROBLEMS)
+    assert "\n" not in str(info.value)
+    assert snapshot(tmp_path) == before
+
+
+def test_readers_create_no_file(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    before = snapshot(tmp_path)
+    assert ResultsStore.inspect(tmp_path).config.seed == 0
+    with ResultsStore.open(tmp_path) as store:
+        assert len(store.results()) == 1
+    assert snapshot(tmp_path) == before
+    assert ResultsStore.inspect(tmp_path / "missing") is None
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_directory(tmp_path):
+    with (
+        ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS),
+        pytest.raises(ResultsStoreError, match="in use"),
+    ):
+        ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS)
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS):
+        pass  # released on close
+
+
+def test_a_file_that_is_not_a_results_database_is_a_clear_error(tmp_path):
+    (tmp_path / DB_NAME).write_text("not sqlite")
+    with pytest.raises(ResultsStoreError, match="not a memdoor results database"):
+        ResultsStore.inspect(tmp_path)
+    with pytest.raises(ResultsStoreError, match="no bench results"):
+        ResultsStore.open(tmp_path / "nothing")
+    assert sorted(os.listdir(tmp_path)) == [DB_NAME]
