@@ -1,0 +1,155 @@
+"""One agent of a distributed team, serving over Redis until SIGTERM.
+
+The worker takes model calls for its model from the team's job streams and, unless its role is
+``answer``, also serves the seed client protocol: a client sets ``task:<id>`` to JSON
+``{"id", "prompt"}`` and reads the team's answer at ``memory:<id>``. Start several, on one machine or
+many, all pointing at one Redis (guide: docs/distributed.md):
+
+  memdoor worker --redis redis://10.0.0.5:6379/0 --agent-id a1 --model local:qwen2.5-coder-0.5b
+  AGENT_ID=a2 MODEL_NAME=openai:Qwen/Qwen2.5-Coder-7B-Instruct@http://gpu:8000/v1 memdoor worker
+
+Options default to the environment: REDIS_URL, AGENT_ID, MODEL_NAME, MEMDOOR_ROLE.
+SIGTERM or Ctrl-C: finish (or hand back) the current job, deregister, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+
+from pydantic import ValidationError
+
+from memdoor.errors import UsageError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    p.add_argument(
+        "--redis",
+        default=env("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)",
+    )
+    p.add_argument(
+        "--agent-id", default=env("AGENT_ID"), help="unique agent name (default: $AGENT_ID or HOST-PID)"
+    )
+    p.add_argument(
+        "--model",
+        default=env("MODEL_NAME"),
+        help="model spec this agent answers with, e.g. local:qwen2.5-coder-0.5b (default: $MODEL_NAME)",
+    )
+    p.add_argument(
+        "--role",
+        default=env("MEMDOOR_ROLE", "all"),
+        choices=["all", "answer", "lead"],
+        help="answer: model jobs only; lead: orchestrate seed tasks only (no model); all: both",
+    )
+    p.add_argument("--prefix", default="memdoor:", help="prefix of the team's Redis keys (default memdoor:)")
+    p.add_argument("--concurrency", type=int, default=1, help="jobs taken at once (default 1)")
+    p.add_argument(
+        "--visibility-timeout",
+        type=float,
+        default=30.0,
+        help="seconds before a dead worker's job is taken over (default 30)",
+    )
+    p.add_argument("--heartbeat-ttl", type=float, default=15.0, help="heartbeat TTL in seconds (default 15)")
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="seconds SIGTERM waits for the current job before handing it back (default 30)",
+    )
+    seed = p.add_argument_group("seed protocol (task:<id> → memory:<id>)")
+    seed.add_argument(
+        "--strategy", default="parallel", help="strategy for tasks naming none (default parallel)"
+    )
+    seed.add_argument(
+        "--agents",
+        type=int,
+        default=None,
+        help="team size for tasks naming none (default: live answering workers, at most 5)",
+    )
+    seed.add_argument(
+        "--max-tokens", type=int, default=1024, help="completion token cap per call (default 1024)"
+    )
+    seed.add_argument(
+        "--max-tasks", type=int, default=2, help="seed tasks this worker leads at once (default 2)"
+    )
+    seed.add_argument("--budget-seconds", type=float, default=None, help="wall-second budget per task")
+    seed.add_argument("--task-prefix", default="task:", help="key prefix clients set (default task:)")
+    seed.add_argument("--answer-prefix", default="memory:", help="key prefix of answers (default memory:)")
+    seed.add_argument("--poll", type=float, default=0.5, help="seconds between scans for tasks (default 0.5)")
+    p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+
+
+def worker_config(args: argparse.Namespace):
+    """The WorkerConfig the arguments describe (UsageError for unusable values)."""
+    from memdoor.distributed.worker import SeedOptions, WorkerConfig
+
+    if args.role != "lead" and not args.model:
+        raise UsageError("worker needs a model: --model SPEC or MODEL_NAME (e.g. local:qwen2.5-coder-0.5b)")
+    try:
+        return WorkerConfig(
+            redis=args.redis,
+            prefix=args.prefix,
+            agent_id=args.agent_id or f"{socket.gethostname()}-{os.getpid()}",
+            model=args.model or None,
+            role=args.role,
+            concurrency=args.concurrency,
+            visibility_timeout=args.visibility_timeout,
+            heartbeat_ttl=args.heartbeat_ttl,
+            grace=args.grace,
+            seed=SeedOptions(
+                task_prefix=args.task_prefix,
+                answer_prefix=args.answer_prefix,
+                strategy=args.strategy,
+                agents=args.agents,
+                max_tokens=args.max_tokens,
+                max_tasks=args.max_tasks,
+                budget_seconds=args.budget_seconds,
+                poll=args.poll,
+            ),
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise UsageError(f"bad worker option {where}: {err['msg']}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.models.pool import ModelPool
+
+    config = worker_config(args)
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+    pool = ModelPool()
+    model = pool.get(config.model) if config.model else None  # ModelSpecError: exit 2, one line
+    if config.leads:
+        from memdoor.runner import StrategySpec
+
+        StrategySpec.parse(config.seed.strategy, agents=config.seed.agents or 1)
+    return asyncio.run(_serve(config, model, pool))
+
+
+async def _serve(config, model, pool) -> int:
+    from memdoor.distributed.worker import Worker
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    worker = Worker(config, model)
+    try:
+        await worker.run(stop)
+    finally:
+        await worker.aclose()
+        await pool.aclose()
+    return 0

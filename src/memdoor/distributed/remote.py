@@ -1,0 +1,231 @@
+"""Models whose calls are jobs answered by workers: how strategies run unchanged over Redis.
+
+The orchestrator (``memdoor solve --redis``, or the worker that claimed a seed task) builds its
+team from :class:`RemoteModel` objects. Each ``complete`` call becomes a :class:`~.jobs.Job` on the
+stream of its model; whichever live worker serving that model takes it, and the call returns when the
+result is stored. The orchestrator's ledger, budget and trace record each call exactly once.
+
+While it waits, the orchestrator re-adds a job that vanished from its stream without a result
+(Redis restarted without its data), and gives up with :class:`~memdoor.errors.ModelUnavailable`
+when no live worker serves the model for ``wait_for_worker`` seconds or Redis stays unreachable
+past the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+
+import redis.asyncio as aioredis
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, live_agents
+from memdoor.distributed.jobs import Job, JobResult, Keys, request_digest
+from memdoor.errors import ModelTimeout, ModelUnavailable
+from memdoor.models.pool import ModelPool
+from memdoor.models.types import Message, ModelResponse
+
+ANSWERING_ROLES = ("all", "answer")
+"""Worker roles that take model jobs (see :class:`memdoor.distributed.worker.WorkerConfig`)."""
+
+
+class RemoteConfig(BaseModel):
+    """How an orchestrator sends model calls to workers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL shared with the workers.")
+    prefix: str = Field(default="memdoor:", description="Key prefix shared with the workers.")
+    job_timeout: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Seconds one call may take from enqueue to result, queueing included.",
+    )
+    wait_for_worker: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds a call waits while no live worker serves its model before failing.",
+    )
+    poll: float = Field(
+        default=1.0, gt=0, description="Seconds between checks (lost job, live workers) while waiting."
+    )
+    stream_maxlen: int = Field(default=100_000, gt=0, description="Approximate cap of each job stream.")
+
+
+class RemoteRun:
+    """The Redis client, run id and step counter shared by the remote models of one run."""
+
+    def __init__(self, config: RemoteConfig | None = None, run_id: str | None = None):
+        self.config = config or RemoteConfig()
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.keys = Keys(self.config.prefix)
+        self.jobs: list[str] = []
+        """Ids of the jobs issued, in order."""
+        self._redis: aioredis.Redis | None = None
+        self._step = 0
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        if self._redis is None:
+            self._redis = connect(self.config.url, timeout=max(30.0, 5 * self.config.poll))
+        return self._redis
+
+    def model(self, spec: str) -> RemoteModel:
+        """A model answering as ``spec`` through the workers that serve ``spec``."""
+        return RemoteModel(spec, self)
+
+    def pool(self, specs: Sequence[str]) -> ModelPool:
+        """A model pool whose every spec in ``specs`` is served remotely."""
+        pool = ModelPool()
+        for spec in dict.fromkeys(specs):
+            pool.add(spec, self.model(spec))
+        return pool
+
+    def job(self, spec: str, messages: Sequence[Message], **params) -> Job:
+        """The next job of this run (numbers the step)."""
+        step = self._step
+        self._step += 1
+        msgs = [dict(m) for m in messages]
+        stop = params.pop("stop", None)
+        stop = list(stop) if stop else None
+        digest = request_digest(spec, msgs, stop=stop, **params)
+        job = Job(
+            id=f"{self.run_id}:{step}:{digest}",
+            run=self.run_id,
+            step=step,
+            model=spec,
+            messages=msgs,
+            stop=stop,
+            **params,
+        )
+        self.jobs.append(job.id)
+        return job
+
+    async def call(self, job: Job) -> ModelResponse:
+        """Enqueue ``job`` (unless its result already exists) and wait for its result."""
+        cfg, keys = self.config, self.keys
+        r = self.redis
+        stream, result_key, reply_key = keys.stream(job.model), keys.result(job.id), keys.reply(job.id)
+        started = time.monotonic()
+        deadline = started + cfg.job_timeout
+        backoff = Backoff()
+        entry_id: bytes | str | None = None
+        no_worker_since: float | None = None
+        last_error: BaseException | None = None
+        while time.monotonic() < deadline:
+            try:
+                if entry_id is None:
+                    raw = await r.get(result_key)
+                    if raw is not None:
+                        return self._finish(job, raw, started)
+                    entry_id = await r.xadd(
+                        stream, {"job": job.model_dump_json()}, maxlen=cfg.stream_maxlen, approximate=True
+                    )
+                got = await r.blpop([reply_key], timeout=cfg.poll)
+                raw = await r.get(result_key)
+                if raw is not None:
+                    if got is None:
+                        await r.delete(reply_key)
+                    return self._finish(job, raw, started)
+                if got is None:
+                    if not await r.xrange(stream, entry_id, entry_id):
+                        if (raw := await r.get(result_key)) is not None:
+                            return self._finish(job, raw, started)
+                        entry_id = None  # lost with a Redis restart: enqueue it again
+                        await r.hincrby(keys.stats, "requeued", 1)
+                    if await self._served(job.model):
+                        no_worker_since = None
+                    else:
+                        no_worker_since = no_worker_since or time.monotonic()
+                        if time.monotonic() - no_worker_since >= cfg.wait_for_worker:
+                            raise ModelUnavailable(
+                                f"no live worker serves model {job.model!r} "
+                                f"(waited {cfg.wait_for_worker:g}s; start one with memdoor worker --model ...)"
+                            )
+                backoff.reset()
+            except REDIS_DOWN as e:
+                last_error = e
+                await asyncio.sleep(min(backoff.next(), max(0.0, deadline - time.monotonic())))
+        if last_error is not None and backoff.failures:
+            raise ModelUnavailable(
+                f"Redis at {cfg.url} unreachable while waiting for job {job.id}: "
+                f"{type(last_error).__name__}: {last_error}"
+            )
+        raise ModelTimeout(f"job {job.id} for {job.model!r} got no result within {cfg.job_timeout:g}s")
+
+    async def _served(self, model: str) -> bool:
+        agents = await live_agents(self.redis, self.keys)
+        return any(a.get("model") == model and a.get("role") in ANSWERING_ROLES for a in agents.values())
+
+    @staticmethod
+    def _finish(job: Job, raw: bytes, started: float) -> ModelResponse:
+        try:
+            result = JobResult.model_validate_json(raw)
+        except ValidationError as e:
+            raise ModelUnavailable(
+                f"unreadable result for job {job.id}: {e.error_count()} error(s)"
+            ) from None
+        result.raise_error()
+        assert result.response is not None
+        response = result.response.model_copy(deep=True)
+        response.usage.latency_s = time.monotonic() - started
+        return response
+
+    async def aclose(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+
+class RemoteModel:
+    """A :class:`memdoor.protocols.Model` whose calls are answered by workers serving ``spec``."""
+
+    def __init__(self, spec: str, run: RemoteRun):
+        self.spec = spec
+        self._run = run
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.2,
+        max_tokens: int = 1024,
+        logprobs: bool = False,
+        seed: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> ModelResponse:
+        job = self._run.job(
+            self.spec,
+            messages,
+            n=n,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            logprobs=logprobs,
+            seed=seed,
+            stop=stop,
+        )
+        return await self._run.call(job)
+
+    async def aclose(self) -> None:
+        """Nothing of its own: the run's client is closed by :meth:`RemoteRun.aclose`."""
+        return None
+
+
+@contextlib.asynccontextmanager
+async def remote_pool(
+    url: str, specs: Sequence[str], *, run_id: str | None = None, **options
+) -> AsyncIterator[ModelPool]:
+    """A model pool serving ``specs`` through the workers on ``url`` (for ``solve``/``bench --redis``)::
+
+    async with remote_pool(args.redis, config.models) as pool:
+        async with open_env(memory_url=args.redis, pool=pool) as env: ...
+    """
+    run = RemoteRun(RemoteConfig(url=url, **options), run_id=run_id)
+    try:
+        yield run.pool(specs)
+    finally:
+        await run.aclose()

@@ -1,0 +1,390 @@
+"""The seed client protocol, served by workers: a client sets ``task:<id>``; the answer appears at
+``memory:<id>``.
+
+Every worker with the ``lead`` role scans for ``task:*`` keys (a SCAN loop, so no server
+configuration is needed). For a task with no answer yet, one worker wins the claim
+(``SET P claim:<id> NX PX``, renewed while it works) and orchestrates a team over the job streams:
+so with N workers, one orchestrates and all N answer the model calls. If that worker dies, its
+claim expires and another takes the task over, reusing every result already stored (same run id).
+
+- The team: ``agents`` from the task, else the worker's default, else the number of live answering
+  workers (at most 5); models from the task, else those of the live answering workers.
+- A task without tests: the team writes test inputs from the prompt (one model call) and the
+  selector votes by behaviour on them (outputs compared between candidates, not against guesses).
+- The answer (JSON) is written at ``memory:<id>`` as soon as the team is done; the trace is a list
+  of JSON events at ``memory:<id>:trace``, appended live while the team works.
+- A malformed task gets ``{"id", "status": "error", "error"}`` at ``memory:<id>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
+from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
+from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
+from memdoor.errors import MemdoorError, ModelError
+from memdoor.problems.model import Problem
+
+if TYPE_CHECKING:
+    from memdoor.distributed.worker import Worker
+    from memdoor.solution import Solution
+    from memdoor.trace import TraceEvent
+
+log = logging.getLogger("memdoor.worker")
+
+MAX_DEFAULT_AGENTS = 5
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+def _glob_escape(text_: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text_)
+
+
+class SeedLeader:
+    """The seed-protocol side of a worker: finds tasks, claims them, orchestrates, writes answers."""
+
+    def __init__(self, worker: Worker):
+        self.worker = worker
+        self.options = worker.config.seed
+        self.redis = worker.redis
+        self.keys = worker.keys
+        self.token = f"{worker.config.agent_id}:{worker.instance}"
+        self._slots = asyncio.Semaphore(self.options.max_tasks)
+        self._running: dict[str, asyncio.Task] = {}
+        self._env: Any = None
+        self._renew = self.redis.register_script(_RENEW)
+        self._release = self.redis.register_script(_RELEASE)
+        self._waiting_logged = False
+
+    def answer_key(self, task_id: str) -> str:
+        return f"{self.options.answer_prefix}{task_id}"
+
+    def task_key(self, task_id: str) -> str:
+        return f"{self.options.task_prefix}{task_id}"
+
+    # -- the watch loop --------------------------------------------------------------------------
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        backoff = Backoff()
+        try:
+            while not stopping.is_set():
+                try:
+                    await self._scan_once()
+                    backoff.reset()
+                    delay = self.options.poll
+                except REDIS_DOWN:
+                    delay = backoff.next()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), delay)
+        finally:
+            running = list(self._running.values())
+            for t in running:
+                t.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            if self._env is not None:
+                with contextlib.suppress(Exception):
+                    await self._env.aclose()
+
+    async def _scan_once(self) -> None:
+        prefix = self.options.task_prefix
+        pattern = _glob_escape(prefix) + "*"
+        found = [text(k)[len(prefix) :] async for k in self.redis.scan_iter(match=pattern, count=1000)]
+        candidates = [t for t in found if t and t not in self._running]
+        if not candidates:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for task_id in candidates:
+                pipe.exists(self.answer_key(task_id))
+            answered = await pipe.execute()
+        todo = [t for t, done in zip(candidates, answered, strict=True) if not done]
+        if not todo:
+            return
+        if not await self._team_available():
+            if not self._waiting_logged:
+                log.warning(
+                    "%s: %d seed task(s) waiting: no live worker answers model jobs",
+                    self.worker.config.agent_id,
+                    len(todo),
+                )
+                self._waiting_logged = True
+            return
+        self._waiting_logged = False
+        for task_id in sorted(todo):
+            if self._slots.locked():
+                return
+            lease_ms = int(self.options.lease * 1000)
+            if await self.redis.set(self.keys.claim(task_id), self.token, nx=True, px=lease_ms):
+                await self._slots.acquire()
+                task = asyncio.create_task(self._lead(task_id))
+                self._running[task_id] = task
+                task.add_done_callback(lambda _t, tid=task_id: self._done(tid))
+
+    def _done(self, task_id: str) -> None:
+        self._running.pop(task_id, None)
+        self._slots.release()
+
+    async def _team_available(self) -> bool:
+        agents = await live_agents(self.redis, self.keys)
+        return any(a.get("role") in ANSWERING_ROLES for a in agents.values())
+
+    # -- one task --------------------------------------------------------------------------------
+
+    async def _lead(self, task_id: str) -> None:
+        """Orchestrate one claimed task; release the claim when done or stopped."""
+        agent = self.worker.config.agent_id
+        keeper = asyncio.create_task(self._keep_claim(task_id, asyncio.current_task()))
+        try:
+            answer = await self._solve(task_id)
+            await self._write_answer(task_id, answer)
+            log.info("%s: seed task %s: %s", agent, task_id, answer.get("status"))
+        except asyncio.CancelledError:
+            log.info("%s: seed task %s given up (another worker will take it over)", agent, task_id)
+            raise
+        except Exception as e:  # never let one task take the worker down
+            log.exception("%s: seed task %s failed", agent, task_id)
+            with contextlib.suppress(RedisError, MemdoorError):
+                await self._write_answer(task_id, error_answer(task_id, e))
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(RedisError, asyncio.CancelledError):
+                await self._release(keys=[self.keys.claim(task_id)], args=[self.token])
+
+    async def _keep_claim(self, task_id: str, owner: asyncio.Task | None) -> None:
+        """Renew the claim; if another worker has it (ours expired), stop leading this task."""
+        lease_ms = int(self.options.lease * 1000)
+        while True:
+            await asyncio.sleep(self.options.lease / 3)
+            try:
+                kept = await self._renew(keys=[self.keys.claim(task_id)], args=[self.token, lease_ms])
+            except REDIS_DOWN:
+                continue
+            if not kept:
+                held_by = await self.redis.get(self.keys.claim(task_id))
+                if held_by is None:  # lost with a Redis restart: take it again
+                    await self.redis.set(self.keys.claim(task_id), self.token, nx=True, px=lease_ms)
+                    continue
+                log.warning(
+                    "%s: lost the claim on %s to %s", self.worker.config.agent_id, task_id, text(held_by)
+                )
+                if owner is not None:
+                    owner.cancel()
+                return
+
+    async def _write_answer(self, task_id: str, answer: dict[str, Any]) -> None:
+        """Write the answer (first answer wins), then forget the run. Retries while Redis is down."""
+        backoff = Backoff()
+        while True:
+            try:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.set(self.answer_key(task_id), json.dumps(answer, ensure_ascii=False), nx=True)
+                    pipe.delete(self.keys.run(task_id))
+                    await pipe.execute()
+                return
+            except REDIS_DOWN:
+                if backoff.failures > 60:
+                    raise
+                await asyncio.sleep(backoff.next())
+
+    async def _run_id(self, task_id: str) -> str:
+        """The task's run id: a new one, or the one of the worker that led it before (takeover)."""
+        key = self.keys.run(task_id)
+        await self.redis.set(key, uuid.uuid4().hex[:12], nx=True)
+        return text(await self.redis.get(key))
+
+    async def _solve(self, task_id: str) -> dict[str, Any]:
+        key = self.task_key(task_id)
+        try:
+            task = parse_task(task_id, await self.redis.get(key), key=key)
+            problem = task_problem(task, key=key)
+        except MemdoorError as e:
+            return error_answer(task_id, e)
+        except RedisError as e:  # e.g. the key holds a hash, not a string
+            return error_answer(task_id, e)
+        return await self._orchestrate(task, problem)
+
+    async def _orchestrate(self, task: SeedTask, problem: Problem) -> dict[str, Any]:
+        from memdoor.budget import Budget
+        from memdoor.runner import SolveConfig, StrategySpec, solve_problem
+
+        opts, wcfg = self.options, self.worker.config
+        started = time.monotonic()
+        agents = await live_agents(self.redis, self.keys)
+        answering = {k: v for k, v in agents.items() if v.get("role") in ANSWERING_ROLES and v.get("model")}
+        models = task.models or sorted({v["model"] for v in answering.values()})
+        if not models:
+            return error_answer(task.id, ModelError("no live worker answers model jobs"))
+        size = task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering)))
+        try:
+            spec = StrategySpec.parse(task.strategy or opts.strategy, agents=size)
+            config = SolveConfig(
+                strategy=spec,
+                models=models,
+                max_tokens=opts.max_tokens,
+                budget=Budget(seconds=opts.budget_seconds, tokens=opts.budget_tokens),
+            )
+        except (MemdoorError, ValueError) as e:
+            return error_answer(task.id, e)
+        run = RemoteRun(RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=await self._run_id(task.id))
+        trace_key = f"{self.answer_key(task.id)}:trace"
+        events: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
+        writer = asyncio.create_task(self._trace_writer(trace_key, events))
+        try:
+            env = await self._shared_env()
+            tests_source = "task" if problem.public_tests else "none"
+            if not problem.public_tests:
+                problem, note = await write_tests(
+                    problem, run.model(models[0]), opts.tests, seed=len(task.id)
+                )
+                tests_source = "team" if problem.public_tests else f"none ({note})"
+            from memdoor.runner import RunEnv
+
+            task_env = RunEnv(
+                pool=run.pool(models),
+                sandbox=env.sandbox,
+                memory=env.memory,
+                price=env.price,
+                on_event=events.put_nowait,
+            )
+            solution = await solve_problem(problem, config, task_env)
+        finally:
+            events.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer, 10)
+            await run.aclose()
+        return done_answer(
+            task, problem, solution, tests_source, trace_key, time.monotonic() - started, jobs=len(run.jobs)
+        )
+
+    async def _trace_writer(self, key: str, events: asyncio.Queue) -> None:
+        """Append trace events to ``memory:<id>:trace`` as they happen (best effort while Redis is down)."""
+        await self.redis.delete(key)
+        while (ev := await events.get()) is not None:
+            with contextlib.suppress(*REDIS_DOWN):
+                await self.redis.rpush(key, ev.model_dump_json())
+
+    async def _shared_env(self) -> Any:
+        """The sandbox and memory this leader's tasks share, opened at the first task."""
+        if self._env is None:
+            self._env = await _SharedEnv.open(self.worker.config)
+        return self._env
+
+
+class _SharedEnv:
+    def __init__(self, sandbox: Any, memory: Any, price: Any):
+        self.sandbox, self.memory, self.price = sandbox, memory, price
+
+    @classmethod
+    async def open(cls, config: Any) -> _SharedEnv:
+        from memdoor.memory import open_memory
+        from memdoor.runner import default_price
+        from memdoor.sandbox import SandboxConfig, open_sandbox
+
+        sandbox = open_sandbox(SandboxConfig(timeout_s=config.seed.sandbox_timeout))
+        memory = open_memory(config.redis, prefix=config.prefix)
+        return cls(sandbox, memory, default_price())
+
+    async def aclose(self) -> None:
+        await self.memory.aclose()
+
+
+async def write_tests(problem: Problem, model: Any, count: int, *, seed: int = 0) -> tuple[Problem, str]:
+    """Ask ``model`` for up to ``count`` test inputs (no expected outputs) for ``problem``; the problem
+    with them as public tests, so the selector groups candidates by behaviour on them. Two tries."""
+    from memdoor.strategies import messages
+
+    note = ""
+    for attempt in range(2):
+        try:
+            resp = await model.complete(
+                messages.inputs(problem, count),
+                n=1,
+                temperature=0.2 + 0.4 * attempt,
+                max_tokens=512,
+                seed=seed + attempt,
+            )
+        except ModelError as e:
+            note = f"{type(e).__name__}: {e}"
+            continue
+        tests = messages.parse_inputs(resp.completions[0].text, problem, limit=count)
+        if tests:
+            return problem.model_copy(update={"public_tests": tests}), ""
+        note = "the model wrote no usable test input"
+    return problem, note
+
+
+def error_answer(task_id: str, error: BaseException) -> dict[str, Any]:
+    """The error object written at ``memory:<id>`` for a task the team could not take."""
+    return {
+        "id": task_id,
+        "status": "error",
+        "error": str(error),
+        "error_type": type(error).__name__,
+        "finished": time.time(),
+    }
+
+
+def done_answer(
+    task: SeedTask,
+    problem: Problem,
+    solution: Solution,
+    tests_source: str,
+    trace_key: str,
+    seconds: float,
+    *,
+    jobs: int,
+) -> dict[str, Any]:
+    """The team's answer as written at ``memory:<id>``."""
+    totals = solution.ledger.totals()
+    pv = solution.public_verdict or solution.verdict
+    code = solution.code
+    return {
+        "id": task.id,
+        "status": "error" if solution.error and not code else "done",
+        "answer": f"```python\n{code}\n```" if code else "",
+        "code": code,
+        "func_name": problem.func_name,
+        "agent": solution.agent,
+        "agents": solution.agents,
+        "strategy": solution.strategy,
+        "confidence": solution.confidence,
+        "selection": None if solution.selection is None else solution.selection.reason,
+        "tests": {
+            "source": tests_source,
+            "count": len(problem.public_tests),
+            "expected_outputs": any(t.output is not None for t in problem.public_tests),
+            "inputs": [t.input for t in problem.public_tests][:20],
+        },
+        "public": None
+        if pv is None
+        else {"status": pv.status, "passed": pv.tests_passed, "total": pv.tests_total},
+        "candidates": [
+            {"agent": c.agent, "round": c.round, "public": None if c.public is None else c.public.status}
+            for c in solution.candidates
+        ],
+        "stopped": solution.stopped,
+        "error": solution.error,
+        "calls": totals.calls,
+        "jobs": jobs,
+        "tokens": totals.tokens,
+        "seconds": round(seconds, 3),
+        "trace": trace_key,
+        "trace_id": solution.trace_id,
+        "finished": time.time(),
+    }

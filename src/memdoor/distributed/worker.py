@@ -1,0 +1,408 @@
+"""One agent of a distributed team: ``memdoor worker``.
+
+A worker registers itself (a heartbeat key with a TTL, listed in the ``agents`` hash), then takes
+jobs for its model from the stream ``P jobs:<model>`` as a member of the consumer group ``workers``:
+
+1. first a job whose worker died (pending and idle longer than ``visibility_timeout``, via XAUTOCLAIM),
+   else a new one (XREADGROUP);
+2. while its model runs, it keeps the job's lease fresh (XCLAIM to itself resets the idle time), so a
+   long call is never stolen from a live worker;
+3. it stores the result with ``SET NX`` (first result wins), wakes the orchestrator, and only then
+   acknowledges (XACK) and deletes the stream entry.
+
+A worker whose role is ``all`` or ``lead`` also watches for seed tasks (:mod:`.seed`). On SIGTERM it
+takes no new work, finishes its current job within ``grace`` seconds or hands it back (makes it
+claimable at once), gives up the seed tasks it leads, deregisters and exits 0. When Redis goes away it
+retries with backoff and carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any, Literal
+
+import redis.asyncio as aioredis
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from redis.exceptions import ResponseError
+
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, ensure_group, text
+from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
+from memdoor.errors import MemoryStoreError, ModelError
+from memdoor.protocols import Model
+
+log = logging.getLogger("memdoor.worker")
+
+Role = Literal["all", "answer", "lead"]
+"""``answer``: takes model jobs; ``lead``: orchestrates seed tasks (needs no model); ``all``: both."""
+
+
+class SeedOptions(BaseModel):
+    """How a worker serves the seed protocol (``task:<id>`` in, ``memory:<id>`` out)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task_prefix: str = Field(default="task:", description="Keys clients set: <task_prefix><id>.")
+    answer_prefix: str = Field(default="memory:", description="Key of the answer: <answer_prefix><id>.")
+    strategy: str = Field(default="parallel", description="Strategy for tasks that name none.")
+    agents: int | None = Field(
+        default=None,
+        ge=1,
+        description="Team size for tasks that name none; None: live answering workers, at most 5.",
+    )
+    max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per model call.")
+    tests: int = Field(default=5, ge=1, description="Test inputs the team writes when a task has no tests.")
+    poll: float = Field(default=0.5, gt=0, description="Seconds between scans for new tasks.")
+    lease: float = Field(default=30.0, gt=0, description="Seconds a task claim lasts unless renewed.")
+    max_tasks: int = Field(default=2, ge=1, description="Seed tasks one worker orchestrates at once.")
+    budget_seconds: float | None = Field(default=None, gt=0, description="Wall-second budget per task.")
+    budget_tokens: int | None = Field(default=None, gt=0, description="Token budget per task.")
+    sandbox_timeout: float = Field(default=6.0, gt=0, description="Seconds per test in the sandbox.")
+
+
+class WorkerConfig(BaseModel):
+    """One worker (agent) of a distributed team."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    redis: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (REDIS_URL).")
+    prefix: str = Field(
+        default="memdoor:", description="Prefix of every key the team uses (except seed keys)."
+    )
+    agent_id: str = Field(
+        min_length=1, description="AGENT_ID: unique name of this agent (its consumer name)."
+    )
+    model: str | None = Field(default=None, description="MODEL_NAME: the model spec this agent answers with.")
+    role: Role = Field(default="all", description="answer (model jobs), lead (seed tasks) or all (both).")
+    concurrency: int = Field(default=1, ge=1, description="Jobs taken at once (e.g. for a batching server).")
+    visibility_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        description="Seconds a job may go without its lease renewed before another worker takes it.",
+    )
+    heartbeat_ttl: float = Field(
+        default=15.0, gt=0, description="TTL of the heartbeat key, renewed at a third of it."
+    )
+    result_ttl: int = Field(default=86400, gt=0, description="Seconds results are kept.")
+    block: float = Field(default=1.0, gt=0, description="Seconds one read waits for a job.")
+    grace: float = Field(
+        default=30.0, ge=0, description="Seconds SIGTERM waits for the current job before handing it back."
+    )
+    startup_timeout: float = Field(default=60.0, gt=0, description="Seconds to wait for Redis at start.")
+    seed: SeedOptions = Field(default_factory=SeedOptions, description="Seed protocol settings.")
+
+    @property
+    def answers(self) -> bool:
+        return self.role in ("all", "answer")
+
+    @property
+    def leads(self) -> bool:
+        return self.role in ("all", "lead")
+
+
+class Worker:
+    """Runs a worker until ``stop`` is set. ``model`` is None only for a ``lead`` worker."""
+
+    def __init__(self, config: WorkerConfig, model: Model | None, *, redis: aioredis.Redis | None = None):
+        if config.answers and model is None:
+            raise ValueError("a worker that answers jobs needs a model")
+        self.config = config
+        self.model = model
+        self.keys = Keys(config.prefix)
+        self.instance = uuid.uuid4().hex[:8]
+        self.started = time.time()
+        self.jobs_done = 0
+        self._redis = redis
+        self._stopping = asyncio.Event()
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        if self._redis is None:
+            self._redis = connect(self.config.redis, timeout=max(30.0, 5 * self.config.block))
+        return self._redis
+
+    @property
+    def stream(self) -> str:
+        assert self.config.model is not None
+        return self.keys.stream(self.config.model)
+
+    def info(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            "agent": c.agent_id,
+            "model": c.model,
+            "role": c.role,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "instance": self.instance,
+            "started": self.started,
+            "jobs_done": self.jobs_done,
+        }
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set, then shut down cleanly (see the module docs)."""
+        await self._wait_for_redis(stop)
+        if stop.is_set():
+            return
+        await self._beat()
+        log.info(
+            "%s: serving %s as %s on %s",
+            self.config.agent_id,
+            self.config.model,
+            self.config.role,
+            self.config.redis,
+        )
+        beat = asyncio.create_task(self._heartbeat_loop())
+        slots = [
+            asyncio.create_task(self._job_loop())
+            for _ in range(self.config.concurrency if self.config.answers else 0)
+        ]
+        leader = None
+        if self.config.leads:
+            from memdoor.distributed.seed import SeedLeader
+
+            leader = SeedLeader(self)
+            lead_task = asyncio.create_task(leader.run(self._stopping))
+        else:
+            lead_task = None
+        watched = [*slots, *([lead_task] if lead_task else [])]
+        stop_wait = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([stop_wait, *watched], return_when=asyncio.FIRST_COMPLETED)
+        failure = next((t.exception() for t in done if t is not stop_wait and t.exception()), None)
+        self._stopping.set()
+        stop_wait.cancel()
+        if slots:
+            _, late = await asyncio.wait(slots, timeout=self.config.grace)
+            for t in late:
+                t.cancel()  # the job is handed back (see _handle)
+            await asyncio.gather(*slots, return_exceptions=True)
+        if lead_task is not None:
+            await asyncio.gather(lead_task, return_exceptions=True)
+        beat.cancel()
+        await asyncio.gather(beat, return_exceptions=True)
+        await self._deregister()
+        log.info("%s: stopped after %d job(s)", self.config.agent_id, self.jobs_done)
+        if failure is not None:
+            raise failure
+
+    async def aclose(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    async def _wait_for_redis(self, stop: asyncio.Event) -> None:
+        deadline = time.monotonic() + self.config.startup_timeout
+        backoff = Backoff()
+        while not stop.is_set():
+            try:
+                await self.redis.ping()
+                return
+            except REDIS_DOWN as e:
+                if time.monotonic() > deadline:
+                    raise MemoryStoreError(
+                        f"Redis at {self.config.redis} unreachable for {self.config.startup_timeout:g}s: "
+                        f"{type(e).__name__}: {e}"
+                    ) from None
+                if backoff.failures == 0:
+                    log.warning(
+                        "%s: waiting for Redis at %s (%s)",
+                        self.config.agent_id,
+                        self.config.redis,
+                        type(e).__name__,
+                    )
+                await _sleep_or_stop(stop, backoff.next())
+
+    async def _beat(self) -> None:
+        c, info = self.config, json.dumps(self.info())
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(self.keys.heartbeat(c.agent_id), info, px=int(c.heartbeat_ttl * 1000))
+            pipe.hset(self.keys.agents, c.agent_id, info)
+            await pipe.execute()
+
+    async def _heartbeat_loop(self) -> None:
+        backoff = Backoff()
+        while True:
+            await asyncio.sleep(self.config.heartbeat_ttl / 3 if backoff.failures == 0 else backoff.next())
+            try:
+                await self._beat()
+                backoff.reset()
+            except REDIS_DOWN:
+                backoff.next()
+
+    async def _deregister(self) -> None:
+        with contextlib.suppress(*REDIS_DOWN):
+            raw = await self.redis.get(self.keys.heartbeat(self.config.agent_id))
+            if raw is None or json.loads(raw).get("instance") == self.instance:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.delete(self.keys.heartbeat(self.config.agent_id))
+                    pipe.hdel(self.keys.agents, self.config.agent_id)
+                    await pipe.execute()
+
+    # -- jobs ------------------------------------------------------------------------------------
+
+    async def _job_loop(self) -> None:
+        backoff = Backoff()
+        need_group = True
+        while not self._stopping.is_set():
+            try:
+                if need_group:
+                    await ensure_group(self.redis, self.stream, GROUP)
+                    need_group = False
+                entry = await self._next_entry()
+                if backoff.failures:
+                    log.warning("%s: Redis is back", self.config.agent_id)
+                backoff.reset()
+                if entry is not None:
+                    await self._handle(*entry)
+            except REDIS_DOWN as e:
+                if backoff.failures == 0:
+                    log.warning(
+                        "%s: Redis unreachable (%s); retrying", self.config.agent_id, type(e).__name__
+                    )
+                need_group = True
+                await _sleep_or_stop(self._stopping, backoff.next())
+            except ResponseError:
+                # The group can vanish when Redis restarts without its data: recreate it and go on.
+                # Any other refusal is a real error.
+                if not await ensure_group(self.redis, self.stream, GROUP):
+                    raise
+
+    async def _next_entry(self) -> tuple[str, dict, int] | None:
+        """A job whose worker died (idle past the visibility timeout), else a new one, else None."""
+        r, c = self.redis, self.config
+        claimed = await r.xautoclaim(
+            self.stream,
+            GROUP,
+            c.agent_id,
+            min_idle_time=int(c.visibility_timeout * 1000),
+            start_id="0-0",
+            count=1,
+        )
+        entries = claimed[1] if len(claimed) > 1 else []
+        entries = [e for e in entries if e and e[1]]
+        if entries:
+            entry_id, fields = entries[0]
+            pending = await r.xpending_range(self.stream, GROUP, min=entry_id, max=entry_id, count=1)
+            deliveries = int(pending[0]["times_delivered"]) if pending else 2
+            await r.hincrby(self.keys.stats, "reclaimed", 1)
+            log.info("%s: took over job entry %s (delivery %d)", c.agent_id, text(entry_id), deliveries)
+            return text(entry_id), fields, deliveries
+        got = await r.xreadgroup(GROUP, c.agent_id, {self.stream: ">"}, count=1, block=int(c.block * 1000))
+        for _stream, items in got or []:
+            for entry_id, fields in items:
+                return text(entry_id), fields, 1
+        return None
+
+    async def _handle(self, entry_id: str, fields: dict, deliveries: int) -> None:
+        r, c, keys = self.redis, self.config, self.keys
+        raw = fields.get(b"job", fields.get("job"))
+        try:
+            job = Job.model_validate_json(raw or b"")
+        except ValidationError:
+            log.warning("%s: dropped unreadable job entry %s", c.agent_id, entry_id)
+            await self._ack(entry_id, stat="bad_jobs")
+            return
+        if await r.exists(keys.result(job.id)):
+            await self._ack(entry_id, stat="already_answered")
+            return
+        renew = asyncio.create_task(self._renew(entry_id))
+        started = time.monotonic()
+        try:
+            result = await self._answer(job, deliveries)
+        except asyncio.CancelledError:
+            await self._hand_back(entry_id)
+            raise
+        finally:
+            renew.cancel()
+        result.seconds = round(time.monotonic() - started, 4)
+        await self._store(job, result, entry_id)
+
+    async def _answer(self, job: Job, deliveries: int) -> JobResult:
+        c = self.config
+        assert self.model is not None and c.model is not None
+        base = {"job": job.id, "agent": c.agent_id, "model": c.model, "deliveries": deliveries}
+        try:
+            response = await self.model.complete(
+                job.messages,
+                n=job.n,
+                temperature=job.temperature,
+                max_tokens=job.max_tokens,
+                logprobs=job.logprobs,
+                seed=job.seed,
+                stop=job.stop,
+            )
+        except ModelError as e:
+            kind = type(e).__name__ if type(e).__name__ in ERRORS else "ModelError"
+            log.warning("%s: job %s failed: %s: %s", c.agent_id, job.id, type(e).__name__, e)
+            return JobResult(ok=False, error_type=kind, error=str(e), **base)
+        return JobResult(ok=True, response=response, **base)
+
+    async def _renew(self, entry_id: str) -> None:
+        """Keep the job's lease: reset its idle time every third of the visibility timeout."""
+        c = self.config
+        while True:
+            await asyncio.sleep(c.visibility_timeout / 3)
+            with contextlib.suppress(*REDIS_DOWN):
+                await self.redis.xclaim(self.stream, GROUP, c.agent_id, 0, [entry_id], justid=True)
+
+    async def _hand_back(self, entry_id: str) -> None:
+        """Make the job claimable by another worker at once (its idle time set past the timeout)."""
+        c = self.config
+        idle = int(c.visibility_timeout * 1000) * 10
+        with contextlib.suppress(*REDIS_DOWN, asyncio.TimeoutError):
+            async with asyncio.timeout(5):
+                await self.redis.xclaim(self.stream, GROUP, c.agent_id, 0, [entry_id], idle=idle, justid=True)
+                await self.redis.hincrby(self.keys.stats, "handed_back", 1)
+                log.info("%s: handed back job entry %s", c.agent_id, entry_id)
+
+    async def _store(self, job: Job, result: JobResult, entry_id: str) -> None:
+        """Store the result once (first wins), wake the orchestrator, then ack. Retries while Redis is down:
+        an answer in hand is not thrown away (unless the worker is told to stop meanwhile)."""
+        r, c, keys = self.redis, self.config, self.keys
+        backoff = Backoff()
+        while True:
+            try:
+                stored = await r.set(keys.result(job.id), result.model_dump_json(), nx=True, ex=c.result_ttl)
+                async with r.pipeline(transaction=True) as pipe:
+                    if stored:
+                        pipe.rpush(keys.reply(job.id), "1")
+                        pipe.expire(keys.reply(job.id), c.result_ttl)
+                        pipe.hincrby(keys.stats, "results", 1)
+                        pipe.hincrby(keys.stats, f"done:{c.agent_id}", 1)
+                    else:
+                        pipe.hincrby(keys.stats, "duplicates", 1)
+                    pipe.xack(self.stream, GROUP, entry_id)
+                    pipe.xdel(self.stream, entry_id)
+                    await pipe.execute()
+                break
+            except REDIS_DOWN:
+                await asyncio.sleep(backoff.next())
+        self.jobs_done += 1
+        log.info(
+            "%s: job %s %s in %.2fs%s",
+            c.agent_id,
+            job.id,
+            "answered" if result.ok else "failed",
+            result.seconds,
+            "" if stored else " (already answered by another worker; dropped)",
+        )
+
+    async def _ack(self, entry_id: str, *, stat: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xack(self.stream, GROUP, entry_id)
+            pipe.xdel(self.stream, entry_id)
+            pipe.hincrby(self.keys.stats, stat, 1)
+            await pipe.execute()
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
