@@ -342,6 +342,7 @@ class WeightsStore:
                 json.dump(record, f)
                 f.flush()
                 os.fsync(f.fileno())
+            os.chmod(tmp_name, 0o644)
             os.replace(tmp_name, side)
         except BaseException:
             Path(tmp_name).unlink(missing_ok=True)
