@@ -1,0 +1,210 @@
+"""A team solves one problem: strategy, team size and models chosen on the command line.
+
+The answer is graded in the sandbox on every test (public and hidden; a problem without hidden tests
+is graded on its public tests, and the output says so). Exit code 0 when the answer passes, 1 when it
+does not (or the run failed), 2 for a usage error.
+
+Examples:
+  memdoor solve humaneval --problem HumanEval/0
+  memdoor solve data.jsonl --problem two-sum --strategy parallel --agents 5 --json
+  memdoor solve data.jsonl --problem two-sum --strategy sequential:2 \\
+      --model local:qwen2.5-coder-0.5b --model local:qwen2.5-coder-1.5b --option rounds=2
+
+The trace is kept in $MEMDOOR_HOME/traces (default ~/.cache/memdoor/traces): memdoor trace ID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from memdoor.budget import Budget
+from memdoor.errors import UsageError
+from memdoor.registry import names
+from memdoor.solution import Solution
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from memdoor.runner import DEFAULT_MODEL
+
+    p.add_argument(
+        "problems", help="problem source: LiveCodeBench .jsonl, 'humaneval', or a user .yaml/.json file"
+    )
+    p.add_argument(
+        "--problem", metavar="ID", help="id of the problem to solve (optional if the file has one)"
+    )
+    p.add_argument(
+        "--strategy",
+        default="single",
+        metavar="NAME[:N]",
+        help=f"team strategy: {', '.join(names('strategy'))} (default single); NAME:N sets the team size",
+    )
+    p.add_argument("--agents", type=int, metavar="N", help="team size (default 1 for single, else 5)")
+    p.add_argument(
+        "--model",
+        action="append",
+        metavar="SPEC",
+        help=f"model spec, repeatable for a mixed team, assigned round-robin (default {DEFAULT_MODEL})",
+    )
+    p.add_argument("--budget-tokens", type=int, metavar="T", help="stop after T prompt+completion tokens")
+    p.add_argument("--budget-calls", type=int, metavar="C", help="stop after C model calls")
+    p.add_argument("--budget-seconds", type=float, metavar="S", help="stop after S seconds of solving")
+    p.add_argument("--seed", type=int, default=0, help="base sampling seed (default 0)")
+    p.add_argument("--max-tokens", type=int, default=1024, help="completion tokens per call (default 1024)")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy option, e.g. rounds=2, repair_rounds=3, inputs=5 (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
+    p.add_argument("--no-live", action="store_true", help="no live view of the team on a terminal")
+    p.add_argument("--redis", metavar="URL", help="distributed team over Redis (not available yet)")
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """``["rounds=2", "stop_when_all_pass=false"]`` → ``{"rounds": 2, "stop_when_all_pass": False}``."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad --option {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def build_config(args: argparse.Namespace):
+    from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec
+
+    spec = StrategySpec.parse(args.strategy, agents=args.agents)
+    if args.agents is not None and spec.agents != args.agents:
+        raise UsageError(f"--strategy {args.strategy} and --agents {args.agents} disagree on the team size")
+    if args.agents is None and ":" not in args.strategy and spec.name != "single":
+        spec = StrategySpec(name=spec.name, agents=5)
+    for flag, value in (("--budget-tokens", args.budget_tokens), ("--budget-calls", args.budget_calls)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1")
+    if args.max_tokens < 16:
+        raise UsageError("--max-tokens must be at least 16")
+    config = SolveConfig(
+        strategy=spec,
+        models=args.model or [DEFAULT_MODEL],
+        budget=Budget(tokens=args.budget_tokens, calls=args.budget_calls, seconds=args.budget_seconds),
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        options=parse_options(args.option),
+    )
+    config.make_strategy()  # bad options fail here, before any model is loaded
+    return config
+
+
+def result_json(solution: Solution, hidden_tests: int) -> dict[str, Any]:
+    """The ``--json`` object."""
+    v = solution.verdict
+    t = solution.ledger.totals()
+    return {
+        "problem_id": solution.problem_id,
+        "strategy": solution.strategy,
+        "passed": solution.passed,
+        "code": solution.code,
+        "verdict": None
+        if v is None
+        else {"status": v.status, "tests_passed": v.tests_passed, "tests_total": v.tests_total},
+        "graded_on": "public+hidden" if hidden_tests else "public",
+        "ledger": {
+            "calls": t.calls,
+            "failed_calls": t.failed_calls,
+            "prompt_tokens": t.prompt_tokens,
+            "completion_tokens": t.completion_tokens,
+            "wall_seconds": round(t.wall_seconds, 3),
+            "usd": t.usd,
+        },
+        "agents": solution.agents,
+        "agent": solution.agent,
+        "confidence": solution.confidence,
+        "oracle": solution.oracle,
+        "stopped": solution.stopped,
+        "failures": [f.model_dump() for f in solution.failures],
+        "error": solution.error,
+        "trace_id": solution.trace_id,
+    }
+
+
+def summary(solution: Solution, hidden_tests: int) -> str:
+    """A readable summary of the result."""
+    v, t = solution.verdict, solution.ledger.totals()
+    verdict = "not graded" if v is None else f"{v.status}, {v.tests_passed}/{v.tests_total} tests"
+    scope = (
+        "public and hidden tests" if hidden_tests else "public tests only: this problem has no hidden tests"
+    )
+    usd = "unpriced" if t.usd is None else f"${t.usd:.4f}"
+    lines = [
+        f"problem   {solution.problem_id}",
+        f"strategy  {solution.strategy}  team: {', '.join(solution.agents)}",
+        f"result    {'PASSED' if solution.passed else 'FAILED'} ({verdict}; graded on {scope})",
+        f"answer by {solution.agent or '-'}  confidence: "
+        + ("-" if solution.confidence is None else f"{solution.confidence:.2f}")
+        + f"  any candidate correct: {'yes' if solution.oracle else 'no'}  stopped: {solution.stopped}",
+        f"cost      {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
+        f"{t.wall_seconds:.1f} s, {usd}",
+    ]
+    lines += [f"failure   {f.agent}: {f.error}" for f in solution.failures]
+    if solution.error:
+        lines.append(f"error     {solution.error}")
+    lines.append(f"trace     memdoor trace {solution.trace_id}")
+    if solution.code:
+        lines += ["", "```python", solution.code, "```"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.problems.load import find_problem, load_problems
+
+    if args.redis:
+        raise UsageError(
+            "--redis: a distributed team over Redis is not available in solve yet (use memdoor worker)"
+        )
+    config = build_config(args)
+    problems = load_problems(args.problems)
+    if args.problem is None:
+        if len(problems) != 1:
+            raise UsageError(f"{args.problems} has {len(problems)} problems: choose one with --problem ID")
+        problem = problems[0]
+    else:
+        problem = find_problem(problems, args.problem)
+    live = sys.stderr.isatty() and not args.json and not args.no_live
+    solution = asyncio.run(_solve(problem, config, live))
+    hidden = len(problem.hidden_tests)
+    if args.json:
+        print(json.dumps(result_json(solution, hidden)))
+    else:
+        print(summary(solution, hidden))
+    return 0 if solution.passed else 1
+
+
+async def _solve(problem, config, live: bool) -> Solution:
+    from memdoor.models.pool import ModelPool
+    from memdoor.runner import open_env, solve_problem
+    from memdoor.tracestore import default_trace_dir
+
+    pool = ModelPool()
+    try:
+        for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
+            pool.get(spec)
+        async with open_env(pool=pool, trace_dir=default_trace_dir()) as env:
+            if not live:
+                return await solve_problem(problem, config, env)
+            from memdoor.live import LiveView
+
+            with LiveView(f"{problem.id} — {config.strategy}") as view:
+                env.on_event = view.on_event
+                return await solve_problem(problem, config, env)
+    finally:
+        await pool.aclose()
