@@ -1,0 +1,147 @@
+"""The bench loop with the real runner, the real sandbox and scripted models (control flow only)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from bench_helpers import ALL_FUNCTIONS, EXPECTED_SOLVED
+
+from memdoor.bench.config import BenchConfig, parse_rows
+from memdoor.bench.loop import MAX_AUTO_ATTEMPTS, BenchAborted, BenchOptions, run_bench
+from memdoor.bench.progress import PlainProgress
+from memdoor.bench.records import ProblemInfo, RunRecord
+from memdoor.bench.store import ResultsStore
+from memdoor.bench.suite import problems_digest
+from memdoor.errors import ModelUnavailable
+from memdoor.memory import open_memory
+from memdoor.models.pool import ModelPool
+from memdoor.models.scripted import ScriptedModel
+from memdoor.problems.load import load_problems
+from memdoor.runner import RunEnv
+from memdoor.sandbox import SandboxConfig, open_sandbox
+
+GOOD = "scripted:good"
+DOWN = "scripted:down"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    return open_sandbox(SandboxConfig())
+
+
+def setup(tmp_path, problem_file, sandbox, strategies="single,parallel:3", model=GOOD, baselines=()):
+    problems = load_problems(problem_file)
+    config = BenchConfig(suite=str(problem_file), rows=parse_rows(strategies, [model], list(baselines)))
+    run = RunRecord(config=config, problems_sha256=problems_digest(problems), problem_count=len(problems))
+    pool = ModelPool()
+    pool.add(GOOD, ScriptedModel([ALL_FUNCTIONS], spec=GOOD))
+    pool.add(DOWN, ScriptedModel([ModelUnavailable("endpoint down")], spec=DOWN))
+
+    def make_env() -> RunEnv:
+        return RunEnv(pool=pool, sandbox=sandbox, memory=open_memory(None))
+
+    infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
+    return problems, config, run, infos, make_env
+
+
+async def bench(tmp_path, problems, config, run, infos, make_env, **options):
+    out = io.StringIO()
+    with ResultsStore.create_or_resume(tmp_path / "out", run, infos) as store:
+        outcome = await run_bench(
+            problems, config, store, make_env, options=BenchOptions(**options), progress=PlainProgress(out)
+        )
+        results = store.results(full=True)
+    return outcome, results, out.getvalue()
+
+
+async def test_every_pair_is_stored_once_with_its_grading_cost_and_trace(tmp_path, problem_file, sandbox):
+    args = setup(tmp_path, problem_file, sandbox)
+    outcome, results, log = await bench(tmp_path, *args)
+    assert (outcome.ran, outcome.skipped, outcome.errors) == (12, 0, 0)
+    assert [(r.problem_id, r.row) for r in results] == [
+        (p, row) for p in ("add", "mul", "neg", "sub", "square", "double") for row in ("single", "parallel:3")
+    ]
+    solved = {r.problem_id for r in results if r.passed}
+    assert solved == EXPECTED_SOLVED
+    neg = next(r for r in results if r.problem_id == "neg" and r.row == "single")
+    assert neg.verdict_status == "wrong_answer" and neg.oracle is False
+    for r in results:
+        assert r.status == "done" and r.code.startswith("def add")
+        assert r.calls >= (3 if r.row == "parallel:3" else 1) and r.tokens > 0
+        assert r.usd is None  # scripted models are unpriced
+        trace = json.loads(r.trace_json)
+        assert trace["trace"]["id"] == r.trace_id and trace["trace"]["events"]
+        assert json.loads(r.ledger_json)["calls"] and json.loads(r.verdict_json)["status"] == r.verdict_status
+        assert r.started_at <= r.finished_at
+    assert log.count("\n") == 13 and "[12/12" in log and "single 5/6" in log
+
+    # Rerunning the same thing does nothing: every pair is stored.
+    outcome, again, _ = await bench(tmp_path, *args)
+    assert (outcome.ran, outcome.skipped) == (0, 12)
+    assert [r.trace_id for r in again] == [r.trace_id for r in results]
+
+
+async def test_concurrency_gives_the_same_results(tmp_path, problem_file, sandbox):
+    args = setup(tmp_path, problem_file, sandbox, strategies="single,sequential:2")
+    _, serial, _ = await bench(tmp_path / "a", *args)
+    _, concurrent, _ = await bench(tmp_path / "b", *args, concurrency=4)
+    key = lambda rs: sorted((r.problem_id, r.row, r.passed, r.code) for r in rs)  # noqa: E731
+    assert key(serial) == key(concurrent) and len(serial) == 12
+
+
+async def test_an_endpoint_that_is_down_stops_the_run_and_its_errors_are_retried_on_resume(
+    tmp_path, problem_file, sandbox
+):
+    args = setup(tmp_path, problem_file, sandbox, strategies="single", model=DOWN)
+    with pytest.raises(BenchAborted, match="3 environmental errors in a row"):
+        await bench(tmp_path, *args, max_consecutive_errors=3)
+    with ResultsStore.open(tmp_path / "out") as store:
+        stored = store.results()
+    assert len(stored) == 3
+    assert all(r.status == "error" and r.retryable and not r.passed and r.attempts == 1 for r in stored)
+    assert all(r.calls > 0 and r.failed_calls == r.calls for r in stored)
+
+    # Resume: the 3 errors are retried (attempt 2) and the 3 others run; errors again, all stored.
+    outcome, results, _ = await bench(tmp_path, *args, max_consecutive_errors=100)
+    assert (outcome.ran, outcome.errors) == (6, 6)
+    assert sorted(r.attempts for r in results) == [1, 1, 1, 2, 2, 2]
+    # Environmental errors are retried until MAX_AUTO_ATTEMPTS, then left alone.
+    for _ in range(MAX_AUTO_ATTEMPTS + 1):
+        await bench(tmp_path, *args, max_consecutive_errors=100)
+    _, results, _ = await bench(tmp_path, *args, max_consecutive_errors=100)
+    assert {r.attempts for r in results} == {MAX_AUTO_ATTEMPTS} and len(results) == 6
+
+
+async def test_a_deterministic_error_is_kept_and_only_retried_on_request(tmp_path, problem_file, sandbox):
+    problems, config, run, infos, make_env = setup(tmp_path, problem_file, sandbox, strategies="single")
+    calls = []
+
+    async def broken_solve(problem, solve_config, env):  # a stand-in that raises a non-environmental error
+        calls.append(problem.id)
+        raise ValueError(f"cannot handle {problem.id}")
+
+    async def once(**options):
+        with ResultsStore.create_or_resume(tmp_path / "out", run, infos) as store:
+            await run_bench(
+                problems,
+                config,
+                store,
+                make_env,
+                options=BenchOptions(**options),
+                progress=PlainProgress(io.StringIO()),
+                solve=broken_solve,
+            )
+            return store.results()
+
+    results = await once()
+    assert len(calls) == 6
+    assert all(r.status == "error" and not r.retryable for r in results)
+    assert (
+        results[0].error == "ValueError: cannot handle add" and results[0].error_type == "builtins.ValueError"
+    )
+    await once()
+    assert len(calls) == 6  # not looped on
+    results = await once(retry_errors=True)
+    assert len(calls) == 12 and {r.attempts for r in results} == {2}

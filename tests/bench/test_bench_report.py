@@ -1,0 +1,166 @@
+"""Analysis and report of a results directory with known results."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from memdoor.bench.analysis import analyse
+from memdoor.bench.config import BenchConfig, parse_rows
+from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.report import REPORT_HTML, REPORT_MD, write_report
+from memdoor.bench.stats import bootstrap_ci, mcnemar_exact
+from memdoor.bench.store import ResultsStore
+
+N = 20
+BASE = "single@local:qwen2.5-coder-1.5b"
+# Which problems each row solves (problem i solved iff i in the set).
+SOLVED = {
+    "single": set(range(0, 8)),  # 8/20
+    "parallel:5": set(range(0, 12)),  # 12/20: 4 wins over single, 0 losses
+    BASE: set(range(2, 13)),  # 11/20
+}
+TOKENS = {"single": 100, "parallel:5": 600, BASE: 120}
+
+
+def problems() -> list[ProblemInfo]:
+    return [
+        ProblemInfo(
+            id=f"p{i:02d}",
+            position=i,
+            difficulty=("easy", "medium", "hard")[i % 3],
+            platform="leetcode" if i < 10 else "atcoder",
+            release_date=date(2024, 1 + i % 2, 10),
+        )
+        for i in range(N)
+    ]
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    config = BenchConfig(
+        suite="suite.jsonl",
+        rows=parse_rows("single,parallel:5", ["local:qwen2.5-coder-0.5b"], [BASE]),
+        budget_tokens=4000,
+    )
+    run = RunRecord(config=config, problems_sha256="x", problem_count=N, versions={"memdoor": "0.1.0"})
+    with ResultsStore.create_or_resume(tmp_path, run, problems()) as store:
+        for i in range(N):
+            for row, solved in SOLVED.items():
+                store.record(
+                    ResultRecord(
+                        problem_id=f"p{i:02d}",
+                        row=row,
+                        status="error" if (row == "single" and i == 19) else "done",
+                        passed=i in solved,
+                        oracle=(i in solved) or (row == "parallel:5" and i < 15),
+                        code=f"def f(): return {i}",
+                        prompt_tokens=TOKENS[row] // 2,
+                        completion_tokens=TOKENS[row] // 2 + i,
+                        calls=5 if row == "parallel:5" else 1,
+                        wall_seconds=2.0,
+                        strategy_seconds=1.0 + i,
+                        stopped="budget" if (row == "parallel:5" and i % 4 == 0) else "done",
+                    )
+                )
+    return tmp_path
+
+
+def test_analysis_numbers_match_the_stored_results(results_dir):
+    with ResultsStore.open(results_dir) as store:
+        a = analyse(store, resamples=2000)
+    single, team, base = a.row("single"), a.row("parallel:5"), a.row(BASE)
+    assert (single.solved, single.total, single.errors) == (8, 20, 1)
+    assert team.pass_at_1 == pytest.approx(0.6) and base.pass_at_1 == pytest.approx(0.55)
+    assert single.ci95 == pytest.approx(bootstrap_ci([1.0] * 8 + [0.0] * 12, resamples=2000, seed=0))
+    assert team.oracle_solved == 15 and team.oracle_rate == pytest.approx(0.75)
+    assert single.oracle_rate == pytest.approx(0.4)  # the oracle is at least what was selected
+    assert team.tokens.mean == pytest.approx(600 + 9.5) and team.calls.median == 5
+    assert team.seconds.mean == pytest.approx(10.5)  # the strategy's own wall time when known
+    assert team.budget_stops == 5 and team.usd is None
+    assert a.complete and a.problems_total == N
+
+    pair = next(p for p in a.pairs if (p.a, p.b) == ("single", "parallel:5"))
+    assert (pair.wins, pair.losses, pair.both, pair.neither) == (0, 4, 8, 8)
+    assert pair.p_value == pytest.approx(mcnemar_exact(0, 4)) == pytest.approx(0.125)
+    assert pair.diff == pytest.approx(-0.2)
+    assert len(a.pairs) == 3
+
+    assert sorted((t.team, t.baseline) for t in a.team_vs_single) == [("parallel:5", BASE), ("single", BASE)]
+    t = next(t for t in a.team_vs_single if t.team == "parallel:5")
+    # parallel solves 0..11, the baseline 2..12: 2 wins (0, 1), 1 loss (12).
+    assert (t.pair.wins, t.pair.losses) == (2, 1) and t.pair.p_value == pytest.approx(1.0)
+    assert t.token_ratio == pytest.approx(609.5 / 129.5)
+
+    diff = next(b for b in a.breakdowns if b.by == "difficulty")
+    assert diff.groups == ["easy", "medium", "hard"]
+    easy = [i for i in range(N) if i % 3 == 0]
+    assert diff.cells["easy"]["single"].total == len(easy)
+    assert diff.cells["easy"]["single"].solved == len([i for i in easy if i < 8])
+    months = next(b for b in a.breakdowns if b.by == "release month")
+    assert months.groups == ["2024-01", "2024-02"]
+    # Pareto: single is cheapest; the baseline costs a little more and is more accurate; the team most.
+    assert a.pareto == ["single", BASE, "parallel:5"]
+
+
+def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_shape(results_dir):
+    with ResultsStore.open(results_dir) as store:
+        a = analyse(store, resamples=2000)
+    paths = write_report(a, results_dir)
+    names = {p.name for p in paths}
+    assert {REPORT_MD, REPORT_HTML, "pareto.png", "pass_at_1.png", "by_difficulty.png"} <= names
+    for p in paths:
+        assert p.stat().st_size > 0
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (results_dir / REPORT_MD).read_text()
+    html = (results_dir / REPORT_HTML).read_text()
+    lo, hi = a.row("parallel:5").ci95
+    for text in (md, html):
+        assert "60.0%" in text and "40.0%" in text and "55.0%" in text
+        assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" in text
+        assert "Equal budget" in text and "4,000 tokens" in text
+        assert "Team vs bigger single model" in text and BASE in text
+        assert "0.125" in text  # single vs parallel:5, McNemar
+        assert "unpriced" in text
+        assert "75.0%" in text  # the team's oracle ceiling
+        assert "2024-02" in text and "atcoder" in text
+    assert html.startswith("<!DOCTYPE html>") and '<img src="pareto.png"' in html
+
+    doc = json.loads(json.dumps(a.summary()))
+    row = doc["strategies"]["parallel:5"]
+    assert set(row) >= {
+        "solved",
+        "total",
+        "pass_at_1",
+        "ci95",
+        "tokens_per_problem",
+        "seconds_per_problem",
+        "usd_per_problem",
+    }
+    assert (row["solved"], row["total"], row["usd_per_problem"]) == (12, 20, None)
+    assert row["ci95"] == [pytest.approx(lo), pytest.approx(hi)]
+    assert list(doc["strategies"]) == ["single", "parallel:5", BASE]
+    assert doc["budget_tokens"] == 4000 and doc["complete"] is True
+
+
+def test_an_incomplete_run_is_reported_as_such(tmp_path):
+    config = BenchConfig(suite="s", rows=parse_rows("single,parallel:2", ["local:qwen2.5-coder-0.5b"], []))
+    run = RunRecord(config=config, problems_sha256="x", problem_count=N)
+    with ResultsStore.create_or_resume(tmp_path, run, problems()) as store:
+        store.record(ResultRecord(problem_id="p00", row="single", status="done", passed=True, usd=0.002))
+        store.record(ResultRecord(problem_id="p01", row="single", status="done", passed=False, usd=0.004))
+    with ResultsStore.open(tmp_path) as store:
+        a = analyse(store, resamples=500)
+    assert not a.complete
+    assert a.row("parallel:2").total == 0 and a.row("parallel:2").pass_at_1 is None
+    assert a.row("single").usd.mean == pytest.approx(0.003)
+    write_report(a, tmp_path)
+    md = (tmp_path / REPORT_MD).read_text()
+    assert "INCOMPLETE" in md and "2 of 40 results stored" in md and "No token budget" in md
+    doc = a.summary()
+    assert doc["strategies"]["parallel:2"]["pass_at_1"] is None
+    assert doc["strategies"]["parallel:2"]["tokens_per_problem"] is None  # NaN becomes null
+    assert doc["strategies"]["single"]["usd_per_problem"] == pytest.approx(0.003)
