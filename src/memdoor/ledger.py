@@ -22,6 +22,20 @@ class CallRecord(BaseModel):
     ok: bool = Field(default=True, description="False when the call failed for good.")
     error: str | None = Field(default=None, description="Error type and message when the call failed.")
 
+    @classmethod
+    def failed(cls, *, agent: str, model: str, role: str, n: int, error: Exception) -> CallRecord:
+        """A call that failed for good. Keeps the retries and seconds a backend set on the error."""
+        return cls(
+            agent=agent,
+            model=model,
+            role=role,
+            n=n,
+            ok=False,
+            error=f"{type(error).__name__}: {error}",
+            latency_s=float(getattr(error, "latency_s", 0.0) or 0.0),
+            retries=int(getattr(error, "retries", 0) or 0),
+        )
+
 
 class LedgerTotals(BaseModel):
     """Sums over a ledger."""
@@ -58,6 +72,51 @@ class Ledger(BaseModel):
 
     def totals(self) -> LedgerTotals:
         return totals_of(self.calls, self.wall_seconds)
+
+    def totals_by(self, key: str) -> dict[str, LedgerTotals]:
+        """Totals per value of a call field (``agent``, ``model`` or ``role``), in first-seen order.
+
+        The groups' ``wall_seconds`` are 0: wall time belongs to the whole ledger, not to a group.
+        """
+        groups: dict[str, list[CallRecord]] = {}
+        for c in self.calls:
+            groups.setdefault(str(getattr(c, key)), []).append(c)
+        return {k: totals_of(v) for k, v in groups.items()}
+
+
+def merge_ledgers(ledgers: Iterable[Ledger]) -> Ledger:
+    """One ledger holding every call of ``ledgers`` (e.g. all problems of a strategy in a run).
+
+    Its ``wall_seconds`` is the sum of theirs: problem-seconds, which exceed the elapsed time of a run
+    whose problems overlapped.
+    """
+    merged = Ledger()
+    for ledger in ledgers:
+        merged.extend(ledger)
+        merged.wall_seconds += ledger.wall_seconds
+    return merged
+
+
+def sum_totals(parts: Iterable[LedgerTotals]) -> LedgerTotals:
+    """Add up totals (per problem → per strategy → per run) exactly as :func:`totals_of` would on all calls.
+
+    Dollars stay None ("unpriced") when any part that made calls is unpriced; parts without calls cost
+    nothing. ``wall_seconds`` add up (problem-seconds).
+    """
+    t = LedgerTotals()
+    usd: float | None = 0.0
+    for p in parts:
+        t.calls += p.calls
+        t.failed_calls += p.failed_calls
+        t.prompt_tokens += p.prompt_tokens
+        t.completion_tokens += p.completion_tokens
+        t.model_seconds += p.model_seconds
+        t.wall_seconds += p.wall_seconds
+        t.retries += p.retries
+        if p.calls:
+            usd = None if usd is None or p.usd is None else usd + p.usd
+    t.usd = usd if t.calls else None
+    return t
 
 
 def totals_of(calls: Iterable[CallRecord], wall_seconds: float = 0.0) -> LedgerTotals:

@@ -42,6 +42,7 @@ class _State:
     config: FakeServerConfig
     lock: threading.Lock = field(default_factory=threading.Lock)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0
 
@@ -117,6 +118,7 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 return
             with state.lock:
                 state.requests.append(req)
+                state.authorizations.append(self.headers.get("Authorization"))
                 state.in_flight += 1
                 state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
             try:
@@ -144,7 +146,7 @@ class FakeOpenAIServer:
         self._state = _State(config or FakeServerConfig())
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self._state))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def config(self) -> FakeServerConfig:
@@ -162,6 +164,11 @@ class FakeOpenAIServer:
     def requests(self) -> list[dict[str, Any]]:
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        with self._state.lock:
+            return list(self._state.authorizations)
 
     @property
     def peak_in_flight(self) -> int:

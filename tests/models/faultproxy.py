@@ -5,7 +5,7 @@ prompt (the last message's content), then from the shared ``queue``, then ``alwa
 
 - ``ok``: forward to the upstream server and relay its answer;
 - ``429``: answer 429 with ``Retry-After: <retry_after>``;  ``500``: answer 500;
-- ``slow``: wait ``slow_seconds`` (longer than the client's timeout), then forward;
+- ``slow``: wait ``slow_seconds`` (default: longer than any test runs), then forward;
 - ``drop``: close the connection without answering;
 - ``malformed``: 200, JSON content type, a broken JSON body;
 - ``truncated``: forward, but send only half of the body (Content-Length unchanged), then close;
@@ -35,7 +35,7 @@ class FaultProxy:
         queue: Iterable[str] = (),
         always: str = "ok",
         retry_after: float = 0.05,
-        slow_seconds: float = 3.0,
+        slow_seconds: float = 600.0,
     ):
         self.upstream_port = upstream_port
         self._script = {k: deque(v) for k, v in (script or {}).items()}
@@ -116,6 +116,8 @@ class FaultProxy:
             await self._apply(fault, head, body, writer)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # the proxy is stopping (a hung ``slow`` attempt, usually): end quietly
         finally:
             writer.close()
             try:

@@ -145,3 +145,7 @@ def load_prices(env: Mapping[str, str] | None = None) -> PriceTable:
 def price(model_spec: str, usage: Usage) -> float | None:
     """Dollars for one call, None when the model is unpriced. Reads ``$MEMDOOR_PRICES`` on each call."""
     return PriceTable.load().price(model_spec, usage)
+
+
+price_of = price
+"""Alias of :func:`price` (the name :mod:`memdoor.runner` looks up)."""

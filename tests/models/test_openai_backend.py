@@ -1,0 +1,292 @@
+"""The ``openai`` backend against a real OpenAI-compatible HTTP server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fakeserver import FakeOpenAIServer, FakeServerConfig, answer_text, token_logprobs
+
+from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.models.openai_model import DEFAULT_BASE_URL, OpenAIConfig, OpenAIModel, parse_spec
+from memdoor.models.pool import ModelPool
+from memdoor.protocols import Model
+
+USER = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "add two numbers"}]
+FAST = OpenAIConfig(request_timeout_s=5, backoff_base_s=0.01, max_retries=2)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+@pytest.fixture
+def lazy_server():
+    """A server that ignores ``n``, like llama-cpp-python's."""
+    with FakeOpenAIServer(FakeServerConfig(ignore_n=True)) as s:
+        yield s
+
+
+async def test_completion_text_logprobs_and_usage(server):
+    model = OpenAIModel("fake-model", server.base_url, config=FAST)
+    try:
+        assert isinstance(model, Model)
+        resp = await model.complete(USER, logprobs=True, seed=11, temperature=0.7, stop=["```"])
+    finally:
+        await model.aclose()
+    text = answer_text("add two numbers", 0, 11)
+    assert resp.model == f"openai:fake-model@{server.base_url}"
+    [c] = resp.completions
+    assert c.text == text
+    assert c.finish_reason == "stop"
+    assert c.logprobs == pytest.approx(token_logprobs(text))
+    assert resp.usage.prompt_tokens == 5  # "be brief" + "add two numbers"
+    assert resp.usage.completion_tokens == len(text.split())
+    assert resp.usage.retries == 0
+    assert resp.usage.latency_s > 0
+    [sent] = server.requests
+    assert sent["model"] == "fake-model"
+    assert sent["messages"] == USER
+    assert sent["logprobs"] is True
+    assert sent["seed"] == 11
+    assert sent["temperature"] == 0.7
+    assert sent["stop"] == ["```"]
+    assert sent["max_tokens"] == 1024
+    assert "n" not in sent
+
+
+async def test_logprobs_none_when_not_asked_or_not_given(server):
+    model = OpenAIModel("fake-model", server.base_url, config=FAST)
+    try:
+        resp = await model.complete(USER)
+        assert resp.completions[0].logprobs is None
+        assert "logprobs" not in server.requests[-1]
+        server.config.give_logprobs = False
+        resp = await model.complete(USER, logprobs=True)
+        assert resp.completions[0].logprobs is None
+        assert resp.completions[0].mean_logprob is None
+    finally:
+        await model.aclose()
+
+
+async def test_max_tokens_field_and_length_finish(server):
+    cfg = FAST.model_copy(update={"max_tokens_field": "max_completion_tokens"})
+    model = OpenAIModel("fake-model", server.base_url, config=cfg)
+    try:
+        resp = await model.complete(USER, max_tokens=3)
+    finally:
+        await model.aclose()
+    assert server.requests[0]["max_completion_tokens"] == 3
+    assert "max_tokens" not in server.requests[0]
+    # the fake server caps at max_tokens only when it reads max_tokens: the answer is whole here
+    assert resp.completions[0].finish_reason == "stop"
+
+
+async def test_length_finish_reason_is_passed_through(server):
+    model = OpenAIModel("fake-model", server.base_url, config=FAST)
+    try:
+        resp = await model.complete(USER, max_tokens=2)
+    finally:
+        await model.aclose()
+    assert resp.completions[0].finish_reason == "length"
+    assert resp.completions[0].text == "answer to"
+    assert resp.usage.completion_tokens == 2
+
+
+async def test_n_in_one_request_when_the_server_honours_it(server):
+    model = OpenAIModel("fake-model", server.base_url, config=FAST)
+    try:
+        resp = await model.complete(USER, n=3, seed=5, logprobs=True)
+    finally:
+        await model.aclose()
+    assert [c.text for c in resp.completions] == [answer_text("add two numbers", k, 5) for k in range(3)]
+    assert len(server.requests) == 1
+    assert server.requests[0]["n"] == 3
+    assert resp.usage.completion_tokens == sum(len(c.text.split()) for c in resp.completions)
+
+
+async def test_fan_out_when_the_server_ignores_n(lazy_server):
+    model = OpenAIModel("fake-model", lazy_server.base_url, config=FAST)
+    try:
+        resp = await model.complete(USER, n=3, seed=7, logprobs=True)
+        # one request asking for 3, then two more with their own seeds
+        assert len(lazy_server.requests) == 3
+        assert [r.get("seed") for r in lazy_server.requests] == [7, 8, 9]
+        texts = [c.text for c in resp.completions]
+        assert texts == [answer_text("add two numbers", 0, s) for s in (7, 8, 9)]
+        assert all(c.logprobs for c in resp.completions)
+        # prompt counted once, completions summed over the three requests
+        assert resp.usage.prompt_tokens == 5
+        assert resp.usage.completion_tokens == sum(len(t.split()) for t in texts)
+
+        # having learned, the next call fans out at once: exactly n requests, none asking for n
+        resp2 = await model.complete(USER, n=2, seed=100)
+        later = lazy_server.requests[3:]
+        assert len(later) == 2
+        assert all("n" not in r for r in later)
+        assert sorted(r["seed"] for r in later) == [100, 101]
+        assert len(resp2.completions) == 2
+    finally:
+        await model.aclose()
+
+
+async def test_fan_out_always_and_never(server, lazy_server):
+    always = OpenAIModel("fake-model", server.base_url, config=FAST.model_copy(update={"fan_out": "always"}))
+    never = OpenAIModel(
+        "fake-model", lazy_server.base_url, config=FAST.model_copy(update={"fan_out": "never"})
+    )
+    try:
+        resp = await always.complete(USER, n=4)
+        assert len(resp.completions) == 4
+        assert len(server.requests) == 4
+        assert all("n" not in r for r in server.requests)
+        resp = await never.complete(USER, n=4)
+        assert len(resp.completions) == 1  # what the server gave
+        assert len(lazy_server.requests) == 1
+    finally:
+        await always.aclose()
+        await never.aclose()
+
+
+async def test_client_error_is_model_error_at_once(server):
+    model = OpenAIModel("no-such-model", server.base_url, config=FAST)
+    try:
+        with pytest.raises(ModelError) as info:
+            await model.complete(USER)
+    finally:
+        await model.aclose()
+    assert not isinstance(info.value, RateLimited | ModelTimeout | ModelUnavailable)
+    assert "HTTP 404" in str(info.value)
+    assert "no-such-model" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert len(server.requests) == 1  # never retried
+
+
+async def test_bad_n_is_model_error(server):
+    model = OpenAIModel("fake-model", server.base_url, config=FAST)
+    try:
+        with pytest.raises(ModelError):
+            await model.complete(USER, n=0)
+    finally:
+        await model.aclose()
+    assert server.requests == []
+
+
+async def test_key_from_environment_reaches_the_server(server, monkeypatch):
+    monkeypatch.setenv("MEMDOOR_API_KEY", "sk-memdoor-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test")
+    model = OpenAIModel.from_spec(f"fake-model@{server.base_url}")
+    try:
+        await model.complete(USER)
+        monkeypatch.delenv("MEMDOOR_API_KEY")
+        other = OpenAIModel.from_spec(f"fake-model@{server.base_url}")
+        await other.complete(USER)
+        await other.aclose()
+        monkeypatch.delenv("OPENAI_API_KEY")
+        keyless = OpenAIModel.from_spec(f"fake-model@{server.base_url}")
+        await keyless.complete(USER)
+        await keyless.aclose()
+    finally:
+        await model.aclose()
+    assert server.authorizations == ["Bearer sk-memdoor-test", "Bearer sk-openai-test", "Bearer EMPTY"]
+
+
+async def test_pool_shares_one_concurrency_limit_per_endpoint():
+    cfg = OpenAIConfig(concurrency=2, request_timeout_s=30)
+    with (
+        FakeOpenAIServer(FakeServerConfig(delay=0.1)) as busy,
+        FakeOpenAIServer(FakeServerConfig(delay=0.1)) as other,
+    ):
+        pool = ModelPool(configs={"openai": cfg})
+        try:
+            # two model names on one server share its 2 slots; another server has its own
+            a = pool.get(f"openai:fake-model@{busy.base_url}")
+            b = pool.get(f"openai:other-model@{busy.base_url}/")
+            c = pool.get(f"openai:fake-model@{other.base_url}")
+            assert pool.get(f"openai:fake-model@{busy.base_url}") is a
+            prompts = [f"task {i}" for i in range(12)]
+            calls = [
+                m.complete([{"role": "user", "content": p}])
+                for m, p in zip([a, b, c] * 4, prompts, strict=True)
+            ]
+            results = await asyncio.gather(*calls)
+        finally:
+            await pool.aclose()
+    assert [r.completions[0].text for r in results] == [answer_text(p, 0, None) for p in prompts]
+    assert len(busy.requests) == 8
+    assert len(other.requests) == 4
+    assert busy.peak_in_flight <= 2
+    assert other.peak_in_flight <= 2
+
+
+async def test_model_without_pool_has_its_own_limit(server):
+    server.config.delay = 0.05
+    model = OpenAIModel("fake-model", server.base_url, config=OpenAIConfig(concurrency=1))
+    try:
+        await asyncio.gather(*(model.complete([{"role": "user", "content": f"q{i}"}]) for i in range(5)))
+    finally:
+        await model.aclose()
+    assert len(server.requests) == 5
+    assert server.peak_in_flight == 1
+
+
+# ---- specs
+
+
+def test_spec_with_url():
+    p = parse_spec("Qwen/Qwen2.5-Coder-32B-Instruct@http://gpu-box:8000/v1/", env={})
+    assert (p.model, p.base_url) == ("Qwen/Qwen2.5-Coder-32B-Instruct", "http://gpu-box:8000/v1")
+    p = parse_spec("weird@name@https://user@host.example/v1", env={})
+    assert (p.model, p.base_url) == ("weird@name", "https://user@host.example/v1")
+
+
+def test_spec_without_url_uses_environment_then_openai():
+    assert parse_spec("gpt-4o-mini", env={}).base_url == DEFAULT_BASE_URL
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9999/v1"}
+    assert parse_spec("gpt-4o-mini", env=env).base_url == "http://127.0.0.1:9999/v1"
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        "@http://host/v1",  # empty model
+        "   @http://host/v1",  # blank model
+        "my model@http://host/v1",  # space in the name
+        "m@ftp://host/v1",  # not http(s)
+        "m@host:8000/v1",  # no scheme
+        "m@http://",  # no host
+        "m@http://host:notaport/v1",  # bad port
+    ],
+)
+def test_bad_specs_raise_one_clear_line(rest):
+    with pytest.raises(ModelSpecError) as info:
+        parse_spec(rest, env={})
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg.startswith("bad model spec 'openai:")
+
+
+def test_bad_spec_through_the_pool():
+    pool = ModelPool()
+    with pytest.raises(ModelSpecError):
+        pool.get("openai:m@ftp://host")
+    with pytest.raises(ModelSpecError):
+        pool.get("openai:")
+
+
+def test_bad_spec_from_the_command_line_exits_2(capsys, tmp_path):
+    pytest.importorskip("memdoor.commands.solve")
+    from memdoor.cli import main
+
+    problems = tmp_path / "p.yaml"
+    problems.write_text(
+        'id: add-two\nstatement: Read two integers and print their sum.\ntests:\n  - {input: "1 2\\n", output: "3\\n"}\n'
+    )
+    code = main(["solve", str(problems), "--problem", "add-two", "--model", "openai:m@ftp://host"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("memdoor: ")
+    assert "bad model spec" in err
+    assert err.count("\n") == 1
