@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from typing import Any
@@ -63,7 +64,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
     p.add_argument("--no-live", action="store_true", help="no live view of the team on a terminal")
-    p.add_argument("--redis", metavar="URL", help="distributed team over Redis (not available yet)")
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="distributed team: model calls go to `memdoor worker` processes on this Redis, "
+        "and the team memory (drafts, votes, trace) lives there",
+    )
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -167,10 +173,6 @@ def summary(solution: Solution, hidden_tests: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from memdoor.problems.load import find_problem, load_problems
 
-    if args.redis:
-        raise UsageError(
-            "--redis: a distributed team over Redis is not available in solve yet (use memdoor worker)"
-        )
     config = build_config(args)
     problems = load_problems(args.problems)
     if args.problem is None:
@@ -180,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         problem = find_problem(problems, args.problem)
     live = sys.stderr.isatty() and not args.json and not args.no_live
-    solution = asyncio.run(_solve(problem, config, live))
+    solution = asyncio.run(_solve(problem, config, live, args.redis))
     hidden = len(problem.hidden_tests)
     if args.json:
         print(json.dumps(result_json(solution, hidden)))
@@ -189,22 +191,28 @@ def run(args: argparse.Namespace) -> int:
     return 0 if solution.passed else 1
 
 
-async def _solve(problem, config, live: bool) -> Solution:
+async def _solve(problem, config, live: bool, redis: str | None = None) -> Solution:
     from memdoor.models.pool import ModelPool
     from memdoor.runner import open_env, solve_problem
     from memdoor.tracestore import default_trace_dir
 
-    pool = ModelPool()
-    try:
-        for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
-            pool.get(spec)
-        async with open_env(pool=pool, trace_dir=default_trace_dir()) as env:
-            if not live:
-                return await solve_problem(problem, config, env)
-            from memdoor.live import LiveView
+    async with contextlib.AsyncExitStack() as stack:
+        if redis:  # the agents' models are served by `memdoor worker` processes; the memory is Redis
+            from memdoor.distributed.remote import remote_pool
 
-            with LiveView(f"{problem.id} — {config.strategy}") as view:
-                env.on_event = view.on_event
-                return await solve_problem(problem, config, env)
-    finally:
-        await pool.aclose()
+            pool = await stack.enter_async_context(remote_pool(redis, config.models))
+        else:
+            pool = ModelPool()
+            stack.push_async_callback(pool.aclose)
+            for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
+                pool.get(spec)
+        env = await stack.enter_async_context(
+            open_env(memory_url=redis, pool=pool, trace_dir=default_trace_dir())
+        )
+        if not live:
+            return await solve_problem(problem, config, env)
+        from memdoor.live import LiveView
+
+        with LiveView(f"{problem.id} — {config.strategy}") as view:
+            env.on_event = view.on_event
+            return await solve_problem(problem, config, env)

@@ -1,0 +1,192 @@
+"""The runner: specs and configs, grading outside the strategy, the oracle, records that survive failures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from memdoor.budget import Budget
+from memdoor.errors import UsageError
+from memdoor.memory.inproc import InProcMemory
+from memdoor.models.pool import ModelPool
+from memdoor.models.scripted import ScriptedModel
+from memdoor.problems.model import Problem, TestCase
+from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.tracestore import load_trace
+
+STARTER = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "
+GOOD = "class Solution:\n    def add(self, a, b):\n        return a + b"
+OVERFIT = "class Solution:\n    def add(self, a, b):\n        return 3 if a == 1 else 4"
+
+
+def fenced(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+def problem(hidden: bool = True) -> Problem:
+    tc = lambda i, o: TestCase(kind="functional", input=i, output=o)  # noqa: E731
+    return Problem(
+        id="add-two",
+        statement="Return a + b.",
+        starter_code=STARTER,
+        func_name="add",
+        public_tests=[tc("1\n2", "3"), tc("2\n2", "4")],
+        hidden_tests=[tc("0\n5", "5"), tc("-3\n1", "-2")] if hidden else [],
+        prelude="livecodebench",
+    )
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    from memdoor.sandbox import SandboxConfig, open_sandbox
+
+    return open_sandbox(SandboxConfig())
+
+
+def env_with(sandbox, tmp_path, *models, **kw) -> RunEnv:
+    pool = ModelPool()
+    for m in models:
+        pool.add(m.spec, m)
+    return RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path, **kw)
+
+
+# -- specs and configs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "agents", "shown"),
+    [
+        ("parallel:5", "parallel", 5, "parallel:5"),
+        ("single", "single", 1, "single"),
+        ("single:1", "single", 1, "single"),
+        ("hybrid:2", "hybrid", 2, "hybrid:2"),
+        (" sequential:3 ", "sequential", 3, "sequential:3"),
+    ],
+)
+def test_strategy_spec_parse_and_str(text, name, agents, shown):
+    spec = StrategySpec.parse(text)
+    assert (spec.name, spec.agents, str(spec)) == (name, agents, shown)
+    assert StrategySpec.parse(str(spec)) == spec
+
+
+@pytest.mark.parametrize("text", ["vote", "parallel:x", "parallel:0", "parallel:-1", ""])
+def test_bad_strategy_specs_are_usage_errors(text):
+    with pytest.raises(UsageError):
+        StrategySpec.parse(text)
+
+
+def test_agents_fill_in_a_missing_count():
+    assert StrategySpec.parse("shared", agents=4) == StrategySpec(name="shared", agents=4)
+
+
+def test_strategy_options_are_checked_against_the_strategy_config():
+    ok = SolveConfig(strategy=StrategySpec.parse("sequential:2"), options={"rounds": 5})
+    assert ok.make_strategy().config.rounds == 5
+    for options in ({"rounds": -1}, {"round": 2}):
+        with pytest.raises(UsageError, match="sequential"):
+            SolveConfig(strategy=StrategySpec.parse("sequential:2"), options=options).make_strategy()
+
+
+# -- solving -------------------------------------------------------------------------------------
+
+
+async def test_grades_on_hidden_tests_and_reports_the_oracle(sandbox, tmp_path):
+    """The popularity trap: two agents overfit the public tests, one is right; the majority loses,
+    the oracle shows a correct candidate existed."""
+    a = ScriptedModel([fenced(OVERFIT)], spec="scripted:a", logprob=-0.05)
+    b = ScriptedModel([fenced(GOOD)], spec="scripted:b", logprob=-0.5)
+    env = env_with(sandbox, tmp_path, a, b)
+    events = []
+    env.on_event = events.append
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:3"), models=["scripted:a", "scripted:b"])
+    sol = await solve_problem(problem(), config, env)
+    assert sol.error is None and sol.strategy == "parallel:3"
+    assert sol.code == OVERFIT and sol.passed is False and sol.oracle is True
+    assert sol.verdict.tests_total == 4 and sol.verdict.status == "wrong_answer"
+    assert sol.public_verdict.passed  # the strategy only saw the public tests pass
+    assert sol.ledger.wall_seconds > 0 and sol.ledger.totals().calls == 3
+    assert events[0].kind == "start" and events[-1].kind == "graded"
+
+    final = await env.memory.get_final(sol.trace_id)
+    assert final["passed"] is False and final["oracle"] is True and final["hidden_tests"] == 2
+    assert final["config"]["strategy"] == {"name": "parallel", "agents": 3}
+    assert final["verdict"] == {"status": "wrong_answer", "tests_passed": 2, "tests_total": 4}
+    stored = await env.memory.entries(sol.trace_id, "trace")
+    assert stored[-1]["trace"]["id"] == sol.trace_id
+    record = load_trace(tmp_path, sol.trace_id)
+    assert record.final == final and [e.kind for e in record.trace.events] == [e.kind for e in events]
+
+
+async def test_without_hidden_tests_the_public_tests_grade(sandbox, tmp_path):
+    env = env_with(sandbox, tmp_path, ScriptedModel([fenced(OVERFIT)], spec="scripted:a"))
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
+    sol = await solve_problem(problem(hidden=False), config, env)
+    assert sol.passed is True and sol.verdict.tests_total == 2
+    assert (await env.memory.get_final(sol.trace_id))["hidden_tests"] == 0
+
+
+async def test_prices_and_token_totals_reach_the_ledger(sandbox, tmp_path):
+    env = env_with(sandbox, tmp_path, ScriptedModel([fenced(GOOD)], spec="scripted:a"))
+    env.price = lambda model, usage: 1e-6 * (usage.prompt_tokens + usage.completion_tokens)
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:2"), models=["scripted:a"])
+    sol = await solve_problem(problem(), config, env)
+    t = sol.ledger.totals()
+    assert t.calls == 2 and t.prompt_tokens > 0 and t.completion_tokens > 0
+    assert t.usd == pytest.approx(1e-6 * t.tokens)
+
+
+async def test_a_crashing_run_is_recorded_not_lost(sandbox, tmp_path):
+    boom = ScriptedModel([RuntimeError("bug in a backend")], spec="scripted:boom")
+    env = env_with(sandbox, tmp_path, boom)
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:boom"])
+    sol = await solve_problem(problem(), config, env)
+    assert sol.stopped == "error" and "RuntimeError: bug in a backend" in sol.error
+    assert sol.passed is None and sol.trace_id
+    final = await env.memory.get_final(sol.trace_id)
+    assert "bug in a backend" in final["error"] and final["config"]["models"] == ["scripted:boom"]
+    assert any(e.kind == "error" for e in load_trace(tmp_path, sol.trace_id).trace.events)
+
+
+async def test_a_budget_stop_is_still_graded(sandbox, tmp_path):
+    env = env_with(sandbox, tmp_path, ScriptedModel([fenced(GOOD)], spec="scripted:a"))
+    config = SolveConfig(
+        strategy=StrategySpec.parse("shared:3"),
+        models=["scripted:a"],
+        budget=Budget(calls=3),
+        options={"stop_when_all_pass": False},
+    )
+    sol = await solve_problem(problem(), config, env)
+    assert sol.stopped == "budget" and sol.passed is True and sol.ledger.totals().calls == 3
+
+
+async def test_cancellation_still_records_the_run(sandbox, tmp_path):
+    slow = ScriptedModel([fenced(GOOD)], spec="scripted:slow", delay=60)
+    env = env_with(sandbox, tmp_path, slow)
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:slow"])
+    task = asyncio.create_task(solve_problem(problem(), config, env))
+    while not slow.calls:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (task_id,) = await env.memory.tasks()
+    final = await env.memory.get_final(task_id)
+    assert final["error"] == "interrupted" and final["stopped"] == "error"
+    assert load_trace(tmp_path, task_id).final == final
+
+
+async def test_a_broken_memory_does_not_hide_the_result(sandbox, tmp_path):
+    class DownMemory(InProcMemory):
+        async def set_final(self, task_id, answer):
+            from memdoor.errors import MemoryStoreError
+
+            raise MemoryStoreError("redis is down")
+
+    env = env_with(sandbox, tmp_path, ScriptedModel([fenced(GOOD)], spec="scripted:a"))
+    env.memory = DownMemory()
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
+    sol = await solve_problem(problem(), config, env)
+    assert sol.passed is True and "redis is down" in sol.error
+    assert json.loads(load_trace(tmp_path, sol.trace_id).model_dump_json())["final"]["passed"] is True
