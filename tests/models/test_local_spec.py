@@ -1,0 +1,140 @@
+"""The ``local`` backend without generating: specs, errors, the engine's refusal of a bad file, ``memdoor models``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memdoor.cli import main
+from memdoor.errors import ModelSpecError, ModelUnavailable, WeightsError
+from memdoor.models.catalog import get_entry
+from memdoor.models.engine import Engine, EngineConfig, available_cores
+from memdoor.models.local import LocalModel
+from memdoor.models.pool import ModelPool
+from memdoor.models.weights import find_parts
+from memdoor.protocols import Model
+
+
+def test_spec_names_a_catalog_model_and_starts_nothing():
+    m = LocalModel.from_spec("qwen2.5-coder-0.5b")
+    assert isinstance(m, Model)
+    assert m.spec == "local:qwen2.5-coder-0.5b"
+    assert m.config == EngineConfig()
+    assert not m.started
+
+
+def test_spec_options_set_the_engine_config():
+    m = LocalModel.from_spec("qwen2.5-coder-1.5b?slots=8&ctx=8192&threads=3&flash_attn=off")
+    assert (m.config.slots, m.config.ctx, m.config.threads, m.config.flash_attn) == (8, 8192, 3, "off")
+    assert m.spec == "local:qwen2.5-coder-1.5b?slots=8&ctx=8192&threads=3&flash_attn=off"
+
+
+def test_defaults_fit_a_team_of_five_on_this_machine():
+    c = EngineConfig()
+    assert c.slots == 5 and c.ctx >= 2048 + 1024
+    assert c.n_threads() == available_cores()
+    assert c.http_threads() > c.max_connections() >= c.slots
+
+
+def test_unknown_model_lists_the_known_names():
+    with pytest.raises(ModelSpecError) as info:
+        LocalModel.from_spec("qwen-9000")
+    assert "qwen2.5-coder-0.5b" in str(info.value) and "qwen2.5-coder-1.5b" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "rest",
+    ["qwen2.5-coder-0.5b?slots=0", "qwen2.5-coder-0.5b?bogus=1", "qwen2.5-coder-0.5b?ctx=big", "?slots=2"],
+)
+def test_bad_options_are_spec_errors(rest):
+    with pytest.raises(ModelSpecError):
+        LocalModel.from_spec(rest)
+
+
+def test_a_missing_gguf_path_is_a_spec_error(tmp_path):
+    with pytest.raises(ModelSpecError):
+        LocalModel.from_spec(str(tmp_path / "nothing.gguf"))
+
+
+def test_pool_shares_one_instance_per_spec():
+    pool = ModelPool()
+    a = pool.get("local:qwen2.5-coder-0.5b")
+    b = pool.get("local:qwen2.5-coder-0.5b")
+    c = pool.get("local:qwen2.5-coder-0.5b?slots=2")
+    assert a is b and a is not c
+    assert isinstance(a, LocalModel)
+
+
+def test_pool_reports_an_unknown_local_model_as_a_spec_error():
+    with pytest.raises(ModelSpecError):
+        ModelPool().get("local:nope")
+
+
+def test_engine_refuses_a_file_that_is_not_a_model(tmp_path):
+    pytest.importorskip("xllamacpp")
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"GGUF" + b"\0" * 4096)
+    engine = Engine(bogus, EngineConfig(slots=1, ctx=256))
+    with pytest.raises(ModelUnavailable):
+        engine.start()
+    assert not engine.running
+
+
+def test_engine_needs_the_file(tmp_path):
+    with pytest.raises(WeightsError):
+        Engine(tmp_path / "absent.gguf").start()
+
+
+async def test_a_call_on_a_bad_file_fails_with_a_model_error(tmp_path):
+    pytest.importorskip("xllamacpp")
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a model")
+    m = LocalModel(str(bogus), config=EngineConfig(slots=1, ctx=256))
+    with pytest.raises(ModelUnavailable):
+        await m.complete([{"role": "user", "content": "hi"}], max_tokens=4)
+    await m.aclose()
+
+
+# -- memdoor models -----------------------------------------------------------------------------------
+
+
+def test_models_command_lists_every_known_model_as_json(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMDOOR_HOME", str(tmp_path))
+    assert main(["models", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["home"] == str(tmp_path)
+    names = [m["name"] for m in out["models"]]
+    assert names == ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]
+    for m in out["models"]:
+        assert m["assembled"] is False and m["verified"] is False
+        assert m["path"] == str(tmp_path / "models" / f"{m['name']}.gguf")
+        assert m["packages_installed"] + len(m["missing"]) == m["packages_total"]
+
+
+def test_models_command_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMDOOR_HOME", str(tmp_path))
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "local:qwen2.5-coder-0.5b" in out and "local:qwen2.5-coder-1.5b" in out
+    assert str(tmp_path / "models") in out
+
+
+def test_models_command_rejects_an_unknown_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMDOOR_HOME", str(tmp_path))
+    assert main(["models", "--assemble", "nope"]) == 2
+    assert "known: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b" in capsys.readouterr().err
+
+
+def test_models_command_assembles_the_real_small_model(tmp_path, monkeypatch, capsys):
+    entry = get_entry("qwen2.5-coder-0.5b")
+    if not find_parts(entry).complete:
+        pytest.skip(f"parts not installed ({entry.install_hint})")
+    monkeypatch.setenv("MEMDOOR_HOME", str(tmp_path))
+    assert main(["models", "--assemble", entry.name, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["assembled"] == [entry.name]
+    small = next(m for m in out["models"] if m["name"] == entry.name)
+    assert small["verified"] is True
+    path = tmp_path / "models" / entry.filename
+    assert path.stat().st_size == entry.size
