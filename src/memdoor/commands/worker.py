@@ -82,6 +82,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     seed.add_argument("--budget-seconds", type=float, default=None, help="wall-second budget per task")
     seed.add_argument("--task-prefix", default="task:", help="key prefix clients set (default task:)")
     seed.add_argument("--answer-prefix", default="memory:", help="key prefix of answers (default memory:)")
+    seed.add_argument(
+        "--lease", type=float, default=30.0, help="seconds a task claim lasts unless renewed (default 30)"
+    )
     seed.add_argument("--poll", type=float, default=0.5, help="seconds between scans for tasks (default 0.5)")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
 
@@ -112,6 +115,7 @@ def worker_config(args: argparse.Namespace):
                 max_tasks=args.max_tasks,
                 budget_seconds=args.budget_seconds,
                 poll=args.poll,
+                lease=args.lease,
             ),
         )
     except ValidationError as e:

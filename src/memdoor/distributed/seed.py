@@ -26,12 +26,12 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
-from memdoor.errors import MemdoorError, ModelError
+from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.problems.model import Problem
 
 if TYPE_CHECKING:
@@ -215,8 +215,9 @@ class SeedLeader:
             problem = task_problem(task, key=key)
         except MemdoorError as e:
             return error_answer(task_id, e)
-        except RedisError as e:  # e.g. the key holds a hash, not a string
-            return error_answer(task_id, e)
+        except ResponseError as e:  # e.g. the key holds a hash, not a string
+            reason = f"the task must be a string holding JSON ({type(e).__name__}: {e})"
+            return error_answer(task_id, ProblemFormatError(key, None, None, reason))
         return await self._orchestrate(task, problem)
 
     async def _orchestrate(self, task: SeedTask, problem: Problem) -> dict[str, Any]:
