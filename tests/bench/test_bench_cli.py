@@ -1,0 +1,205 @@
+"""``memdoor bench`` / ``report`` as a user runs them: resume after SIGKILL, bad input, JSON summary."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bench_helpers import ALL_FUNCTIONS, EXPECTED_SOLVED, answers_file, run_cli
+
+from memdoor.bench.store import DB_NAME, LOCK_NAME
+
+
+def stored_rows(out: Path) -> list[dict]:
+    db = out / DB_NAME
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = conn.execute(
+            "SELECT problem_id, row, status, passed, trace_id, started_at, finished_at, code, attempts "
+            "FROM results ORDER BY problem_id, row"
+        ).fetchall()
+        return [dict(r) for r in rows]
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()
+
+
+def snapshot(directory: Path) -> dict[str, bytes] | None:
+    if not directory.exists():
+        return None
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def test_resume_after_sigkill_loses_nothing_and_repeats_nothing(tmp_path, problem_file):
+    slow = answers_file(tmp_path, [ALL_FUNCTIONS], delay=0.4, name="slow.json")
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable, "-m", "memdoor", "bench", str(problem_file),
+        "--strategies", "single,parallel:2", "--model", f"scripted:{slow}", "--out", str(out),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while len(stored_rows(out)) < 3:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the bench stored nothing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    proc.stderr.close()
+    before = stored_rows(out)
+    assert 3 <= len(before) < 12, "the run must have been killed mid-way"
+
+    resumed = run_cli(*cmd[3:])
+    assert resumed.returncode == 0, resumed.stderr
+    after = stored_rows(out)
+    pairs = [(r["problem_id"], r["row"]) for r in after]
+    expected = sorted(
+        (p, row) for p in ("add", "mul", "neg", "sub", "square", "double") for row in ("single", "parallel:2")
+    )
+    assert pairs == expected  # every pair exactly once
+    by_pair = {(r["problem_id"], r["row"]): r for r in after}
+    for r in before:  # earlier results untouched
+        assert by_pair[(r["problem_id"], r["row"])] == r
+    assert all(r["attempts"] == 1 and r["status"] == "done" for r in after)
+    assert {r["problem_id"] for r in after if r["passed"]} == EXPECTED_SOLVED
+    # The resumed run did only what was missing (one progress line per pair it ran).
+    ran = [line for line in resumed.stderr.splitlines() if line.startswith("[")]
+    assert len(ran) == 12 - len(before)
+    assert f"{len(before)} already stored" in resumed.stdout
+
+    # A third run has nothing to do, and the report covers everything.
+    again = run_cli(*cmd[3:])
+    assert again.returncode == 0 and "0 run" in again.stdout
+    report = run_cli("report", out, "--json")
+    assert report.returncode == 0, report.stderr
+    doc = json.loads(report.stdout)
+    for name in ("single", "parallel:2"):
+        assert doc["strategies"][name]["solved"] == 5 and doc["strategies"][name]["total"] == 6
+    assert (out / "report.md").exists() and (out / "report.html").exists() and (out / "pareto.png").exists()
+
+
+def test_report_json_prints_the_documented_summary(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    run = run_cli(
+        "bench", problem_file, "--strategies", "single,sequential:2", "--model", f"scripted:{answers}",
+        "--baseline", f"single@scripted:{answers}", "--budget-tokens", "5000", "--concurrency", "2",
+        "--out", out,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = run_cli("report", out, "--json", "--resamples", "1000")
+    assert report.returncode == 0, report.stderr
+    doc = json.loads(report.stdout)
+    base = f"single@scripted:{answers}"
+    assert list(doc["strategies"]) == ["single", "sequential:2", base]
+    for entry in doc["strategies"].values():
+        assert entry["solved"] == 5 and entry["total"] == 6
+        assert entry["pass_at_1"] == pytest.approx(5 / 6)
+        lo, hi = entry["ci95"]
+        assert 0.3 < lo <= 5 / 6 <= hi <= 1.0
+        assert entry["tokens_per_problem"] > 0 and entry["seconds_per_problem"] > 0
+        assert entry["usd_per_problem"] is None
+    assert doc["budget_tokens"] == 5000
+    assert {(t["team"], t["baseline"]) for t in doc["team_vs_single"]} == {
+        ("single", base),
+        ("sequential:2", base),
+    }
+    assert "Equal budget" in (out / "report.md").read_text()
+    plain = run_cli("report", out, "--resamples", "1000")
+    assert plain.returncode == 0 and "sequential:2" in plain.stdout and "83.3%" in plain.stdout
+
+
+def _one_line_error(result: subprocess.CompletedProcess, *words: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memdoor: "), result.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--strategies", "single,bogus:3"], ["unknown strategy", "bogus"]),
+        (["--strategies", "single", "--model", "nope:x"], ["bad model spec", "nope:x"]),
+        (["--strategies", "single", "--model", "scripted:/nonexistent/answers.json"], ["scripted"]),
+        (["--strategies", "single", "--baseline", "single"], ["--baseline"]),
+        (["--strategies", "single", "--difficulty", "hard", "--since", "2030-01-01"], ["no problems left"]),
+        (["--strategies", "single", "--difficulty", "impossible"], ["--difficulty"]),
+        (["--strategies", "single", "--since", "2024-13-01"], ["--since"]),
+        (["--strategies", "single", "--limit", "0"], ["--limit"]),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_no_directory(tmp_path, problem_file, answers, flags, words):
+    out = tmp_path / "out"
+    if "--model" not in flags:
+        flags = [*flags, "--model", f"scripted:{answers}"]
+    _one_line_error(run_cli("bench", problem_file, *flags, "--out", out), *words)
+    assert not out.exists()
+
+
+def test_a_missing_suite_is_a_clear_error(tmp_path, answers):
+    out = tmp_path / "out"
+    result = run_cli(
+        "bench",
+        tmp_path / "missing.jsonl",
+        "--strategies",
+        "single",
+        "--model",
+        f"scripted:{answers}",
+        "--out",
+        out,
+    )
+    _one_line_error(result, "missing.jsonl")
+    assert not out.exists()
+
+
+def test_a_directory_holding_another_configuration_is_refused_untouched(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out]
+    assert run_cli(*base, "--strategies", "single", "--limit", "2").returncode == 0
+    before = snapshot(out)
+    for other in (
+        ["--strategies", "single,parallel:2", "--limit", "2"],
+        ["--strategies", "single", "--limit", "3"],
+        ["--strategies", "single", "--limit", "2", "--seed", "9"],
+        ["--strategies", "single", "--limit", "2", "--budget-tokens", "100"],
+    ):
+        _one_line_error(run_cli(*base, *other), "another configuration")
+        assert snapshot(out) == before
+    # The same command still resumes (nothing to do) and another --concurrency is the same run.
+    again = run_cli(*base, "--strategies", "single", "--limit", "2", "--concurrency", "3")
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_directory_another_bench_is_writing_is_refused(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--strategies", "single", "--limit", "1"]
+    assert run_cli(*base, "--out", out).returncode == 0
+    fd = os.open(out / LOCK_NAME, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _one_line_error(run_cli(*base, "--out", out), "in use")
+    finally:
+        os.close(fd)
+
+
+def test_report_on_a_directory_without_results_is_a_clear_error(tmp_path):
+    _one_line_error(run_cli("report", tmp_path), "no bench results")
+    assert list(tmp_path.iterdir()) == []
