@@ -77,8 +77,10 @@ def _spec_keys(spec: str) -> tuple[str, str, str, str | None]:
 class PriceTable:
     """User prices over built-in ones. Immutable once made."""
 
-    def __init__(self, user: Mapping[str, ModelPrice] | None = None, *, builtin: bool = True):
-        self._user = dict(user or {})
+    def __init__(
+        self, user: Mapping[str, ModelPrice | Mapping[str, float]] | None = None, *, builtin: bool = True
+    ):
+        self._user = {k: ModelPrice.model_validate(v) for k, v in (user or {}).items()}
         self._builtin = BUILTIN_PRICES if builtin else {}
 
     @classmethod
