@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memdoor.budget import Budget, BudgetTracker
 from memdoor.errors import MemdoorError, UsageError
@@ -112,8 +112,12 @@ class SolveConfig(BaseModel):
         cls = load("strategy", self.strategy.name)
         try:
             return cls(cls.Config(**self.options))
-        except ValueError as e:  # pydantic's ValidationError is a ValueError
-            raise UsageError(f"bad options for strategy {self.strategy.name}: {e}") from None
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            known = ", ".join(cls.Config.model_fields)
+            raise UsageError(
+                f"bad options for strategy {self.strategy.name}: {problems} (its options: {known})"
+            ) from None
 
 
 @dataclass
