@@ -8,7 +8,7 @@ import pytest
 from fakeserver import FakeOpenAIServer, FakeServerConfig, answer_text, token_logprobs
 
 from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, RateLimited
-from memdoor.models.openai_model import DEFAULT_BASE_URL, OpenAIConfig, OpenAIModel, parse_spec
+from memdoor.models.openai_model import DEFAULT_BASE_URL, OpenAIConfig, OpenAIModel, is_loopback, parse_spec
 from memdoor.models.pool import ModelPool
 from memdoor.protocols import Model
 
@@ -290,3 +290,30 @@ def test_bad_spec_from_the_command_line_exits_2(capsys, tmp_path):
     assert err.startswith("memdoor: ")
     assert "bad model spec" in err
     assert err.count("\n") == 1
+
+
+async def test_loopback_server_ignores_proxies_from_the_environment(server, monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:1")  # nothing listens there
+    model = OpenAIModel("fake-model", server.base_url.replace("127.0.0.1", "localhost"), config=FAST)
+    try:
+        resp = await model.complete(USER)
+    finally:
+        await model.aclose()
+    assert resp.completions[0].text == answer_text("add two numbers", 0, None)
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://127.1.2.3/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://10.0.0.5:8000/v1", False),
+        ("http://gpu-box:8000/v1", False),
+    ],
+)
+def test_is_loopback(url, loopback):
+    assert is_loopback(url) is loopback

@@ -21,6 +21,7 @@ against a real socket server:
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import random
@@ -117,6 +118,17 @@ def endpoint_key(base_url: str) -> str:
     return f"{p.scheme}://{(p.hostname or '').lower()}:{port}{p.path.rstrip('/')}"
 
 
+def is_loopback(base_url: str) -> bool:
+    """True when the URL names this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def api_key_from_env(env: dict[str, str] | None = None) -> str | None:
     env = dict(os.environ) if env is None else env
     for name in KEY_ENV_VARS:
@@ -194,6 +206,10 @@ class OpenAIModel:
             base_url=self.base_url,
             max_retries=0,
             timeout=self.config.request_timeout_s,
+            # a server on this machine is reached directly, never through a proxy from the environment
+            http_client=openai.DefaultAsyncHttpxClient(trust_env=False)
+            if is_loopback(self.base_url)
+            else None,
         )
         self._server_ignores_n = False
 
