@@ -2,45 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from memdoor.memory.inproc import InProcMemory
 from memdoor.problems.model import Problem, TestCase
-from memdoor.sandbox.verdict import TestResult, Verdict
+from memdoor.sandbox.verdict import Verdict
 from memdoor.select.vote import VoteSelector
 from memdoor.strategies.context import RunContext
-
-
-class ExecSandbox:
-    """A stand-in that execs trusted test programs in-process (functional tests only).
-
-    Only for the control-flow tests that count runs; everything about behaviour uses the real sandbox.
-    """
-
-    name = "exec"
-
-    def run(self, code, tests, *, func_name=None, prelude="none", stop_at_first_failure=True) -> Verdict:
-        scope: dict = {}
-        try:
-            exec(code, scope)
-            fn = scope[func_name]
-        except Exception as e:
-            return Verdict(
-                status="compile_error",
-                tests=[TestResult(status="compile_error", detail=repr(e))] * len(tests),
-            )
-        results = []
-        for t in tests:
-            try:
-                out = fn(*[json.loads(line) for line in t.input.splitlines() if line.strip()])
-            except Exception as e:
-                results.append(TestResult(status="runtime_error", detail=repr(e)))
-                continue
-            ok = t.output is None or out == json.loads(t.output)
-            results.append(TestResult(status="passed" if ok else "wrong_answer", output=json.dumps(out)))
-        failed = [r.status for r in results if r.status != "passed"]
-        return Verdict(status=failed[0] if failed else "passed", tests=results)
 
 
 class Counting:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from select_helpers import ExecSandbox, extra, functional_problem, make_ctx
+from select_helpers import extra, functional_problem, make_ctx
 
 from memdoor.errors import UsageError
 from memdoor.select.types import Candidate
@@ -18,11 +18,6 @@ PLUS_TWO = "def f(x):\n    return x + 2\n"  # right on f(2), wrong on f(3)
 CRASH = "def f(x):\n    raise ValueError(x)\n"
 
 PROBLEM = functional_problem("f", [("2", "4"), ("3", "6")])
-
-
-@pytest.fixture
-def sandbox():
-    return ExecSandbox()
 
 
 def cand(code: str, agent: str, lp: float | None = None) -> Candidate:
