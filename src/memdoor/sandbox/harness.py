@@ -294,14 +294,16 @@ class LcbStdinRunner(Runner):
     """LiveCodeBench stdin semantics: the program becomes ``wrapped_function``, called once per test with
     ``sys.stdin`` a StringIO of the input and ``sys.stdout`` captured.
 
-    testing_util also patches ``readline``/``readlines``/``read`` and ``builtins.open``, but its patches
-    are entered in an order that leaves them on the real stdin object (before it is replaced), and the
-    prelude's ``from builtins import *`` binds the real ``open`` in the module: a program sees a plain
-    StringIO and the real ``open`` (verified against the official grader, see docs/sandbox.md)."""
+    testing_util's ``mock.patch`` decorators are entered innermost first: ``read``/``readline``/
+    ``readlines`` get patched on the ORIGINAL stdin object (the one the prelude's ``from sys import *`` and
+    the program's hoisted ``from sys import stdin`` bound), and only then is ``sys.stdin`` replaced by a
+    plain StringIO. Both are reproduced here. (Its ``builtins.open`` patch is invisible: the prelude's
+    ``from builtins import *`` binds the real ``open`` in the module.) See docs/sandbox.md."""
 
     def load(self):
         from types import ModuleType
 
+        self.original = sys.stdin
         code = make_function(clean_if_name(self.job["code"]))
         try:
             compiled = compile(code, "<candidate>", "exec")
@@ -317,11 +319,16 @@ class LcbStdinRunner(Runner):
         return "ok", ""
 
     def run_one(self, text):
+        lines = iter(text.split("\n"))
+        original = self.original
         out = CappedStdout(self.cap)
         out.close = lambda x: 1  # as testing_util's Capturing (a close() without argument raises)
         saved = sys.stdin, sys.stdout
         status, detail = "ok", ""
         try:
+            original.read = lambda *a: text
+            original.readlines = lambda *a: text.split("\n")
+            original.readline = lambda *a: next(lines)
             sys.stdin, sys.stdout = io.StringIO(text), out
             try:
                 self.method()
@@ -333,6 +340,11 @@ class LcbStdinRunner(Runner):
             status, detail = error_status(e), describe(e)
         finally:
             sys.stdin, sys.stdout = saved
+            for name in ("read", "readlines", "readline"):
+                try:
+                    delattr(original, name)
+                except BaseException:
+                    pass
         return status, detail, out.getvalue().encode("utf-8", "surrogatepass"), out.overflow
 
 
