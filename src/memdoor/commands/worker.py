@@ -63,6 +63,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=30.0,
         help="seconds SIGTERM waits for the current job before handing it back (default 30)",
     )
+    p.add_argument(
+        "--startup-timeout", type=float, default=60.0, help="seconds to wait for Redis at start (default 60)"
+    )
     seed = p.add_argument_group("seed protocol (task:<id> → memory:<id>)")
     seed.add_argument(
         "--strategy", default="parallel", help="strategy for tasks naming none (default parallel)"
@@ -106,6 +109,7 @@ def worker_config(args: argparse.Namespace):
             visibility_timeout=args.visibility_timeout,
             heartbeat_ttl=args.heartbeat_ttl,
             grace=args.grace,
+            startup_timeout=args.startup_timeout,
             seed=SeedOptions(
                 task_prefix=args.task_prefix,
                 answer_prefix=args.answer_prefix,
