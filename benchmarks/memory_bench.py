@@ -171,6 +171,28 @@ async def _bench_selector(rounds: int) -> tuple[float, float]:
     return statistics.median(times), times[int(0.99 * (len(times) - 1))]
 
 
+async def _bench_selector_real(rounds: int) -> tuple[float, float]:
+    """(p50, max) wall seconds of a selection among 5 distinct candidates with the real sandbox."""
+    from memdoor.sandbox import open_sandbox
+
+    sandbox = open_sandbox()
+    public = [TestCase(kind="functional", input=str(i), output=str(2 * i)) for i in range(3)]
+    extra = [TestCase(kind="functional", input=str(10 + i)) for i in range(5)]
+    problem = Problem(id="p", statement="double", func_name="f", public_tests=public)
+    cands = [
+        Candidate(code=f"def f(x):\n    return x * 2 + (x > 11) * {v % 2}  # {v}\n", agent=f"a{v}")
+        for v in range(5)
+    ]
+    times = []
+    for _ in range(rounds):
+        ctx = RunContext(sandbox=sandbox, memory=InProcMemory(), selector=VoteSelector())
+        t = time.perf_counter()
+        sel = await ctx.selector.select(problem, cands, ctx, extra_inputs=extra)
+        times.append(time.perf_counter() - t)
+        assert sel.groups == [[0, 2, 4], [1, 3]], sel.groups
+    return statistics.median(times), max(times)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -178,6 +200,9 @@ async def main() -> None:
     )
     ap.add_argument("--ops", type=int, default=2000, help="operations per latency measurement")
     ap.add_argument("--select-rounds", type=int, default=200, help="selector calls to time")
+    ap.add_argument(
+        "--real-rounds", type=int, default=10, help="selections to time with the real sandbox (0: skip)"
+    )
     args = ap.parse_args()
 
     server = None
@@ -199,6 +224,7 @@ async def main() -> None:
                 await redis_mem.redis.delete(key)
             await redis_mem.aclose()
         sel_p50, sel_p99 = await _bench_selector(args.select_rounds)
+        real = await _bench_selector_real(args.real_rounds) if args.real_rounds else None
     finally:
         if server is not None:
             server.terminate()
@@ -217,6 +243,12 @@ async def main() -> None:
         f"VoteSelector.select, 5 candidates, 3 public + 5 extra inputs, instant sandbox: "
         f"p50 {sel_p50:.2f} ms, p99 {sel_p99:.2f} ms (own time, in-process memory)"
     )
+    if real:
+        print(
+            f"same selection with the real sandbox ({args.real_rounds} rounds, 5 distinct candidates): "
+            f"p50 {real[0] * 1e3:.0f} ms, max {real[1] * 1e3:.0f} ms; "
+            f"selector own time = {sel_p50 / (real[0] * 1e3):.2%} of that"
+        )
 
 
 if __name__ == "__main__":
