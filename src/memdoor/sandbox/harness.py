@@ -449,6 +449,11 @@ def main():
         runner = FunctionalRunner(job)
     if lcb:
         sys.set_int_max_str_digits(50000)
+        if "numpy" in job["code"]:  # the official grader imported numpy before its guard disabled os.*
+            try:
+                import numpy  # noqa: F401
+            except ImportError:
+                pass
         exec(LCB_PRELUDE, {})  # import the prelude's modules before the candidate's clock starts
     chan.send({"ev": "boot"})
     status, detail = runner.load()

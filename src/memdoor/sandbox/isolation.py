@@ -25,6 +25,14 @@ def harness_source() -> str:
     return resources.files("memdoor.sandbox").joinpath("harness.py").read_text(encoding="utf-8")
 
 
+# The few non-secret files of /etc that shared libraries need (numpy finds BLAS through alternatives).
+_ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+
+
+def _etc_binds() -> list[str]:
+    return [arg for path in _ETC for arg in ("--ro-bind-try", path, path)]
+
+
 def _drop_privileges(uid: int | None) -> list[str]:
     if uid is None:
         return []
@@ -52,6 +60,7 @@ class BwrapSandbox(Supervisor):
             "--ro-bind", "/usr", "/usr",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            *_etc_binds(),
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(c.tmp_mb << 20), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
