@@ -1,0 +1,86 @@
+"""``memdoor doctor``: its probes pass in the real sandbox and fail where there is no isolation at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memdoor.cli import main
+from memdoor.problems.model import TestCase
+from memdoor.sandbox import SandboxConfig, TestResult, Verdict, open_sandbox, probes
+
+
+def test_doctor_json_reports_every_check_ok_under_bwrap(capsys):
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["isolation"] == "bwrap"
+    assert report["ok"] is True and report["weak"] is False
+    names = [c["name"] for c in report["checks"]]
+    assert {"unprivileged uid", "clean environment", "no network", "file system", "rlimits"} <= set(names)
+    assert all(c["status"] == "ok" for c in report["checks"]), report["checks"]
+
+
+def test_doctor_warns_that_unshare_is_weaker(capsys):
+    assert main(["doctor", "--isolation", "unshare"]) == 0
+    text = capsys.readouterr().out
+    assert "sandbox isolation: unshare" in text
+    assert "WARN" in text and "FAIL" not in text
+    assert "weaknesses" in text
+
+
+def test_doctor_fails_cleanly_when_no_tool_works(capsys):
+    assert main(["doctor", "--json", "--python", "/nonexistent/python3"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["isolation"] == "none" and report["ok"] is False
+    assert report["checks"][0]["status"] == "fail"
+
+
+class NoIsolation:
+    """A deliberately unsafe 'sandbox': the program runs as the grader, with its environment and network."""
+
+    name = "none"
+
+    def run(self, code, tests, *, func_name=None, prelude="none", stop_at_first_failure=True):
+        started = time.monotonic()
+        results = []
+        for test in tests:
+            p = subprocess.run(
+                [sys.executable, "-c", code], input=test.input, capture_output=True, text=True, timeout=60
+            )
+            results.append(
+                TestResult(status="passed" if p.returncode == 0 else "runtime_error", output=p.stdout)
+            )
+        status = "passed" if all(r.status == "passed" for r in results) else "runtime_error"
+        return Verdict(status=status, tests=results, seconds=time.monotonic() - started, isolation=self.name)
+
+
+@pytest.mark.parametrize(
+    "probe", [probes.check_environment, probes.check_network, probes.check_files, probes.check_limits]
+)
+def test_probes_catch_a_sandbox_that_isolates_nothing(probe):
+    config = SandboxConfig()
+    check = probe(NoIsolation(), config)
+    assert check.status == "fail", check
+    check_in_real = probe(open_sandbox(config), config)
+    assert check_in_real.status in ("ok", "warn"), check_in_real
+
+
+def test_uid_probe_catches_root():
+    if os.geteuid() != 0:
+        pytest.skip("needs to run as root to see a root candidate")
+    check = probes.check_uid(NoIsolation(), SandboxConfig())
+    assert check.status == "fail" and "root" in check.detail
+
+
+def test_record_reads_printed_output():
+    v, out = probes._record(NoIsolation(), "print('hello')")
+    assert v.passed and out.strip() == "hello"
+    assert TestCase(kind="stdin", input="\n").output is None
