@@ -121,6 +121,16 @@ def test_report_json_prints_the_documented_summary(tmp_path, problem_file, answe
         ("sequential:2", base),
     }
     assert "Equal budget" in (out / "report.md").read_text()
+    # Every result points at its trace file, which `memdoor trace ID --dir DIR/traces` reads.
+    conn = sqlite3.connect(f"file:{out / DB_NAME}?mode=ro", uri=True)
+    traces = conn.execute("SELECT trace_id, trace_path, trace_json FROM results").fetchall()
+    conn.close()
+    assert len(traces) == 18
+    for trace_id, trace_path, trace_json in traces:
+        assert trace_path == f"traces/{trace_id}.json" and trace_json is None
+        assert json.loads((out / trace_path).read_text())["trace"]["id"] == trace_id
+    shown = run_cli("trace", traces[0][0], "--dir", out / "traces")
+    assert shown.returncode == 0 and traces[0][0] in shown.stdout
     plain = run_cli("report", out, "--resamples", "1000")
     assert plain.returncode == 0 and "sequential:2" in plain.stdout and "83.3%" in plain.stdout
 

@@ -25,6 +25,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdoor.bench.config import BenchConfig, RowSpec
@@ -115,7 +116,7 @@ def result_from_solution(
     problem: Problem,
     row: RowSpec,
     solution: Solution,
-    trace: dict | None,
+    trace: dict | str | None,
     *,
     started: str,
     seconds: float,
@@ -153,7 +154,8 @@ def result_from_solution(
         finished_at=now_iso(),
         verdict_json=verdict.model_dump_json() if verdict else None,
         ledger_json=solution.ledger.model_dump_json(),
-        trace_json=json.dumps(trace) if trace is not None else None,
+        trace_path=trace if isinstance(trace, str) else None,
+        trace_json=json.dumps(trace) if isinstance(trace, dict) else None,
         solution_json=solution.model_dump_json(exclude={"verdict", "ledger"}),
     )
 
@@ -189,9 +191,13 @@ def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
     )
 
 
-async def _trace_record(env: Any, trace_id: str) -> dict | None:
-    """The run's trace record (events + final answer) as the runner wrote it to the team memory, else
-    its timeline; None when neither can be read."""
+async def _trace_record(env: Any, trace_id: str) -> dict | str | None:
+    """Where the run's trace is: the path of the trace file the runner wrote into ``env.trace_dir``
+    (relative to its parent, the results directory), else the trace record (events + final answer) the
+    runner wrote to the team memory, else the memory's timeline; None when none can be read."""
+    trace_dir = getattr(env, "trace_dir", None)
+    if trace_dir is not None and trace_id and (Path(trace_dir) / f"{trace_id}.json").is_file():
+        return f"{Path(trace_dir).name}/{trace_id}.json"
     memory = getattr(env, "memory", None)
     if memory is None or not trace_id:
         return None

@@ -96,8 +96,13 @@ class ResultRecord(BaseModel):
     finished_at: str = Field(default="", description="UTC finish time, ISO 8601.")
     verdict_json: str | None = Field(default=None, description="The graded verdict, as JSON.")
     ledger_json: str | None = Field(default=None, description="The full cost ledger, as JSON.")
+    trace_path: str | None = Field(
+        default=None,
+        description="Trace file (events and final answer) relative to the results directory, e.g. "
+        "``traces/ID.json`` (read it with ``memdoor trace ID --dir DIR/traces``).",
+    )
     trace_json: str | None = Field(
-        default=None, description="The trace record (events and final answer) as the runner wrote it, JSON."
+        default=None, description="The trace record as JSON, kept here only when no trace file was written."
     )
     solution_json: str | None = Field(default=None, description="The whole Solution, as JSON.")
 

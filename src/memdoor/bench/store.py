@@ -82,6 +82,7 @@ CREATE TABLE results (
   wall_seconds REAL NOT NULL,
   strategy_seconds REAL NOT NULL,
   trace_id TEXT NOT NULL,
+  trace_path TEXT,
   error TEXT,
   error_type TEXT,
   retryable INTEGER NOT NULL,

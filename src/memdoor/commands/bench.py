@@ -11,7 +11,8 @@ and --limit keeps the first N after filtering. Rerunning the same command resume
 are skipped, pairs that were running when the run died are redone, pairs that raised an
 environmental error (model endpoint, sandbox, OS) are retried up to 3 attempts, other errors are
 kept (use --retry-errors to retry them). A directory holding another configuration is refused.
-Then: memdoor report DIR.
+DIR holds results.sqlite (every result, config and versions) and traces/ (one trace per result:
+memdoor trace ID --dir DIR/traces). Then: memdoor report DIR; memdoor export DIR.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import os
 import sys
+from pathlib import Path
 
 from memdoor.bench.config import (
     BenchConfig,
@@ -35,6 +37,9 @@ from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.bench.suite import problems_digest, select_problems
 from memdoor.bench.versions import package_versions
 from memdoor.errors import UsageError
+
+TRACES = "traces"
+"""Folder of the results directory holding one trace file per (problem, row): ``memdoor trace ID --dir DIR/traces``."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -170,9 +175,14 @@ def run(args: argparse.Namespace) -> int:
         slots = asyncio.Semaphore(os.cpu_count() or 1)
 
         def make_env() -> RunEnv:
-            # A fresh in-process team memory per pair (its trace is copied into the store, then dropped).
+            # A fresh in-process team memory per pair; the runner writes the trace file into DIR/traces.
             return RunEnv(
-                pool=pool, sandbox=sandbox, memory=open_memory(None), price=price, sandbox_slots=slots
+                pool=pool,
+                sandbox=sandbox,
+                memory=open_memory(None),
+                price=price,
+                sandbox_slots=slots,
+                trace_dir=Path(args.out) / TRACES,
             )
 
         try:
