@@ -8,9 +8,13 @@ code runs) and, when Memdoor runs as root, an unprivileged uid leased per runnin
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import subprocess
+import tempfile
 from importlib import resources
+from pathlib import Path
 
 from memdoor.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
@@ -23,6 +27,41 @@ _WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 def harness_source() -> str:
     """The harness program text (passed with ``python -c``: nothing on the host needs to be readable)."""
     return resources.files("memdoor.sandbox").joinpath("harness.py").read_text(encoding="utf-8")
+
+
+def compile_harness(config: SandboxConfig, source: str) -> str | None:
+    """The harness compiled once by the sandbox interpreter into a world-readable .pyc (saves compiling it
+    for every candidate). None when no suitable directory exists: the source is then passed with ``-c``."""
+    try:
+        st = os.stat(config.python)
+        key = f"{config.python}:{st.st_mtime_ns}:{st.st_size}:".encode() + source.encode()
+        for base in (Path(config.lock_dir), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
+            folder = base / "harness"
+            try:
+                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            except OSError:
+                continue
+            target = folder / f"harness-{hashlib.sha256(key).hexdigest()[:20]}.pyc"
+            if target.exists():
+                return str(target)
+            with tempfile.TemporaryDirectory(dir=folder) as tmp:
+                src, pyc = Path(tmp) / "harness.py", Path(tmp) / "harness.pyc"
+                src.write_text(source, encoding="utf-8")
+                subprocess.run(
+                    [config.python, "-I", "-S", "-c", "import py_compile, sys; "
+                     "py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)", str(src), str(pyc)],
+                    check=True, capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin"},
+                )  # fmt: skip
+                pyc.chmod(0o644)
+                os.replace(pyc, target)
+            return str(target)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
+
+
+def _hidden_by_tmpfs(path: str | None) -> bool:
+    return path is None or any(path.startswith(d + "/") for d in _WORLD_WRITABLE)
 
 
 # The few non-secret files of /etc that shared libraries need (numpy finds BLAS through alternatives).
@@ -64,8 +103,14 @@ class BwrapSandbox(Supervisor):
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(c.tmp_mb << 20), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
-            c.python, "-I", "-c", self.harness, str(fd),
+            *self._program(fd),
         ]  # fmt: skip
+
+    def _program(self, fd: int) -> list[str]:
+        if self.harness_file:
+            return ["--ro-bind", self.harness_file, "/memdoor.pyc",
+                    self.config.python, "-I", "-S", "/memdoor.pyc", str(fd)]  # fmt: skip
+        return [self.config.python, "-I", "-S", "-c", self.harness, str(fd)]
 
 
 class UnshareSandbox(Supervisor):
@@ -92,8 +137,12 @@ class UnshareSandbox(Supervisor):
             if uid is not None
             else "setpriv --inh-caps=-all --bounding-set=-all --no-new-privs"
         )
+        if _hidden_by_tmpfs(self.harness_file):
+            run, program = '-c "$0"', self.harness
+        else:
+            run, program = '"$0"', self.harness_file
         script = (
-            f'{mounts} && cd /tmp && exec {drop} env -i PATH=/usr/bin HOME=/tmp {c.python} -I -c "$0" "$@"'
+            f'{mounts} && cd /tmp && exec {drop} env -i PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$@"'
         )
         ns = [
             "unshare",
@@ -108,7 +157,7 @@ class UnshareSandbox(Supervisor):
         ]
         if not self.run_as_root:
             ns.insert(1, "--map-root-user")
-        return [*ns, "--", "/bin/sh", "-c", script, self.harness, str(fd)]
+        return [*ns, "--", "/bin/sh", "-c", script, program, str(fd)]
 
 
 def interpreter_ok(python: str) -> None:
@@ -123,4 +172,7 @@ def interpreter_ok(python: str) -> None:
 
 def make(config: SandboxConfig, kind: str) -> Supervisor:
     cls = {"bwrap": BwrapSandbox, "unshare": UnshareSandbox}[kind]
-    return cls(config, harness_source())
+    source = harness_source()
+    sandbox = cls(config, source)
+    sandbox.harness_file = compile_harness(config, source)
+    return sandbox

@@ -66,6 +66,7 @@ class Supervisor:
     def __init__(self, config: SandboxConfig, harness: str):
         self.config = config
         self.harness = harness
+        self.harness_file: str | None = None  # the harness precompiled (.pyc), when available
         self.run_as_root = os.geteuid() == 0
         self._slots = threading.BoundedSemaphore(config.workers)
         self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
@@ -98,24 +99,30 @@ class Supervisor:
             raise UsageError(f"unknown prelude {prelude!r} (livecodebench or none)")
         started = time.monotonic()
         results: list[TestResult | None] = [None] * len(tests)
-        with self._slots, self._lease() as uid:
+        with self._slots, self._lease() as lease:
             if not tests:  # nothing to run: only check that the program compiles
-                s = self._session(uid, "stdin", code, func_name, "none", [], 0, True)
-                return self._verdict([], started, override=s.load.status if s.load else None)
-            for lo, hi in _groups(tests):
-                part = self._run_group(uid, code, func_name, prelude, tests[lo:hi], stop_at_first_failure)
-                results[lo:hi] = part
-                if stop_at_first_failure and any(r is not None and r.status != "passed" for r in part):
-                    break
-        return self._verdict(results, started)
+                s = self._session(lease, "stdin", code, func_name, "none", [], 0, True)
+                verdict = self._verdict([], started, override=s.load.status if s.load else None)
+            else:
+                for lo, hi in _groups(tests):
+                    part = self._run_group(
+                        lease, code, func_name, prelude, tests[lo:hi], stop_at_first_failure
+                    )
+                    results[lo:hi] = part
+                    if stop_at_first_failure and any(r is not None and r.status != "passed" for r in part):
+                        break
+                verdict = self._verdict(results, started)
+            if lease is not None:
+                lease.clean = not lease.residue
+        return verdict
 
-    def _run_group(self, uid, code, func_name, prelude, tests, stop) -> list[TestResult | None]:
+    def _run_group(self, lease, code, func_name, prelude, tests, stop) -> list[TestResult | None]:
         """Run tests of one kind, in as many sandbox sessions as crashes and timeouts require."""
         kind = tests[0].kind
         results: list[TestResult | None] = [None] * len(tests)
         first = 0
         while True:
-            s = self._session(uid, kind, code, func_name, prelude, tests, first, stop)
+            s = self._session(lease, kind, code, func_name, prelude, tests, first, stop)
             for i, r in s.results:
                 results[i] = r
             if s.load is not None:  # the program did not load: that status applies to every test
@@ -134,8 +141,8 @@ class Supervisor:
         if self._uids is None:
             yield None
         else:
-            with self._uids.lease() as uid:
-                yield uid
+            with self._uids.lease() as lease:
+                yield lease
 
     def _verdict(
         self, results: list[TestResult | None], started: float, override: Status | None = None
@@ -170,10 +177,10 @@ class Supervisor:
         }
         return json.dumps(job).encode("utf-8", "surrogatepass")
 
-    def _session(self, uid, kind, code, func_name, prelude, tests, first, stop) -> _Session:
+    def _session(self, lease, kind, code, func_name, prelude, tests, first, stop) -> _Session:
         job = self._job(kind, code, func_name, prelude, tests, first)
         for attempt in range(_START_RETRIES + 1):
-            s = self._attempt(uid, job, tests, first, stop)
+            s = self._attempt(lease, job, tests, first, stop)
             if s.booted:
                 return s
             if attempt == _START_RETRIES:
@@ -182,12 +189,12 @@ class Supervisor:
             time.sleep(0.2 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _attempt(self, uid, job: bytes, tests, first: int, stop: bool) -> _Session:
+    def _attempt(self, lease, job: bytes, tests, first: int, stop: bool) -> _Session:
         s = _Session()
         r, w = os.pipe()
         try:
             proc = subprocess.Popen(
-                self.command(uid, w),
+                self.command(lease.uid if lease else None, w),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -204,14 +211,17 @@ class Supervisor:
         try:
             self._converse(proc, r, job, tests, first, stop, s)
             abnormal = not s.ended
+            if s.ended:  # the harness is exiting by itself: its namespace dies with it
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(5)
         finally:
             os.close(r)
             kill_tree(proc)
             for pipe in (proc.stdin, proc.stderr):
                 with contextlib.suppress(OSError):
                     pipe.close()
-            if abnormal and uid is not None:
-                reap_uid(uid)
+            if abnormal and lease is not None and not reap_uid(lease.uid):
+                lease.residue = True
         return s
 
     def _converse(self, proc, r: int, job: bytes, tests, first: int, stop: bool, s: _Session) -> None:

@@ -32,6 +32,17 @@ def _lock_dir(preferred: str) -> Path:
     raise SandboxError(f"cannot create a lock directory for sandbox uids ({preferred})")
 
 
+class Lease:
+    """A uid held by one running candidate. ``clean`` says that every process of the uid is known gone
+    (the supervisor sets it when each sandbox of the run ended normally), so the next holder can skip
+    the sweep."""
+
+    def __init__(self, uid: int):
+        self.uid = uid
+        self.clean = False
+        self.residue = False  # a process of the uid survived a sweep during the run
+
+
 class UidPool:
     """Hands out uids ``base .. base+count-1`` one at a time, exclusive across threads and processes."""
 
@@ -40,8 +51,12 @@ class UidPool:
         self.dir = _lock_dir(lock_dir)
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[int]:
-        """A free uid for the duration of the ``with`` block. Blocks (polling) while every uid is busy."""
+    def lease(self) -> Iterator[Lease]:
+        """A free uid for the duration of the ``with`` block. Blocks (polling) while every uid is busy.
+
+        The lock file holds ``clean`` when its last holder left no process behind; otherwise (a holder
+        that crashed or killed a sandbox) the uid is swept before use.
+        """
         delay = 0.005
         while True:
             for uid in range(self.base, self.base + self.count):
@@ -51,10 +66,15 @@ class UidPool:
                 except BlockingIOError:
                     os.close(fd)
                     continue
+                lease = Lease(uid)
                 try:
-                    reap_uid(uid)  # a previous holder may have died mid-run
-                    yield uid
+                    if os.pread(fd, 8, 0) != b"clean":
+                        reap_uid(uid)
+                    os.pwrite(fd, b"dirty", 0)
+                    yield lease
                 finally:
+                    with contextlib.suppress(OSError):
+                        os.pwrite(fd, b"clean" if lease.clean else b"dirty", 0)
                     os.close(fd)  # releases the lock
                 return
             time.sleep(delay)
