@@ -99,6 +99,14 @@ class CappedStdout(io.StringIO):
             self.write(line)
 
 
+def finish(status, detail, out, cap):
+    """A stdin test's result: the captured text as UTF-8, or nothing and the overflow flag past ``cap`` bytes."""
+    data = out.getvalue().encode("utf-8", "surrogatepass")
+    if out.overflow or len(data) > cap:
+        return status, detail, b"", True
+    return status, detail, data, False
+
+
 def describe(e):
     text = f"{type(e).__name__}: {e}"
     return text if len(text) <= 300 else text[:300] + "..."
@@ -132,6 +140,8 @@ def encode(v):
     if t is dict:
         return {"$dict": [[encode(k), encode(x)] for k, x in v.items()]}
     name = f"{t.__module__}.{t.__qualname__}"
+    if name.startswith("numpy.") and getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        return encode(v.item())  # a numpy scalar compares like the Python number it holds
     if name == "fractions.Fraction":
         return {"$fraction": [encode(v.numerator), encode(v.denominator)]}
     if name == "decimal.Decimal":
@@ -345,7 +355,7 @@ class LcbStdinRunner(Runner):
                     delattr(original, name)
                 except BaseException:
                     pass
-        return status, detail, out.getvalue().encode("utf-8", "surrogatepass"), out.overflow
+        return finish(status, detail, out, self.cap)
 
 
 class PlainStdinRunner(Runner):
@@ -375,7 +385,7 @@ class PlainStdinRunner(Runner):
             status, detail = error_status(e), describe(e)
         finally:
             sys.stdin, sys.stdout = saved
-        return status, detail, out.getvalue().encode("utf-8", "surrogatepass"), out.overflow
+        return finish(status, detail, out, self.cap)
 
 
 class CheckRunner(Runner):
