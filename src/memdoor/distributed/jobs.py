@@ -3,9 +3,10 @@
 A *job* is one ``Model.complete`` call. It is added to the stream of its model (``P jobs:<model>``),
 read by one worker of the consumer group ``workers``, and answered by a *result* stored once at
 ``P result:<job id>`` (``SET NX``: the first result wins, a job done twice is stored once); a push to
-``P reply:<job id>`` wakes the waiting orchestrator. A job id is ``<run>:<step>:<digest>`` — the
-run (task), the step number of the call in that run, and a digest of the request — so a result
-is only ever reused for the very same request.
+``P reply:<job id>`` wakes the waiting orchestrator. A job id is ``<run>:<digest>:<repeat>`` — the
+run (task), a digest of the request (messages, sampling settings, the agent's own seed) and how many
+identical requests the run made before — so a result is only ever reused for the very same request,
+whatever order concurrent agents happen to call in (an orchestrator taking a task over reuses them).
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ ERRORS: dict[str, type[ModelError]] = {
 class Job(BaseModel):
     """One model call to be answered by a worker serving ``model``."""
 
-    id: str = Field(description="Job id: <run>:<step>:<digest>; the key of its result.")
+    id: str = Field(description="Job id: <run>:<digest>:<repeat>; the key of its result.")
     run: str = Field(description="The run (task) the call belongs to.")
-    step: int = Field(description="Position of the call in its run (0, 1, ...).")
+    step: int = Field(description="Position of the call in its run, in issue order (0, 1, ...).")
     model: str = Field(description="Model spec the call is routed to (the stream it is on).")
     messages: list[Message] = Field(description="The chat messages.")
     n: int = Field(default=1, description="Completions requested.")
@@ -112,6 +113,10 @@ class Keys:
 
     def result(self, job_id: str) -> str:
         return f"{self.prefix}result:{job_id}"
+
+    def queued(self, job_id: str) -> str:
+        """The stream entry id of a job while it waits or runs (so a takeover does not enqueue it twice)."""
+        return f"{self.prefix}queued:{job_id}"
 
     def reply(self, job_id: str) -> str:
         return f"{self.prefix}reply:{job_id}"

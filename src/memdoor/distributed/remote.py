@@ -32,6 +32,13 @@ ANSWERING_ROLES = ("all", "answer")
 """Worker roles that take model jobs (see :class:`memdoor.distributed.worker.WorkerConfig`)."""
 
 
+_ENQUEUE = """
+local entry = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'job', ARGV[2])
+redis.call('SET', KEYS[2], entry, 'EX', ARGV[3])
+return entry
+"""
+
+
 class RemoteConfig(BaseModel):
     """How an orchestrator sends model calls to workers."""
 
@@ -66,6 +73,9 @@ class RemoteRun:
         """Ids of the jobs issued, in order."""
         self._redis: aioredis.Redis | None = None
         self._step = 0
+        self._open_models = 0
+        self._repeats: dict[str, int] = {}
+        self._enqueue_script = None
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -73,9 +83,23 @@ class RemoteRun:
             self._redis = connect(self.config.url, timeout=max(30.0, 5 * self.config.poll))
         return self._redis
 
+    @property
+    def _enqueue(self):
+        """XADD the job and remember its entry id, in one round trip."""
+        if self._enqueue_script is None:
+            self._enqueue_script = self.redis.register_script(_ENQUEUE)
+        return self._enqueue_script
+
     def model(self, spec: str) -> RemoteModel:
-        """A model answering as ``spec`` through the workers that serve ``spec``."""
+        """A model answering as ``spec`` through the workers that serve ``spec``. The run's client
+        closes when the last of its models is closed (so closing a pool closes everything)."""
+        self._open_models += 1
         return RemoteModel(spec, self)
+
+    async def _model_closed(self) -> None:
+        self._open_models -= 1
+        if self._open_models <= 0:
+            await self.aclose()
 
     def pool(self, specs: Sequence[str]) -> ModelPool:
         """A model pool whose every spec in ``specs`` is served remotely."""
@@ -92,8 +116,9 @@ class RemoteRun:
         stop = params.pop("stop", None)
         stop = list(stop) if stop else None
         digest = request_digest(spec, msgs, stop=stop, **params)
+        repeat = self._repeats[digest] = self._repeats.get(digest, -1) + 1
         job = Job(
-            id=f"{self.run_id}:{step}:{digest}",
+            id=f"{self.run_id}:{digest}:{repeat}",
             run=self.run_id,
             step=step,
             model=spec,
@@ -109,6 +134,7 @@ class RemoteRun:
         cfg, keys = self.config, self.keys
         r = self.redis
         stream, result_key, reply_key = keys.stream(job.model), keys.result(job.id), keys.reply(job.id)
+        queued_key = keys.queued(job.id)
         started = time.monotonic()
         deadline = started + cfg.job_timeout
         backoff = Backoff()
@@ -118,12 +144,16 @@ class RemoteRun:
         while time.monotonic() < deadline:
             try:
                 if entry_id is None:
-                    raw = await r.get(result_key)
+                    raw, queued = await r.mget(result_key, queued_key)
                     if raw is not None:
                         return self._finish(job, raw, started)
-                    entry_id = await r.xadd(
-                        stream, {"job": job.model_dump_json()}, maxlen=cfg.stream_maxlen, approximate=True
-                    )
+                    if queued is not None and await r.xrange(stream, queued, queued):
+                        entry_id = queued  # enqueued by an earlier orchestrator of this run: wait for it
+                    else:
+                        entry_id = await self._enqueue(
+                            keys=[stream, queued_key],
+                            args=[cfg.stream_maxlen, job.model_dump_json(), int(2 * cfg.job_timeout) + 60],
+                        )
                 got = await r.blpop([reply_key], timeout=cfg.poll)
                 raw = await r.get(result_key)
                 if raw is not None:
@@ -178,6 +208,7 @@ class RemoteRun:
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
+            self._enqueue_script = None
 
 
 class RemoteModel:
@@ -186,6 +217,7 @@ class RemoteModel:
     def __init__(self, spec: str, run: RemoteRun):
         self.spec = spec
         self._run = run
+        self._closed = False
 
     async def complete(
         self,
@@ -211,15 +243,18 @@ class RemoteModel:
         return await self._run.call(job)
 
     async def aclose(self) -> None:
-        """Nothing of its own: the run's client is closed by :meth:`RemoteRun.aclose`."""
-        return None
+        """Release this model; the run's client closes with its last model (or :meth:`RemoteRun.aclose`)."""
+        if not self._closed:
+            self._closed = True
+            await self._run._model_closed()
 
 
 @contextlib.asynccontextmanager
 async def remote_pool(
     url: str, specs: Sequence[str], *, run_id: str | None = None, **options
 ) -> AsyncIterator[ModelPool]:
-    """A model pool serving ``specs`` through the workers on ``url`` (for ``solve``/``bench --redis``)::
+    """A model pool serving ``specs`` through the workers on ``url`` (for ``solve``/``bench --redis``;
+    without a context manager, ``RemoteRun(RemoteConfig(url=url)).pool(specs)`` and ``pool.aclose()``)::
 
     async with remote_pool(args.redis, config.models) as pool:
         async with open_env(memory_url=args.redis, pool=pool) as env: ...

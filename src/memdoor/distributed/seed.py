@@ -202,11 +202,25 @@ class SeedLeader:
                     raise
                 await asyncio.sleep(backoff.next())
 
-    async def _run_id(self, task_id: str) -> str:
-        """The task's run id: a new one, or the one of the worker that led it before (takeover)."""
-        key = self.keys.run(task_id)
-        await self.redis.set(key, uuid.uuid4().hex[:12], nx=True)
-        return text(await self.redis.get(key))
+    async def _plan(self, task: SeedTask) -> dict[str, Any]:
+        """The task's run: id, models and team size, fixed by the first worker that led it, so that a
+        takeover runs the very same team and reuses every stored result."""
+        agents = await live_agents(self.redis, self.keys)
+        answering = [v for v in agents.values() if v.get("role") in ANSWERING_ROLES and v.get("model")]
+        opts = self.options
+        plan = {
+            "run": uuid.uuid4().hex[:12],
+            "models": task.models or sorted({v["model"] for v in answering}),
+            "agents": task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering))),
+        }
+        key = self.keys.run(task.id)
+        await self.redis.set(key, json.dumps(plan), nx=True)
+        raw = await self.redis.get(key)
+        try:
+            stored = json.loads(raw) if raw is not None else plan
+        except ValueError:
+            stored = plan
+        return stored if isinstance(stored, dict) and {"run", "models", "agents"} <= set(stored) else plan
 
     async def _solve(self, task_id: str) -> dict[str, Any]:
         key = self.task_key(task_id)
@@ -222,18 +236,16 @@ class SeedLeader:
 
     async def _orchestrate(self, task: SeedTask, problem: Problem) -> dict[str, Any]:
         from memdoor.budget import Budget
-        from memdoor.runner import SolveConfig, StrategySpec, solve_problem
+        from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
 
         opts, wcfg = self.options, self.worker.config
         started = time.monotonic()
-        agents = await live_agents(self.redis, self.keys)
-        answering = {k: v for k, v in agents.items() if v.get("role") in ANSWERING_ROLES and v.get("model")}
-        models = task.models or sorted({v["model"] for v in answering.values()})
+        plan = await self._plan(task)
+        models = plan["models"]
         if not models:
             return error_answer(task.id, ModelError("no live worker answers model jobs"))
-        size = task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering)))
         try:
-            spec = StrategySpec.parse(task.strategy or opts.strategy, agents=size)
+            spec = StrategySpec.parse(task.strategy or opts.strategy, agents=int(plan["agents"]))
             config = SolveConfig(
                 strategy=spec,
                 models=models,
@@ -242,7 +254,7 @@ class SeedLeader:
             )
         except (MemdoorError, ValueError) as e:
             return error_answer(task.id, e)
-        run = RemoteRun(RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=await self._run_id(task.id))
+        run = RemoteRun(RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=plan["run"])
         trace_key = f"{self.answer_key(task.id)}:trace"
         events: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
         writer = asyncio.create_task(self._trace_writer(trace_key, events))
@@ -254,8 +266,6 @@ class SeedLeader:
                     problem, run.model(models[0]), opts.tests, seed=len(task.id)
                 )
                 tests_source = "team" if problem.public_tests else f"none ({note})"
-            from memdoor.runner import RunEnv
-
             task_env = RunEnv(
                 pool=run.pool(models),
                 sandbox=env.sandbox,

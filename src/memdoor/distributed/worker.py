@@ -379,6 +379,7 @@ class Worker:
                         pipe.hincrby(keys.stats, f"done:{c.agent_id}", 1)
                     else:
                         pipe.hincrby(keys.stats, "duplicates", 1)
+                    pipe.delete(keys.queued(job.id))
                     pipe.xack(self.stream, GROUP, entry_id)
                     pipe.xdel(self.stream, entry_id)
                     await pipe.execute()
