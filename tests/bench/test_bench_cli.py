@@ -180,6 +180,16 @@ def test_a_missing_suite_is_a_clear_error(tmp_path, answers):
     assert not out.exists()
 
 
+def test_an_out_path_that_is_a_file_is_refused_untouched(tmp_path, problem_file, answers):
+    out = tmp_path / "file.txt"
+    out.write_text("keep me")
+    result = run_cli(
+        "bench", problem_file, "--strategies", "single", "--model", f"scripted:{answers}", "--out", out
+    )
+    _one_line_error(result, "not a directory")
+    assert out.read_text() == "keep me"
+
+
 def test_a_directory_holding_another_configuration_is_refused_untouched(tmp_path, problem_file, answers):
     out = tmp_path / "out"
     base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out]

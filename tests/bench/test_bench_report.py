@@ -33,6 +33,7 @@ def problems() -> list[ProblemInfo]:
             difficulty=("easy", "medium", "hard")[i % 3],
             platform="leetcode" if i < 10 else "atcoder",
             release_date=date(2024, 1 + i % 2, 10),
+            hidden_tests=0 if i < 5 else 30,
         )
         for i in range(N)
     ]
@@ -125,6 +126,8 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
         assert "Team vs bigger single model" in text and BASE in text
         assert "0.125" in text  # single vs parallel:5, McNemar
         assert "unpriced" in text
+        assert "Caution: 5 of 20 problems have no hidden tests" in text
+        assert "parallel:5 vs single@local:qwen2.5-coder-1.5b on 20 problems: +5.0 points" in text
         assert "75.0%" in text  # the team's oracle ceiling
         assert "2024-02" in text and "atcoder" in text
     assert html.startswith("<!DOCTYPE html>") and '<img src="pareto.png"' in html
@@ -144,6 +147,7 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
     assert row["ci95"] == [pytest.approx(lo), pytest.approx(hi)]
     assert list(doc["strategies"]) == ["single", "parallel:5", BASE]
     assert doc["budget_tokens"] == 4000 and doc["complete"] is True
+    assert doc["problems_without_hidden_tests"] == 5
 
 
 def test_an_incomplete_run_is_reported_as_such(tmp_path):

@@ -52,7 +52,7 @@ class RowStats(BaseModel):
     oracle_rate: float | None = Field(description="oracle_solved / total: the selection ceiling.")
     tokens: Spread = Field(description="Prompt + completion tokens per problem.")
     calls: Spread = Field(description="Model calls per problem.")
-    seconds: Spread = Field(description="Wall seconds the strategy worked, per problem.")
+    seconds: Spread = Field(description="Wall seconds per problem (the run as the runner timed it).")
     usd: Spread | None = Field(description="Dollars per problem; None when some call was unpriced.")
     budget_stops: int = Field(description="Problems where the strategy stopped because the budget ran out.")
 
@@ -121,6 +121,9 @@ class Analysis(BaseModel):
     directory: str
     run: RunRecord
     problems_total: int = Field(description="Problems selected for the run.")
+    public_only: int = Field(
+        default=0, description="Problems without hidden tests (graded on the public tests agents saw)."
+    )
     rows: list[RowStats]
     pairs: list[PairStats]
     team_vs_single: list[TeamVsSingle]
@@ -160,6 +163,7 @@ class Analysis(BaseModel):
             "breakdowns": {b.by: b.model_dump(mode="json")["cells"] for b in self.breakdowns},
             "pareto_front": self.pareto,
             "problems": self.problems_total,
+            "problems_without_hidden_tests": self.public_only,
             "complete": self.complete,
             "budget_tokens": self.run.config.budget_tokens,
             "bootstrap": {"resamples": self.resamples, "seed": self.seed},
@@ -317,6 +321,7 @@ def analyse_results(
         directory=directory,
         run=run,
         problems_total=len(problems),
+        public_only=sum(p.hidden_tests == 0 for p in problems),
         rows=stats,
         pairs=pairs,
         team_vs_single=vs,

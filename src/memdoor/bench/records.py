@@ -36,6 +36,9 @@ class ProblemInfo(BaseModel):
     grading_prefix: str = Field(
         default="", description="Code placed before the candidate when grading (HumanEval's prompt)."
     )
+    hidden_tests: int = Field(
+        default=0, description="Number of hidden tests (0: graded on the public tests the agents saw)."
+    )
 
     @classmethod
     def of(cls, problem: Problem, position: int) -> ProblemInfo:
@@ -48,6 +51,7 @@ class ProblemInfo(BaseModel):
             release_date=problem.release_date,
             func_name=problem.func_name,
             grading_prefix=problem.grading_prefix,
+            hidden_tests=len(problem.hidden_tests),
         )
 
     @property
@@ -83,7 +87,9 @@ class ResultRecord(BaseModel):
     model_seconds: float = Field(default=0.0, description="Sum of call latencies.")
     wall_seconds: float = Field(default=0.0, description="Wall seconds of the whole solve, grading included.")
     strategy_seconds: float = Field(
-        default=0.0, description="Wall seconds of the strategy alone (the ledger's), 0 when unknown."
+        default=0.0,
+        description="Wall seconds of the run as the runner's ledger records it (strategy and grading), "
+        "0 when unknown.",
     )
     trace_id: str = Field(default="", description="Trace id of the run.")
     error: str | None = Field(default=None, description="Error type and message, when the run failed.")
@@ -112,7 +118,7 @@ class ResultRecord(BaseModel):
 
     @property
     def seconds(self) -> float:
-        """Seconds the team worked: the strategy's wall time, or the whole solve's when unknown."""
+        """Seconds of the run: the runner's own timing, or the bench's when the runner gave none."""
         return self.strategy_seconds or self.wall_seconds
 
     def detail(self) -> dict[str, Any]:

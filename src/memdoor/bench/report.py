@@ -77,6 +77,14 @@ def build(analysis: Analysis) -> list[Block]:
             f"One sample per problem and row, so pass@1 = solved / total; a run that raised counts as failed."
         )
     )
+    if analysis.public_only:
+        blocks.append(
+            Para(
+                f"Caution: {analysis.public_only} of {analysis.problems_total} problems have no hidden tests; "
+                "they were graded on their public tests, which the agents saw and ran, so pass@1 on them "
+                "overstates what a full test suite would give."
+            )
+        )
     if cfg.budget_tokens is not None:
         stops = ", ".join(f"{r.name} {r.budget_stops}" for r in analysis.rows)
         blocks.append(
@@ -168,6 +176,7 @@ def build(analysis: Analysis) -> list[Block]:
                 ],
             )
         )
+        blocks += [Para(_pair_sentence(p)) for p in analysis.pairs]
         blocks.append(
             Para(
                 "Wins: problems a solved and b did not; losses the reverse. The exact two-sided McNemar test "
@@ -180,8 +189,9 @@ def build(analysis: Analysis) -> list[Block]:
     blocks += [Heading(2, "Cost per problem"), _cost_table(analysis)]
     blocks.append(
         Para(
-            "Tokens are prompt + completion over every call; seconds are the strategy's wall time "
-            "(with --concurrency above 1, runs share the machine and take longer each). Dollars come "
+            "Tokens are prompt + completion over every call; seconds are the wall time of each run as the "
+            "runner's ledger records it (the strategy, then grading on the hidden tests; with --concurrency "
+            "above 1, runs share the machine and each takes longer). Dollars come "
             "from the price table; 'unpriced' when some model has no price (local models)."
         )
     )

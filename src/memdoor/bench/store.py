@@ -143,6 +143,8 @@ class ResultsStore:
     @classmethod
     def inspect(cls, directory: str | os.PathLike) -> RunRecord | None:
         """The run a directory holds, or None when it holds no results database. Touches nothing."""
+        if Path(directory).exists() and not Path(directory).is_dir():
+            raise ResultsStoreError(f"{directory} is not a directory")
         path = cls.db_path(directory)
         if not path.exists():
             return None
@@ -211,8 +213,11 @@ class ResultsStore:
         stored = cls.inspect(directory)
         if stored is not None:
             cls.check_compatible(stored, run, directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise ResultsStoreError(f"cannot use {directory}: {e.strerror or e}") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
