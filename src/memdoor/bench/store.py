@@ -315,8 +315,13 @@ class ResultsStore:
             f"ON CONFLICT (problem_id, row) DO UPDATE SET {updates}, attempts = results.attempts + 1 "
             "WHERE results.status = 'error'"
         )
-        with self._transaction():
-            return self._write(sql, values) == 1
+        try:
+            with self._transaction():
+                return self._write(sql, values) == 1
+        except sqlite3.Error as e:
+            raise ResultsStoreError(
+                f"cannot store the result of {result.problem_id} / {result.row} in {self.directory}: {e}"
+            ) from None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -8,9 +8,9 @@ Examples:
 
 Problems run in the suite's file order (HumanEval/0, /1, ... for humaneval); filters are inclusive
 and --limit keeps the first N after filtering. Rerunning the same command resumes: finished pairs
-are skipped, pairs that were running when the run died are redone, pairs that raised an
-environmental error (model endpoint, sandbox, OS) are retried up to 3 attempts, other errors are
-kept (use --retry-errors to retry them). A directory holding another configuration is refused.
+are skipped, pairs that were running when the run died are redone, pairs where every model call
+failed (an endpoint down) are retried up to 3 attempts in all, other errors are kept and counted as
+failures (--retry-errors retries them). A directory holding another configuration is refused.
 DIR holds results.sqlite (every result, config and versions) and traces/ (one trace per result:
 memdoor trace ID --dir DIR/traces). Then: memdoor report DIR; memdoor export DIR.
 """
