@@ -90,7 +90,7 @@ def _params(model_path: Path, config: EngineConfig) -> Any:
     p.hostnames = ["127.0.0.1"]
     p.port = 0  # any free loopback port
     p.n_threads_http = config.http_threads()
-    p.endpoint_metrics = False
+    p.endpoint_metrics = True  # /metrics: token counters (Prometheus text)
     p.endpoint_slots = True
     p.ctx_shift = False  # never silently drop the start of a prompt
     p.verbosity = 1 if config.verbose else -1
