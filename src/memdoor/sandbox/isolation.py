@@ -8,13 +8,8 @@ code runs) and, when Memdoor runs as root, an unprivileged uid leased per runnin
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
-import tempfile
-from importlib import resources
-from pathlib import Path
 
 from memdoor.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
@@ -22,42 +17,6 @@ from memdoor.sandbox.supervisor import Supervisor
 
 # Directories that are world-writable on a usual Linux: hidden behind private tmpfs mounts (unshare).
 _WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
-
-
-def harness_source() -> str:
-    """The harness program text (passed with ``python -c``: nothing on the host needs to be readable)."""
-    return resources.files("memdoor.sandbox").joinpath("harness.py").read_text(encoding="utf-8")
-
-
-def compile_harness(config: SandboxConfig, source: str) -> str | None:
-    """The harness compiled once by the sandbox interpreter into a world-readable .pyc (saves compiling it
-    for every candidate). None when no suitable directory exists: the source is then passed with ``-c``."""
-    try:
-        st = os.stat(config.python)
-        key = f"{config.python}:{st.st_mtime_ns}:{st.st_size}:".encode() + source.encode()
-        for base in (Path(config.lock_dir), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
-            folder = base / "harness"
-            try:
-                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-            except OSError:
-                continue
-            target = folder / f"harness-{hashlib.sha256(key).hexdigest()[:20]}.pyc"
-            if target.exists():
-                return str(target)
-            with tempfile.TemporaryDirectory(dir=folder) as tmp:
-                src, pyc = Path(tmp) / "harness.py", Path(tmp) / "harness.pyc"
-                src.write_text(source, encoding="utf-8")
-                subprocess.run(
-                    [config.python, "-I", "-S", "-c", "import py_compile, sys; "
-                     "py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)", str(src), str(pyc)],
-                    check=True, capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin"},
-                )  # fmt: skip
-                pyc.chmod(0o644)
-                os.replace(pyc, target)
-            return str(target)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return None
 
 
 def _hidden_by_tmpfs(path: str | None) -> bool:
@@ -172,7 +131,4 @@ def interpreter_ok(python: str) -> None:
 
 def make(config: SandboxConfig, kind: str) -> Supervisor:
     cls = {"bwrap": BwrapSandbox, "unshare": UnshareSandbox}[kind]
-    source = harness_source()
-    sandbox = cls(config, source)
-    sandbox.harness_file = compile_harness(config, source)
-    return sandbox
+    return cls(config)

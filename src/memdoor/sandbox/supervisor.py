@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from memdoor.errors import SandboxError, UsageError
 from memdoor.sandbox import compare
 from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.program import compile_harness, harness_source
 from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
 from memdoor.sandbox.verdict import Status, TestResult, Verdict
 
@@ -63,10 +64,11 @@ class Supervisor:
 
     name = "none"
 
-    def __init__(self, config: SandboxConfig, harness: str):
+    def __init__(self, config: SandboxConfig | None = None):
+        config = config or SandboxConfig()
         self.config = config
-        self.harness = harness
-        self.harness_file: str | None = None  # the harness precompiled (.pyc), when available
+        self.harness = harness_source()
+        self.harness_file = compile_harness(config, self.harness)  # None: pass the source with -c
         self.run_as_root = os.geteuid() == 0
         self._slots = threading.BoundedSemaphore(config.workers)
         self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
