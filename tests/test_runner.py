@@ -89,6 +89,13 @@ def test_strategy_options_are_checked_against_the_strategy_config():
             SolveConfig(strategy=StrategySpec.parse("sequential:2"), options=options).make_strategy()
 
 
+def test_selector_settings_reach_the_selector():
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:5"), selector_options={"k": 2})
+    assert config.make_selector().config.k == 2
+    with pytest.raises(UsageError, match="selector"):
+        SolveConfig(strategy=StrategySpec.parse("parallel:5"), selector_options={"kk": 2}).make_selector()
+
+
 # -- solving -------------------------------------------------------------------------------------
 
 

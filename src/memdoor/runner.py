@@ -106,6 +106,17 @@ class SolveConfig(BaseModel):
         "unknown ones are an error.",
     )
     selector: str = Field(default="vote", description="Selector name from the registry.")
+    selector_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Selector settings, e.g. {'k': 3} (the k-of-N majority) or {'weighting': 'mean'}.",
+    )
+
+    def make_selector(self) -> Any:
+        """The configured selector (its own checks raise UsageError for bad settings)."""
+        try:
+            return load("selector", self.selector)(**self.selector_options)
+        except TypeError as e:
+            raise UsageError(f"bad settings for selector {self.selector}: {e}") from None
 
     def make_strategy(self) -> Any:
         """The configured strategy object (options checked against its Config: UsageError if bad)."""
@@ -193,13 +204,14 @@ def build_team(config: SolveConfig, pool: ModelPool) -> Team:
 
 async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> Solution:
     """One problem, one team, one strategy; graded on all tests afterwards. Never raises for a failed run
-    (the Solution carries ``error``), except for cancellation."""
+    (the Solution carries ``error``), except for cancellation and a selector ``config`` cannot make
+    (UsageError, before anything runs)."""
     label = str(config.strategy)
     trace = Trace()
     ctx = RunContext(
         sandbox=env.sandbox,
         memory=env.memory,
-        selector=load("selector", config.selector)(),
+        selector=config.make_selector(),
         budget=BudgetTracker(config.budget),
         ledger=Ledger(),
         trace=trace,

@@ -163,6 +163,7 @@ def test_mixed_team_and_options(home):
         (["--option", "rounds"], "expected KEY=VALUE"),
         (["--problem", "nope"], "no problem 'nope'"),
         (["--budget-tokens", "0"], "--budget-tokens must be at least 1"),
+        (["--vote-k", "0"], "bad vote selector settings"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(home, args, message):

@@ -62,6 +62,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="strategy option, e.g. rounds=2, repair_rounds=3, inputs=5 (repeatable)",
     )
+    p.add_argument(
+        "--vote-k",
+        type=int,
+        metavar="K",
+        help="agreeing candidates that win the vote outright (default: half the candidates, rounded up)",
+    )
     p.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
     p.add_argument("--no-live", action="store_true", help="no live view of the team on a terminal")
     p.add_argument(
@@ -106,8 +112,10 @@ def build_config(args: argparse.Namespace):
         seed=args.seed,
         max_tokens=args.max_tokens,
         options=parse_options(args.option),
+        selector_options={} if args.vote_k is None else {"k": args.vote_k},
     )
     config.make_strategy()  # bad options fail here, before any model is loaded
+    config.make_selector()
     return config
 
 
