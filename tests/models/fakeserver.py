@@ -93,6 +93,7 @@ def _completion_body(req: dict[str, Any], cfg: FakeServerConfig) -> dict[str, An
 def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
@@ -188,3 +189,26 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main() -> None:
+    """Serve until killed: ``python tests/models/fakeserver.py`` prints its base URL on the first line."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks")
+    args = parser.parse_args()
+    server = FakeOpenAIServer(FakeServerConfig(ignore_n=args.ignore_n))
+    print(server.base_url, flush=True)
+    try:
+        server._httpd.serve_forever(0.05)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Memdoor's own overhead per model call (``openai`` backend) against a bare HTTP request to the same server.
+
+    .venv/bin/python benchmarks/openai_overhead.py [--engine local|fake] [--pairs N] [--max-tokens K]
+
+``--engine local`` (default when the 0.5B weights are assembled) serves the embedded model with the
+real engine (xllamacpp: llama.cpp's OpenAI-compatible server, in this process, on loopback).
+``--engine fake`` runs the deterministic test server (``tests/models/fakeserver.py``) in a separate
+process. Each pair sends the same chat request twice, once as a bare ``httpx`` POST whose JSON is
+decoded, once through ``OpenAIModel.complete`` (slots, retry wrapper, the ``openai`` client, parsing
+into a ModelResponse), in random order; the overhead is the difference of the two wall times within a
+pair. Reports the median and p95 of that difference, and each side's median; and, since wall times on
+a shared machine swing with its load, the same for the CPU time of the calling thread (``thread_time``:
+the client's own work, excluding the server's and the engine's threads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from memdoor.models.openai_model import OpenAIConfig, OpenAIModel
+
+REPO = Path(__file__).resolve().parents[1]
+MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def start_fake() -> tuple[str, subprocess.Popen]:
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "tests" / "models" / "fakeserver.py")], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc.stdout.readline().strip(), proc
+
+
+def start_local(name: str):
+    from memdoor.models.catalog import get_entry
+    from memdoor.models.engine import Engine, EngineConfig
+    from memdoor.models.weights import WeightsStore
+
+    path = WeightsStore().ensure(get_entry(name))
+    engine = Engine(path, EngineConfig(slots=2))
+    return engine.start().rstrip("/") + "/v1", engine
+
+
+async def measure(base_url: str, model_name: str, pairs: int, warmup: int, max_tokens: int) -> dict:
+    body = {
+        "model": model_name,
+        "messages": MESSAGES,
+        "temperature": 0.0,
+        "max_tokens": max_tokens,
+        "seed": 0,
+        "logprobs": True,
+    }
+    bare = httpx.AsyncClient(base_url=base_url, timeout=120, trust_env=False)
+    model = OpenAIModel(model_name, base_url, config=OpenAIConfig(request_timeout_s=120))
+
+    async def bare_call() -> tuple[float, float]:
+        t, c = time.perf_counter(), time.thread_time()
+        r = await bare.post("/chat/completions", json=body, headers={"Authorization": "Bearer EMPTY"})
+        r.raise_for_status()
+        data = r.json()
+        assert data["choices"]
+        return time.perf_counter() - t, time.thread_time() - c
+
+    async def memdoor_call() -> tuple[float, float]:
+        t, c = time.perf_counter(), time.thread_time()
+        resp = await model.complete(MESSAGES, temperature=0.0, max_tokens=max_tokens, logprobs=True, seed=0)
+        assert resp.completions
+        return time.perf_counter() - t, time.thread_time() - c
+
+    rng = random.Random(0)
+    try:
+        for _ in range(warmup):
+            await bare_call()
+            await memdoor_call()
+        diffs, bare_t, memdoor_t, cpu_diffs = [], [], [], []
+        for _ in range(pairs):
+            if rng.random() < 0.5:
+                b, bc = await bare_call()
+                m, mc = await memdoor_call()
+            else:
+                m, mc = await memdoor_call()
+                b, bc = await bare_call()
+            bare_t.append(b)
+            memdoor_t.append(m)
+            diffs.append(m - b)
+            cpu_diffs.append(mc - bc)
+    finally:
+        await bare.aclose()
+        await model.aclose()
+    ms = 1000.0
+    return {
+        "pairs": pairs,
+        "overhead_median_ms": round(statistics.median(diffs) * ms, 3),
+        "overhead_p95_ms": round(quantile(diffs, 0.95) * ms, 3),
+        "bare_median_ms": round(statistics.median(bare_t) * ms, 3),
+        "memdoor_median_ms": round(statistics.median(memdoor_t) * ms, 3),
+        "difference_of_medians_ms": round((statistics.median(memdoor_t) - statistics.median(bare_t)) * ms, 3),
+        "client_cpu_overhead_median_ms": round(statistics.median(cpu_diffs) * ms, 3),
+        "client_cpu_overhead_p95_ms": round(quantile(cpu_diffs, 0.95) * ms, 3),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--engine", choices=["local", "fake"], default=None, help="default: local if available"
+    )
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b", help="catalog model for --engine local")
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--max-tokens", type=int, default=1, help="tokens to generate per request")
+    args = parser.parse_args()
+
+    engine = args.engine
+    if engine is None:
+        try:
+            import xllamacpp  # noqa: F401
+
+            from memdoor.models.catalog import get_entry
+            from memdoor.models.weights import WeightsStore
+
+            engine = "local" if WeightsStore().ensure(get_entry(args.model)) else "fake"
+        except Exception:
+            engine = "fake"
+
+    handle = None
+    if engine == "local":
+        base_url, handle = start_local(args.model)
+        model_name = args.model
+    else:
+        base_url, handle = start_fake()
+        model_name = "fake-model"
+    try:
+        result = asyncio.run(measure(base_url, model_name, args.pairs, args.warmup, args.max_tokens))
+    finally:
+        if engine == "local":
+            handle.stop()
+        else:
+            handle.terminate()
+            handle.wait(10)
+    result = {
+        "engine": engine if engine == "fake" else f"local:{args.model} (xllamacpp, in-process)",
+        "max_tokens": args.max_tokens,
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        **result,
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
