@@ -317,3 +317,41 @@ async def test_loopback_server_ignores_proxies_from_the_environment(server, monk
 )
 def test_is_loopback(url, loopback):
     assert is_loopback(url) is loopback
+
+
+def test_spec_settings_override_the_config():
+    p = parse_spec("m@http://h:1/v1?concurrency=3&request_timeout_s=7.5&fan_out=always", env={})
+    assert (p.model, p.base_url) == ("m", "http://h:1/v1")
+    cfg = p.config(OpenAIConfig(max_retries=9, concurrency=1))
+    assert (cfg.concurrency, cfg.request_timeout_s, cfg.fan_out, cfg.max_retries) == (3, 7.5, "always", 9)
+    assert parse_spec("gpt-4o-mini?max_retries=0", env={}).config().max_retries == 0
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        "m@http://h/v1?concurency=3",  # unknown setting
+        "m@http://h/v1?concurrency=zero",  # not a number
+        "m@http://h/v1?concurrency=0",  # out of range
+        "m@http://h/v1?fan_out=sometimes",
+        "m@http://h/v1?concurrency",  # no value
+    ],
+)
+def test_bad_spec_settings(rest):
+    with pytest.raises(ModelSpecError) as info:
+        parse_spec(rest, env={}).config()
+    assert "\n" not in str(info.value)
+    assert "openai:m@http://h/v1?" in str(info.value)
+
+
+async def test_spec_settings_through_the_pool(server):
+    server.config.delay = 0.05
+    pool = ModelPool(configs={"openai": OpenAIConfig(concurrency=8)})
+    try:
+        m = pool.get(f"openai:fake-model@{server.base_url}?concurrency=1&max_retries=0")
+        assert m.config.concurrency == 1
+        assert m.config.max_retries == 0
+        await asyncio.gather(*(m.complete([{"role": "user", "content": f"q{i}"}]) for i in range(4)))
+    finally:
+        await pool.aclose()
+    assert server.peak_in_flight == 1

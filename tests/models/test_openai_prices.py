@@ -114,3 +114,13 @@ def test_module_functions_read_the_environment(monkeypatch):
     assert load_prices().price("local:qwen2.5-coder-0.5b", MILLION) == 2
     monkeypatch.delenv(PRICES_ENV)
     assert price("local:qwen2.5-coder-0.5b", MILLION) is None
+
+
+def test_spec_settings_do_not_change_the_price():
+    table = PriceTable.load(env={})
+    assert table.price("openai:gpt-4o-mini?concurrency=4", MILLION) == pytest.approx(0.75)
+    assert table.price(
+        "openai:gpt-4o-mini@https://api.openai.com/v1?max_retries=2", MILLION
+    ) == pytest.approx(0.75)
+    user = PriceTable({"local:qwen2.5-coder-0.5b": [0.0, 0.0]})
+    assert user.price("local:qwen2.5-coder-0.5b?slots=8", MILLION) == 0.0

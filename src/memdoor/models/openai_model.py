@@ -2,7 +2,9 @@
 
 Spec: ``openai:MODEL@URL`` (``openai:Qwen/Qwen2.5-Coder-32B-Instruct@http://gpu-box:8000/v1``). Without
 ``@URL`` the base URL is ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``. The key comes from
-``$MEMDOOR_API_KEY``, else ``$OPENAI_API_KEY``; local servers need none.
+``$MEMDOOR_API_KEY``, else ``$OPENAI_API_KEY``; local servers need none. Settings of
+:class:`OpenAIConfig` may follow after ``?``, as for the ``local`` backend:
+``openai:MODEL@http://gpu-box:8000/v1?concurrency=32&request_timeout_s=120&fan_out=always``.
 
 The client's own retries are off (``max_retries=0``): :mod:`memdoor.models.retry` does all retrying,
 decided by exception type. What the ``openai`` package raises, as found in its source and checked
@@ -27,15 +29,15 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import openai
-from pydantic import Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from memdoor.errors import ModelError, ModelSpecError
-from memdoor.models.pool import ModelPool, split_model_url
+from memdoor.models.pool import ModelPool, split_model_url, split_options
 from memdoor.models.retry import FailureKind, RetryConfig, Transient, call_with_retries
 from memdoor.models.types import Completion, Message, ModelResponse, Usage
 
@@ -45,6 +47,8 @@ KEY_ENV_VARS = ("MEMDOOR_API_KEY", "OPENAI_API_KEY")
 
 class OpenAIConfig(RetryConfig):
     """How the ``openai`` backend talks to an endpoint. Retry fields are those of :class:`RetryConfig`."""
+
+    model_config = ConfigDict(extra="forbid")
 
     concurrency: int = Field(
         default=8,
@@ -86,18 +90,37 @@ class ParsedSpec:
 
     model: str
     base_url: str
+    options: dict[str, str] = field(default_factory=dict)
+    spec: str = ""
+
+    def config(self, base: OpenAIConfig | None = None) -> OpenAIConfig:
+        """``base`` (default settings when None) with the spec's options applied; ModelSpecError if bad."""
+        if not self.options:
+            return base or OpenAIConfig()
+        merged = {**(base or OpenAIConfig()).model_dump(), **self.options}
+        try:
+            return OpenAIConfig.model_validate(merged)
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            raise ModelSpecError(f"bad settings in model spec {self.spec!r}: {problems}") from None
 
 
 def parse_spec(rest: str, env: dict[str, str] | None = None) -> ParsedSpec:
     """``MODEL[@URL]`` → model and base URL. A :class:`ModelSpecError` with one clear line when it is bad."""
     env = dict(os.environ) if env is None else env
-    example = "expected openai:MODEL@http(s)://HOST[:PORT]/v1 or openai:MODEL"
-    model, url = split_model_url(rest)
+    example = "expected openai:MODEL@http(s)://HOST[:PORT]/v1 or openai:MODEL (then ?key=value&... settings)"
+    head, query = split_options(rest)
+    try:
+        options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=True)) if query else {}
+    except ValueError:
+        raise ModelSpecError(f"bad model spec 'openai:{rest}': cannot parse the settings {query!r}") from None
+    model, url = split_model_url(head)
     if not model or any(c.isspace() for c in model):
         raise ModelSpecError(f"bad model spec 'openai:{rest}': empty or blank model name; {example}")
     if url is None:
         url = env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    return ParsedSpec(model=model, base_url=_check_url(url, f"openai:{rest}", example))
+    spec = f"openai:{rest}"
+    return ParsedSpec(model=model, base_url=_check_url(url, spec, example), options=options, spec=spec)
 
 
 def _check_url(url: str, spec: str, example: str) -> str:
@@ -215,15 +238,18 @@ class OpenAIModel:
 
     @classmethod
     def from_spec(cls, rest: str, config: OpenAIConfig | None = None) -> OpenAIModel:
-        """``MODEL[@URL]``, key from the environment."""
+        """``MODEL[@URL][?settings]``, key from the environment. Spec settings override ``config``."""
         p = parse_spec(rest)
-        return cls(p.model, p.base_url, api_key_from_env(), config, spec=f"openai:{rest}")
+        return cls(p.model, p.base_url, api_key_from_env(), p.config(config), spec=f"openai:{rest}")
 
     @classmethod
     def from_spec_in_pool(cls, rest: str, pool: ModelPool) -> OpenAIModel:
-        """Like :meth:`from_spec`, with the pool's ``openai`` config and its per-endpoint slots."""
+        """Like :meth:`from_spec`, with the pool's ``openai`` config and its per-endpoint slots.
+
+        The first model of the pool on an endpoint sets that endpoint's concurrency limit.
+        """
         p = parse_spec(rest)
-        config = pool.config_for("openai") or OpenAIConfig()
+        config = p.config(pool.config_for("openai"))
         slots = pool.limits.slots(endpoint_key(p.base_url), config.concurrency)
         return cls(p.model, p.base_url, api_key_from_env(), config, spec=f"openai:{rest}", slots=slots)
 

@@ -26,6 +26,12 @@ def split_spec(spec: str) -> tuple[str, str]:
     return backend, rest
 
 
+def split_options(rest: str) -> tuple[str, str]:
+    """``"NAME?key=value&..."`` → ``("NAME", "key=value&...")``; options are empty when there is no ``?``."""
+    head, _, query = rest.partition("?")
+    return head, query
+
+
 def split_model_url(rest: str) -> tuple[str, str | None]:
     """``"MODEL@URL"`` → ``("MODEL", "URL")``; ``"MODEL"`` → ``("MODEL", None)``.
 

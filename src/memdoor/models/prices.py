@@ -11,7 +11,8 @@ to dollars per million input and output tokens::
      "local:qwen2.5-coder-0.5b": [0, 0]}
 
 A key is a full spec, a spec without its ``@URL`` (``openai:gpt-4o-mini``), or a bare model name; the
-most specific match wins, and your prices override the built-in ones. Use it in a run with
+most specific match wins, and your prices override the built-in ones. Settings after ``?`` in a spec
+(``local:NAME?slots=8``) are ignored for pricing. Use it in a run with
 ``RunContext(price=load_prices().price)`` (loads once) or ``RunContext(price=price)`` (reads the
 environment on every call).
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import urlsplit
@@ -28,7 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from memdoor.errors import UsageError
-from memdoor.models.pool import split_model_url
+from memdoor.models.pool import split_model_url, split_options
 from memdoor.models.types import Usage
 
 PRICES_ENV = "MEMDOOR_PRICES"
@@ -68,7 +69,11 @@ OPENAI_HOSTS = frozenset({"api.openai.com"})
 
 
 def _spec_keys(spec: str) -> tuple[str, str, str, str | None]:
-    """``openai:m@url`` → (spec, ``openai:m``, ``m``, url or None)."""
+    """``openai:m@url?settings`` → (``openai:m@url``, ``openai:m``, ``m``, url or None).
+
+    Settings after ``?`` (concurrency, timeouts...) do not change the bill, so they are ignored.
+    """
+    spec, _ = split_options(spec)
     backend, _, rest = spec.partition(":")
     model, url = split_model_url(rest) if backend == "openai" else (rest, None)
     return spec, f"{backend}:{model}", model, url
@@ -78,9 +83,13 @@ class PriceTable:
     """User prices over built-in ones. Immutable once made."""
 
     def __init__(
-        self, user: Mapping[str, ModelPrice | Mapping[str, float]] | None = None, *, builtin: bool = True
+        self,
+        user: Mapping[str, ModelPrice | Mapping[str, float] | Sequence[float]] | None = None,
+        *,
+        builtin: bool = True,
     ):
-        self._user = {k: ModelPrice.model_validate(v) for k, v in (user or {}).items()}
+        """``user`` maps keys (see the module doc) to prices: ModelPrice, ``{"input", "output"}`` or a pair."""
+        self._user = {k: _as_price(v) for k, v in (user or {}).items()}
         self._builtin = BUILTIN_PRICES if builtin else {}
 
     @classmethod
@@ -114,6 +123,12 @@ class PriceTable:
         """Dollars for ``usage`` of ``spec``; None when unpriced. Fits ``RunContext.price``."""
         p = self.lookup(spec)
         return None if p is None else p.cost(usage)
+
+
+def _as_price(value: ModelPrice | Mapping[str, float] | Sequence[float]) -> ModelPrice:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return ModelPrice(input=value[0], output=value[1])
+    return ModelPrice.model_validate(value)
 
 
 def parse_prices(text: str, source: str) -> dict[str, ModelPrice]:
