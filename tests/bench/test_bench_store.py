@@ -129,3 +129,14 @@ def test_a_file_that_is_not_a_results_database_is_a_clear_error(tmp_path):
     with pytest.raises(ResultsStoreError, match="no bench results"):
         ResultsStore.open(tmp_path / "nothing")
     assert sorted(os.listdir(tmp_path)) == [DB_NAME]
+
+
+def test_a_database_of_another_schema_version_is_refused(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS):
+        pass
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
+    db.commit()
+    db.close()
+    with pytest.raises(ResultsStoreError, match="schema 99"):
+        ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS)

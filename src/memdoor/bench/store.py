@@ -112,6 +112,7 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(f"file:{path}?mode={mode}", uri=True, timeout=30)
         conn.execute("SELECT 1 FROM run").fetchall()
+        conn.execute("SELECT 1 FROM meta").fetchall()
     except sqlite3.Error as e:
         raise ResultsStoreError(f"{path}: not a memdoor results database ({e})") from None
     return conn
@@ -156,6 +157,12 @@ class ResultsStore:
 
     @staticmethod
     def _read_run(conn: sqlite3.Connection, path: Path) -> RunRecord:
+        schema = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if schema is None or schema[0] != str(SCHEMA_VERSION):
+            found = "none" if schema is None else schema[0]
+            raise ResultsStoreError(
+                f"{path}: results schema {found}, this memdoor reads schema {SCHEMA_VERSION}"
+            )
         row = conn.execute(
             "SELECT config_json, problems_sha256, problem_count, versions_json, created_at FROM run"
         ).fetchone()
