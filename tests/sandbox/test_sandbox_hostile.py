@@ -21,6 +21,17 @@ from sandbox_helpers import fn_tests, stdin_tests
 from memdoor.sandbox import SandboxConfig, open_sandbox
 
 
+@pytest.fixture(scope="module", params=["bwrap", "unshare"])
+def sandbox(request):
+    """Every hostile program runs under both isolation tools (unshare is the fallback without bubblewrap)."""
+    return open_sandbox(SandboxConfig(isolation=request.param))
+
+
+@pytest.fixture(scope="module")
+def quick_sandbox(sandbox):
+    return open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=1.5))
+
+
 def assert_healthy(sb) -> None:
     """The sandbox still grades a plain candidate correctly."""
     v = sb.run("a, b = map(int, input().split())\nprint(a * b)", stdin_tests(("6 7\n", "42\n")))
@@ -88,7 +99,8 @@ def test_memory_hog_is_stopped(sandbox):
     assert v.status == "memory_limit", v
     grow = "chunks = []\nwhile True:\n    chunks.append(bytearray(50 << 20))"
     v = sandbox.run(grow, stdin_tests(("\n", "1\n")), prelude="none")
-    assert v.status in ("memory_limit", "runtime_error"), v
+    # Filling 2 GiB takes a while on a busy machine: the limit or the clock stops it, never a pass.
+    assert v.status in ("memory_limit", "runtime_error", "time_limit"), v
     assert_healthy(sandbox)
 
 
@@ -146,8 +158,8 @@ print(42)
     assert wait_gone(marker) == []  # ...and its daemon did not outlive it
 
 
-def test_output_flood_is_capped(tmp_path):
-    sb = open_sandbox(SandboxConfig(timeout_s=3.0, max_output_bytes=1 << 20))
+def test_output_flood_is_capped(sandbox):
+    sb = open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=3.0, max_output_bytes=1 << 20))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     flood = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 100000 + '\\n')"  # 200 MB
     v = sb.run(flood, stdin_tests(("\n", "x\n")))

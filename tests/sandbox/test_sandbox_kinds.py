@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from lcb_cases import FUNCTIONAL
 from sandbox_helpers import fn_tests, stdin_tests
 
+from memdoor import registry
+from memdoor.errors import SandboxError
 from memdoor.problems.model import TestCase
+from memdoor.sandbox import SandboxConfig, open_sandbox
 
 ADD_CLASS = """
 class Solution:
@@ -169,3 +173,21 @@ def test_many_threads_share_one_sandbox(sandbox):
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(one, jobs))
     assert got == [want for _, want in jobs]
+
+
+def test_open_sandbox_reports_its_isolation_and_refuses_a_broken_setup():
+    sb = open_sandbox(SandboxConfig(isolation="auto"))
+    if shutil.which("bwrap"):
+        assert sb.name == "bwrap"
+    assert open_sandbox(SandboxConfig(isolation="unshare")).name == "unshare"
+    with pytest.raises(SandboxError):
+        open_sandbox(SandboxConfig(python="/nonexistent/python3"))
+    assert registry.load("sandbox", "bwrap").name == "bwrap"
+    assert registry.load("sandbox", "unshare").name == "unshare"
+
+
+def test_plain_stdin_semantics_without_the_prelude(sandbox):
+    # Users' own stdin problems (prelude "none"): the program runs as __main__, globals work as usual.
+    code = "x = 0\ndef bump():\n    global x\n    x += int(input())\nif __name__ == '__main__':\n    bump()\n    print(x)\n"
+    v = sandbox.run(code, stdin_tests(("3\n", "3\n"), ("4\n", "4\n")), prelude="none")
+    assert v.passed, v
