@@ -7,12 +7,13 @@ Takes well under a minute on an idle 2-core machine (the local engine loads in a
 ``--engine local`` (default when the 0.5B weights are assembled) serves the embedded model with the
 real engine (xllamacpp: llama.cpp's OpenAI-compatible server, in this process, on loopback).
 ``--engine fake`` runs the deterministic test server (``tests/models/fakeserver.py``) in a separate
-process. Each pair sends the same chat request twice, once as a bare ``httpx`` POST whose JSON is
-decoded, once through ``OpenAIModel.complete`` (slots, retry wrapper, the ``openai`` client, parsing
-into a ModelResponse), in random order; the overhead is the difference of the two wall times within a
-pair. Reports the median and p95 of that difference, and each side's median; and, since wall times on
-a shared machine swing with its load, the same for the CPU time of the calling thread (``thread_time``:
-the client's own work, excluding the server's and the engine's threads).
+process. Each round sends the same chat request three ways, in random order: a bare ``httpx`` POST
+whose JSON is decoded; the official ``AsyncOpenAI`` client alone; and ``OpenAIModel.complete`` (slot,
+retry wrapper, the ``openai`` client, parsing into a ModelResponse). The overhead is Memdoor's time
+minus the bare request's within a round: median and p95 of wall time and, since wall times on a shared
+machine swing with its load, of the calling thread's CPU time (``thread_time``: the client's own work,
+excluding the server's and the engine's threads), split into the ``openai`` package's part and
+Memdoor's own.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
+import openai
 
 from memdoor.models.openai_model import OpenAIConfig, OpenAIModel
 
@@ -69,52 +71,71 @@ async def measure(base_url: str, model_name: str, pairs: int, warmup: int, max_t
         "logprobs": True,
     }
     bare = httpx.AsyncClient(base_url=base_url, timeout=120, trust_env=False)
+    raw = openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key="EMPTY",
+        max_retries=0,
+        timeout=120,
+        http_client=openai.DefaultAsyncHttpxClient(trust_env=False),
+    )
     model = OpenAIModel(model_name, base_url, config=OpenAIConfig(request_timeout_s=120))
 
-    async def bare_call() -> tuple[float, float]:
-        t, c = time.perf_counter(), time.thread_time()
+    async def bare_call() -> None:
         r = await bare.post("/chat/completions", json=body, headers={"Authorization": "Bearer EMPTY"})
         r.raise_for_status()
-        data = r.json()
-        assert data["choices"]
-        return time.perf_counter() - t, time.thread_time() - c
+        assert r.json()["choices"]
 
-    async def memdoor_call() -> tuple[float, float]:
-        t, c = time.perf_counter(), time.thread_time()
+    async def openai_call() -> None:
+        assert (await raw.chat.completions.create(**body)).choices
+
+    async def memdoor_call() -> None:
         resp = await model.complete(MESSAGES, temperature=0.0, max_tokens=max_tokens, logprobs=True, seed=0)
         assert resp.completions
+
+    calls = {"bare": bare_call, "openai": openai_call, "memdoor": memdoor_call}
+
+    async def timed(name: str) -> tuple[float, float]:
+        t, c = time.perf_counter(), time.thread_time()
+        await calls[name]()
         return time.perf_counter() - t, time.thread_time() - c
 
     rng = random.Random(0)
+    wall: dict[str, list[float]] = {k: [] for k in calls}
+    cpu: dict[str, list[float]] = {k: [] for k in calls}
     try:
         for _ in range(warmup):
-            await bare_call()
-            await memdoor_call()
-        diffs, bare_t, memdoor_t, cpu_diffs = [], [], [], []
+            for name in calls:
+                await timed(name)
         for _ in range(pairs):
-            if rng.random() < 0.5:
-                b, bc = await bare_call()
-                m, mc = await memdoor_call()
-            else:
-                m, mc = await memdoor_call()
-                b, bc = await bare_call()
-            bare_t.append(b)
-            memdoor_t.append(m)
-            diffs.append(m - b)
-            cpu_diffs.append(mc - bc)
+            order = list(calls)
+            rng.shuffle(order)
+            for name in order:
+                w, c = await timed(name)
+                wall[name].append(w)
+                cpu[name].append(c)
     finally:
         await bare.aclose()
+        await raw.close()
         await model.aclose()
-    ms = 1000.0
+
+    def ms(x: float) -> float:
+        return round(x * 1000.0, 3)
+
+    def diff(d: dict[str, list[float]], a: str, b: str) -> list[float]:
+        return [x - y for x, y in zip(d[a], d[b], strict=True)]
+
+    total_wall, total_cpu = diff(wall, "memdoor", "bare"), diff(cpu, "memdoor", "bare")
+    own_cpu = diff(cpu, "memdoor", "openai")
     return {
-        "pairs": pairs,
-        "overhead_median_ms": round(statistics.median(diffs) * ms, 3),
-        "overhead_p95_ms": round(quantile(diffs, 0.95) * ms, 3),
-        "bare_median_ms": round(statistics.median(bare_t) * ms, 3),
-        "memdoor_median_ms": round(statistics.median(memdoor_t) * ms, 3),
-        "difference_of_medians_ms": round((statistics.median(memdoor_t) - statistics.median(bare_t)) * ms, 3),
-        "client_cpu_overhead_median_ms": round(statistics.median(cpu_diffs) * ms, 3),
-        "client_cpu_overhead_p95_ms": round(quantile(cpu_diffs, 0.95) * ms, 3),
+        "rounds": pairs,
+        "overhead_median_ms": ms(statistics.median(total_wall)),
+        "overhead_p95_ms": ms(quantile(total_wall, 0.95)),
+        "client_cpu_overhead_median_ms": ms(statistics.median(total_cpu)),
+        "client_cpu_overhead_p95_ms": ms(quantile(total_cpu, 0.95)),
+        "of_which_openai_package_cpu_median_ms": ms(statistics.median(diff(cpu, "openai", "bare"))),
+        "of_which_memdoor_own_cpu_median_ms": ms(statistics.median(own_cpu)),
+        "median_wall_ms": {k: ms(statistics.median(v)) for k, v in wall.items()},
+        "median_client_cpu_ms": {k: ms(statistics.median(v)) for k, v in cpu.items()},
     }
 
 
@@ -126,7 +147,7 @@ def main() -> int:
         "--engine", choices=["local", "fake"], default=None, help="default: local if available"
     )
     parser.add_argument("--model", default="qwen2.5-coder-0.5b", help="catalog model for --engine local")
-    parser.add_argument("--pairs", type=int, default=None, help="default: 300 (fake), 100 (local)")
+    parser.add_argument("--pairs", type=int, default=None, help="rounds; default: 300 (fake), 100 (local)")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--max-tokens", type=int, default=1, help="tokens to generate per request")
     args = parser.parse_args()
