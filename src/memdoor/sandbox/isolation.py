@@ -8,20 +8,16 @@ code runs) and, when Memdoor runs as root, an unprivileged uid leased per runnin
 
 from __future__ import annotations
 
+import functools
 import os
+import shlex
 import shutil
+import tempfile
+from pathlib import Path
 
 from memdoor.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import Supervisor
-
-# Directories that are world-writable on a usual Linux: hidden behind private tmpfs mounts (unshare).
-_WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
-
-
-def _hidden_by_tmpfs(path: str | None) -> bool:
-    return path is None or any(path.startswith(d + "/") for d in _WORLD_WRITABLE)
-
 
 # The few non-secret files of /etc that shared libraries need (numpy finds BLAS through alternatives).
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
@@ -73,50 +69,72 @@ class BwrapSandbox(Supervisor):
 
 
 class UnshareSandbox(Supervisor):
-    """``unshare``: new pid, network, mount, ipc and uts namespaces (plus a user namespace when not root);
-    private tmpfs over the world-writable directories; the rest of the file system is visible read-only
-    by permissions only (the uid owns nothing there)."""
+    """``unshare`` + ``chroot``: new pid, network, mount, ipc and uts namespaces (plus a user namespace when
+    not root), and a root file system built like bubblewrap's: a read-only tmpfs holding /usr (read-only),
+    a private /tmp, a fresh /proc, the harmless devices and the few /etc files shared libraries need."""
 
     name = "unshare"
 
     def check_tools(self) -> None:
-        for tool in ("unshare", "setpriv", "mount"):
+        for tool in ("unshare", "setpriv", "mount", "chroot", "env"):
             if shutil.which(tool) is None:
-                raise SandboxError(f"{tool} (util-linux) is not installed")
+                raise SandboxError(f"{tool} is not installed (util-linux / coreutils)")
+        if self.root_dir is None:
+            raise SandboxError("no private directory to build the sandbox's root file system in")
+
+    @functools.cached_property
+    def root_dir(self) -> str | None:
+        """An empty directory owned by us: each sandbox mounts its own root there, in its own mount namespace."""
+        for base in (Path(self.config.lock_dir), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
+            folder = base / "root"
+            try:
+                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+                st = folder.stat()
+            except OSError:
+                continue
+            if st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+                return str(folder)
+        return None
 
     def command(self, uid: int | None, fd: int) -> list[str]:
         c = self.config
-        mounts = " && ".join(
-            f"{{ [ ! -d {d} ] || [ -L {d} ] || mount -t tmpfs -o size={c.tmp_mb}m,mode=1777 tmpfs {d}; }}"
-            for d in _WORLD_WRITABLE
-        )
-        drop = (
-            f"setpriv --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --bounding-set=-all "
-            "--no-new-privs"
-            if uid is not None
-            else "setpriv --inh-caps=-all --bounding-set=-all --no-new-privs"
-        )
-        if _hidden_by_tmpfs(self.harness_file):
-            run, program = '-c "$0"', self.harness
-        else:
-            run, program = '"$0"', self.harness_file
-        script = (
-            f'{mounts} && cd /tmp && exec {drop} env -i PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$@"'
-        )
-        ns = [
-            "unshare",
-            "--pid",
-            "--net",
-            "--mount",
-            "--ipc",
-            "--uts",
-            "--fork",
-            "--kill-child",
-            "--mount-proc",
+        steps = [
+            "set -e",
+            'mount -t tmpfs -o size=1m,mode=755 tmpfs "$R"',
+            'cd "$R"',
+            "mkdir usr tmp proc dev etc",
+            "mount -o bind,ro /usr usr",
+            "ln -s usr/lib lib; ln -s usr/lib64 lib64; ln -s usr/bin bin; ln -s usr/sbin sbin",
+            f"mount -t tmpfs -o size={c.tmp_mb}m,mode=1777,nosuid,nodev tmpfs tmp",
+            "mount -t proc -o nosuid,nodev,noexec proc proc",
+            "for d in null zero full random urandom; do touch dev/$d; mount -o bind /dev/$d dev/$d; done",
+            "ln -s /proc/self/fd dev/fd; ln -s fd/0 dev/stdin; ln -s fd/1 dev/stdout; ln -s fd/2 dev/stderr",
+            *(
+                f"if [ -d {e} ]; then mkdir -p .{e}; mount -o bind,ro {e} .{e}; "
+                f"elif [ -f {e} ]; then touch .{e}; mount -o bind,ro {e} .{e}; fi"
+                for e in _ETC
+            ),
         ]
+        if self.harness_file:
+            steps.append('touch memdoor.pyc; mount -o bind,ro "$H" memdoor.pyc')
+            run = "/memdoor.pyc"
+        else:
+            run = '-c "$H"'
+        steps.append('mount -o remount,ro "$R"')
+        drop = (
+            f"/usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups"
+            if uid is not None
+            else "/usr/bin/setpriv"
+        )
+        steps.append(
+            f'exec chroot "$R" {drop} --inh-caps=-all --bounding-set=-all --no-new-privs '
+            f'/usr/bin/env -i -C /tmp PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$0"'
+        )
+        ns = ["unshare", "--pid", "--net", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
         if not self.run_as_root:
             ns.insert(1, "--map-root-user")
-        return [*ns, "--", "/bin/sh", "-c", script, program, str(fd)]
+        env_script = f'R={shlex.quote(self.root_dir or "")}; H="$1"; ' + "; ".join(steps[1:])
+        return [*ns, "--", "/bin/sh", "-ec", env_script, str(fd), self.harness_file or self.harness]
 
 
 def interpreter_ok(python: str) -> None:
