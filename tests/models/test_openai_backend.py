@@ -355,3 +355,20 @@ async def test_spec_settings_through_the_pool(server):
     finally:
         await pool.aclose()
     assert server.peak_in_flight == 1
+
+
+def test_built_outside_the_event_loop_used_inside(server):
+    # `memdoor bench` opens its models (validating specs) before it starts its event loop
+    pool = ModelPool(configs={"openai": OpenAIConfig(concurrency=2)})
+    model = pool.get(f"openai:fake-model@{server.base_url}")
+
+    async def use() -> list[str]:
+        try:
+            resps = await asyncio.gather(
+                *(model.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3))
+            )
+            return [r.completions[0].text for r in resps]
+        finally:
+            await pool.aclose()
+
+    assert asyncio.run(use()) == [answer_text(f"q{i}", 0, None) for i in range(3)]
