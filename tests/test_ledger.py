@@ -148,7 +148,9 @@ class NoSandbox:
 
 async def test_agent_calls_land_in_the_ledger_with_prices():
     """An agent's successful and failed calls, priced by a user table, through the real RunContext."""
-    model = ScriptedModel(["def f():\n    return 1", ModelError("down")], spec="scripted")
+    down = RateLimited("scripted: rate limited (HTTP 429); gave up after 3 attempts in 2.5 s")
+    down.retries, down.latency_s = 2, 2.5
+    model = ScriptedModel(["def f():\n    return 1", down], spec="scripted")
     agent = Agent(AgentConfig(id="a0", model="scripted"), model)
     table = PriceTable({"scripted": {"input": 1_000_000.0, "output": 2_000_000.0}})  # $1 / $2 per token
     ctx = RunContext(sandbox=NoSandbox(), memory=InProcMemory(), selector=None, price=table.price)
@@ -161,3 +163,7 @@ async def test_agent_calls_land_in_the_ledger_with_prices():
     assert t.completion_tokens == resp.usage.completion_tokens == 4
     assert t.usd == pytest.approx(3 * 1 + 4 * 2)
     assert [c.role for c in ctx.ledger.calls] == ["draft", "repair"]
+    failed = ctx.ledger.calls[1]
+    assert (failed.ok, failed.retries, failed.latency_s) == (False, 2, 2.5)
+    assert failed.error.startswith("RateLimited: ")
+    assert t.retries == 2

@@ -69,11 +69,7 @@ class Agent:
                 seed=seed,
             )
         except ModelError as e:
-            ctx.ledger.add(
-                CallRecord(
-                    agent=self.id, model=cfg.model, role=role, n=n, ok=False, error=f"{type(e).__name__}: {e}"
-                )
-            )
+            ctx.ledger.add(CallRecord.failed(agent=self.id, model=cfg.model, role=role, n=n, error=e))
             ctx.budget.charge(0)
             await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
             raise
