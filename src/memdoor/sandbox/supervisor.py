@@ -25,7 +25,7 @@ from memdoor.errors import SandboxError, UsageError
 from memdoor.sandbox import compare
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.program import compile_harness, harness_source
-from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
+from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid, tasks_of_uid
 from memdoor.sandbox.verdict import Status, TestResult, Verdict
 
 if TYPE_CHECKING:
@@ -167,6 +167,8 @@ class Supervisor:
         }
         if self._uids is not None:
             limits["nproc"] = c.max_processes
+        else:  # our own uid: RLIMIT_NPROC also counts our other tasks, so allow for them (best effort)
+            limits["nproc"] = tasks_of_uid(os.getuid()) + c.max_processes * c.workers
         job = {
             "kind": kind,
             "prelude": prelude,

@@ -94,6 +94,17 @@ def pids_of_uid(uid: int) -> list[int]:
     return found
 
 
+def tasks_of_uid(uid: int) -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is ``uid``."""
+    total = 0
+    for pid in pids_of_uid(uid):
+        try:
+            total += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            continue
+    return total
+
+
 def reap_uid(uid: int, *, attempts: int = 20) -> bool:
     """Kill every process of ``uid`` (``kill(-1, SIGKILL)`` run as that uid). True when none is left.
 
