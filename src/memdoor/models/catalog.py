@@ -89,13 +89,14 @@ CATALOG: Mapping[str, CatalogEntry] = _build()
 """Known models by short name (read-only)."""
 
 
-def known_names() -> list[str]:
-    return sorted(CATALOG)
+def known_names(catalog: Mapping[str, CatalogEntry] | None = None) -> list[str]:
+    return sorted(CATALOG if catalog is None else catalog)
 
 
-def get_entry(name: str) -> CatalogEntry:
-    """The catalog entry for ``name``; a ModelSpecError listing the known names otherwise."""
-    entry = CATALOG.get(name)
+def get_entry(name: str, catalog: Mapping[str, CatalogEntry] | None = None) -> CatalogEntry:
+    """The entry for ``name`` (in ``catalog``, default :data:`CATALOG`); a ModelSpecError listing the known names."""
+    table = CATALOG if catalog is None else catalog
+    entry = table.get(name)
     if entry is None:
-        raise ModelSpecError(f"unknown local model {name!r} (known: {', '.join(known_names())})")
+        raise ModelSpecError(f"unknown local model {name!r} (known: {', '.join(known_names(table))})")
     return entry

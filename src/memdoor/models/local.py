@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -25,10 +25,10 @@ import httpx
 from pydantic import ValidationError
 
 from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable
-from memdoor.models.catalog import get_entry
+from memdoor.models.catalog import CatalogEntry, get_entry
 from memdoor.models.engine import Engine, EngineConfig
 from memdoor.models.types import Completion, Message, ModelResponse, Usage
-from memdoor.models.weights import WeightsStore
+from memdoor.models.weights import WeightsNotInstalled, WeightsStore, find_parts
 
 
 class ContextOverflow(ModelError):
@@ -39,6 +39,8 @@ class LocalModel:
     """An embedded model fitting :class:`memdoor.protocols.Model`. One instance = one loaded engine.
 
     ``name`` is a catalog name (weights assembled into ``store``) or a path to a ``.gguf`` file.
+    A catalog model whose weights are neither assembled nor installed fails here, before any work,
+    with :class:`WeightsNotInstalled` naming the pip extra. ``catalog`` replaces the known models.
     """
 
     def __init__(
@@ -48,6 +50,7 @@ class LocalModel:
         config: EngineConfig | None = None,
         spec: str | None = None,
         store: WeightsStore | None = None,
+        catalog: Mapping[str, CatalogEntry] | None = None,
     ):
         self.name = name
         self.config = config or EngineConfig()
@@ -59,7 +62,8 @@ class LocalModel:
             if not self._path.is_file():
                 raise ModelSpecError(f"local model file not found: {name}")
         else:
-            self._entry = get_entry(name)  # ModelSpecError listing the known names
+            self._entry = get_entry(name, catalog)  # ModelSpecError listing the known names
+            self._check_installed()
         self._engine: Engine | None = None
         self._lock = threading.Lock()  # guards engine start/stop (called from worker threads)
         self._client: httpx.AsyncClient | None = None
@@ -93,6 +97,17 @@ class LocalModel:
             return self._path
         store = self._store or WeightsStore()
         return store.ensure(self._entry)
+
+    def _check_installed(self) -> None:
+        store = self._store or WeightsStore()
+        if store.is_verified(self._entry):
+            return
+        parts = find_parts(self._entry)
+        if not parts.complete:
+            raise WeightsNotInstalled(
+                f"weights of {self._entry.name} are not installed (missing {len(parts.missing)} of"
+                f" {len(self._entry.parts)} part packages); install them with: {self._entry.install_hint}"
+            )
 
     def _ensure_engine(self) -> str:
         """Load the engine once (blocking; safe from any thread). Returns its base URL."""
