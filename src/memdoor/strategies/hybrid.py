@@ -37,7 +37,11 @@ class Hybrid(BaseStrategy):
 
     async def loop(self, run: TeamRun) -> None:
         await run.together(run.active(), lambda a: self.attempt_and_repair(run, a))
-        survivors = {c.code.strip() for c in run.best_per_agent() if c.public is not None and c.public.passed}
+        survivors = {
+            c.code.strip()
+            for c in run.best_per_agent()
+            if c.code.strip() and c.public is not None and c.public.passed
+        }
         if self.config.inputs and len(survivors) > 1:
             await self.write_inputs(run)
 
