@@ -17,6 +17,7 @@ from pathlib import Path
 
 from memdoor.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.supervisor import TOOL_PATH as _TOOL_PATH
 from memdoor.sandbox.supervisor import Supervisor
 
 # The few non-secret files of /etc that shared libraries need (numpy finds BLAS through alternatives).
@@ -39,11 +40,11 @@ class BwrapSandbox(Supervisor):
     name = "bwrap"
 
     def check_tools(self) -> None:
-        if shutil.which("bwrap") is None:
+        if shutil.which("bwrap", path=_TOOL_PATH) is None:
             raise SandboxError(
                 "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
             )
-        if self.run_as_root and shutil.which("setpriv") is None:
+        if self.run_as_root and shutil.which("setpriv", path=_TOOL_PATH) is None:
             raise SandboxError("setpriv (util-linux) is not installed")
 
     def command(self, uid: int | None, fd: int) -> list[str]:
@@ -77,7 +78,7 @@ class UnshareSandbox(Supervisor):
 
     def check_tools(self) -> None:
         for tool in ("unshare", "setpriv", "mount", "chroot", "env"):
-            if shutil.which(tool) is None:
+            if shutil.which(tool, path=_TOOL_PATH) is None:
                 raise SandboxError(f"{tool} is not installed (util-linux / coreutils)")
         if self.root_dir is None:
             raise SandboxError("no private directory to build the sandbox's root file system in")
@@ -120,7 +121,10 @@ class UnshareSandbox(Supervisor):
             run = "/memdoor.pyc"
         else:
             run = '-c "$H"'
-        steps.append('mount -o remount,ro "$R"')
+        # Read-only root (per-mount flag; a user namespace may refuse the superblock remount: 1 MiB tmpfs).
+        steps.append(
+            'mount -o remount,bind,ro "$R" 2>/dev/null || mount -o remount,ro "$R" 2>/dev/null || true'
+        )
         drop = (
             f"/usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups"
             if uid is not None

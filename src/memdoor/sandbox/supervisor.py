@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 _HEAD = struct.Struct(">II")
 _MAX_HEADER = 64 * 1024
 _START_RETRIES = 2
+TOOL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where the isolation tools are found
 
 
 def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
@@ -203,7 +204,7 @@ class Supervisor:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 pass_fds=(w,),
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                env={"PATH": TOOL_PATH},
                 start_new_session=True,
             )
         except OSError as e:
