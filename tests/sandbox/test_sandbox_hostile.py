@@ -349,3 +349,28 @@ except OSError as e:
     if v.passed:
         assert "refused" in v.tests[0].output
     assert_healthy(sandbox)
+
+
+def test_hostile_candidates_do_not_stop_grading_of_the_next_ones(quick_sandbox):
+    from memdoor.grading import grade_many
+    from memdoor.problems.model import Problem
+
+    problem = Problem(
+        id="mul",
+        statement="multiply",
+        public_tests=stdin_tests(("6 7\n", "42\n")),
+        hidden_tests=stdin_tests(("2 3\n", "6\n")),
+        prelude="livecodebench",
+    )
+    good = "a, b = map(int, input().split())\nprint(a * b)"
+    hostile = [
+        "import posix, signal\nposix.kill(posix.getppid(), signal.SIGKILL)",
+        "import posix\nwhile True:\n    try:\n        posix.fork()\n    except OSError:\n        pass",
+        "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)",
+        "import posix\nfor fd in range(64):\n    try:\n        posix.close(fd)\n    except OSError:\n        pass",
+    ]
+    jobs = []
+    for bad in hostile:
+        jobs += [(problem, bad), (problem, good)]
+    verdicts = list(grade_many(jobs, quick_sandbox, workers=2))
+    assert [v.passed for v in verdicts] == [False, True] * len(hostile)
