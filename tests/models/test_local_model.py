@@ -130,3 +130,16 @@ async def test_pool_shares_one_engine_and_aclose_stops_it():
     assert not a.started
     with pytest.raises(httpx.TransportError):
         httpx.get(base_url + "/health", timeout=5, trust_env=False)
+
+
+async def test_the_engine_applies_the_models_own_chat_template(model):
+    await model.start()
+    assert model._engine is not None and model._engine.base_url
+    messages = [{"role": "system", "content": "SYS"}, {"role": "user", "content": "hello"}]
+    prompt = httpx.post(
+        model._engine.base_url + "/apply-template", json={"messages": messages}, timeout=60, trust_env=False
+    ).json()["prompt"]
+    assert (
+        prompt
+        == "<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
+    )
