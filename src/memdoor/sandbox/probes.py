@@ -13,10 +13,12 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -92,23 +94,65 @@ def _canary_env() -> Iterator[str]:
             os.environ[name] = old
 
 
+def _host_ids(sb: Sandbox, config: SandboxConfig) -> tuple[list[int], Verdict] | None:
+    """(real, effective uid) of a candidate process as the HOST sees them, and the probe's verdict.
+
+    A uid inside user namespaces (bwrap nests two) says nothing about the host, so the probe starts a
+    ``sleep`` with a unique argument and waits for it; the grader finds it in the host's /proc, reads its
+    owner, then ends that sleeper (by pid) so the probe finishes."""
+    marker = f"{900000 + secrets.randbelow(99999)}.{secrets.randbelow(10**6):06d}"
+    code = f"""
+import posix
+pid = posix.fork()
+if pid == 0:
+    posix.execv("/usr/bin/sleep", ["sleep", "{marker}"])
+posix.waitpid(pid, 0)
+print("done")
+"""
+    found: list[int] | None = None
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(_record, sb, code)
+        deadline = time.monotonic() + config.timeout_s + 30
+        while found is None and not future.done() and time.monotonic() < deadline:
+            for pid in _processes_with(marker):
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{pid}/status") as f:
+                        line = next(x for x in f if x.startswith("Uid:"))
+                    found = [int(x) for x in line.split()[1:3]]
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+        verdict, _ = future.result()
+    return (found, verdict) if found is not None else None
+
+
 def check_uid(sb: Sandbox, config: SandboxConfig) -> Check:
-    v, out = _record(sb, "import os, json\nprint(json.dumps([os.getuid(), os.geteuid(), os.getgid()]))")
-    try:
-        uid, euid, gid = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    code = """
+import os, json
+caps = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff:")]
+print(json.dumps({"ids": [os.getuid(), os.geteuid(), os.getgid()], "caps": int(caps[0], 16) if caps else -1}))
+"""
+    v, out = _record(sb, code)
+    got = _json_line(out)
+    host = _host_ids(sb, config)
+    if not got or host is None:
         return Check(name="unprivileged uid", status="fail", detail=f"probe failed: {v.status}")
-    if 0 in (uid, euid, gid):
-        return Check(name="unprivileged uid", status="fail", detail=f"candidates run as root (uid {uid})")
+    uid = got["ids"][0]
+    host_uid = host[0][1]
+    where = f"uid {uid}" if host_uid == uid else f"uid {uid} in its user namespace, host uid {host_uid}"
+    if 0 in host[0] or got.get("caps") != 0:
+        why = "has capabilities" if got.get("caps") != 0 else "runs as root on the host"
+        return Check(name="unprivileged uid", status="fail", detail=f"{where}: {why}")
     if os.geteuid() != 0:
         return Check(
             name="unprivileged uid",
             status="warn",
-            detail=f"uid {uid} is the grader's own uid (not root): candidates share its process limit "
-            "and its files' permissions",
+            detail=f"{where}, no capabilities; it is the grader's own uid (Memdoor is not root), so candidates "
+            "share its process count",
         )
     return Check(
-        name="unprivileged uid", status="ok", detail=f"uid {uid}, gid {gid}; one uid per running candidate"
+        name="unprivileged uid",
+        status="ok",
+        detail=f"{where}, no capabilities; one uid per running candidate",
     )
 
 
@@ -361,19 +405,11 @@ def diagnose(config: SandboxConfig | None = None) -> DoctorReport:
         report.checks.append(Check(name="isolation", status="fail", detail=str(e)))
         return report
     report.isolation = sb.name
-    if sb.name == "bwrap":
-        report.checks.append(
-            Check(name="isolation", status="ok", detail="bubblewrap: only /usr visible, read-only")
-        )
-    else:
-        report.checks.append(
-            Check(
-                name="isolation",
-                status="warn",
-                detail=f"{sb.name}: namespaces and rlimits, but the host file system stays visible "
-                "(install bubblewrap for stronger isolation)",
-            )
-        )
+    tools = {
+        "bwrap": "bubblewrap: user, pid, network, ipc, uts and mount namespaces; only /usr visible",
+        "unshare": "unshare (no bubblewrap): pid, network, ipc, uts and mount namespaces; chroot to a minimal root",
+    }
+    report.checks.append(Check(name="isolation", status="ok", detail=tools.get(sb.name, sb.name)))
     for probe in PROBES:
         try:
             report.checks.append(probe(sb, config))

@@ -60,6 +60,73 @@ class _Session:
     load: TestResult | None = None
 
 
+class _FrameReader:
+    """Splits the harness's byte stream into (header, payload) frames; ValueError on anything malformed."""
+
+    def __init__(self, max_payload: int):
+        self.buf = bytearray()
+        self.max_payload = max_payload
+
+    def feed(self, chunk: bytes) -> list[tuple[dict, bytes]]:
+        self.buf += chunk
+        frames = []
+        while len(self.buf) >= _HEAD.size:
+            hlen, plen = _HEAD.unpack_from(self.buf)
+            if hlen > _MAX_HEADER or plen > self.max_payload:
+                raise ValueError("result stream too large or malformed")
+            end = _HEAD.size + hlen + plen
+            if len(self.buf) < end:
+                break
+            head = json.loads(bytes(self.buf[_HEAD.size : _HEAD.size + hlen]))  # ValueError if broken
+            if not isinstance(head, dict):
+                raise ValueError("malformed result stream")
+            frames.append((head, bytes(self.buf[_HEAD.size + hlen : end])))
+            del self.buf[:end]
+        return frames
+
+
+class _Pipes:
+    """The sandbox's pipes: the job written to its stdin, its stderr kept (a little), results read."""
+
+    def __init__(self, proc: subprocess.Popen, results_fd: int, job: bytes):
+        self.proc, self.r = proc, results_fd
+        self.stdin_fd, self.err_fd = proc.stdin.fileno(), proc.stderr.fileno()
+        os.set_blocking(self.stdin_fd, False)
+        self.pending = memoryview(job)
+        self.poller = select.poll()  # not select(): fds above 1024 are common in a busy grader
+        self.poller.register(results_fd, select.POLLIN)
+        self.poller.register(self.err_fd, select.POLLIN)
+        self.poller.register(self.stdin_fd, select.POLLOUT)
+
+    def pump(self, wait_s: float, s: _Session) -> bytes | None:
+        """Move data for up to ``wait_s``; the bytes read from the results pipe (b"" at its end), or None."""
+        try:
+            ready = dict(self.poller.poll(max(1, int(wait_s * 1000))))
+        except InterruptedError:
+            return None
+        if self.stdin_fd in ready:
+            try:
+                self.pending = self.pending[os.write(self.stdin_fd, self.pending[: 1 << 16]) :]
+            except BlockingIOError:
+                pass
+            except OSError:  # the sandbox closed its end: it is going away, the result pipe will say
+                self.pending = memoryview(b"")
+            if not self.pending:
+                self.poller.unregister(self.stdin_fd)
+                self.proc.stdin.close()
+                self.stdin_fd = -1
+        if self.err_fd in ready:
+            chunk = os.read(self.err_fd, 65536)
+            if not chunk:
+                self.poller.unregister(self.err_fd)
+                self.err_fd = -1
+            elif len(s.stderr) < 8192:
+                s.stderr += chunk[: 8192 - len(s.stderr)]
+        if self.r not in ready:
+            return None
+        return os.read(self.r, 1 << 20)
+
+
 class Supervisor:
     """Runs candidates in an isolation tool. Subclasses say how to start the harness (``command``)."""
 
@@ -230,108 +297,47 @@ class Supervisor:
         return s
 
     def _converse(self, proc, r: int, job: bytes, tests, first: int, stop: bool, s: _Session) -> None:
+        """Feed the job, read the result stream, judge each result, until the run ends or must be cut."""
         c = self.config
-        stdin_fd, err_fd = proc.stdin.fileno(), proc.stderr.fileno()
-        os.set_blocking(stdin_fd, False)
-        pending = memoryview(job)
-        buf = bytearray()
-        max_payload = c.max_output_bytes + (1 << 20)
+        io = _Pipes(proc, r, job)
+        reader = _FrameReader(max_payload=c.max_output_bytes + (1 << 20))
         nxt = first
-        last = time.monotonic()
-        deadline = last + c.start_timeout_s
-        test_started = last
-        poller = select.poll()  # not select(): fds above 1024 are common in a busy grader
-        poller.register(r, select.POLLIN)
-        poller.register(err_fd, select.POLLIN)
-        poller.register(stdin_fd, select.POLLOUT)
+        mark = time.monotonic()  # when the current phase (boot, load, a test) started
+        deadline = mark + c.start_timeout_s
         while True:
             now = time.monotonic()
             if now >= deadline:
                 s.killed_for = "timeout"
-                if s.phase == "load":
-                    s.load = TestResult(
-                        status="time_limit", seconds=now - last, detail="loading the program timed out"
-                    )
-                elif s.phase == "test":
-                    s.results.append(
-                        (
-                            nxt,
-                            TestResult(
-                                status="time_limit", seconds=now - test_started, detail="wall-clock limit"
-                            ),
-                        )
-                    )
+                self._fail(s, nxt, "time_limit", now - mark, "wall-clock limit")
+                return
+            chunk = io.pump(min(deadline - now, 1.0), s)
+            if chunk is None:
+                continue
+            if not chunk:  # the sandbox is gone
+                self._died(proc, s, nxt, time.monotonic() - mark)
                 return
             try:
-                ready = dict(poller.poll(max(1, int(min(deadline - now, 1.0) * 1000))))
-            except InterruptedError:
-                continue
-            if stdin_fd in ready:
-                try:
-                    pending = pending[os.write(stdin_fd, pending[: 1 << 16]) :]
-                except BlockingIOError:
-                    pass
-                except OSError:  # the sandbox closed its end: it is going away, the result pipe will say
-                    pending = memoryview(b"")
-                if not pending:
-                    poller.unregister(stdin_fd)
-                    proc.stdin.close()
-                    stdin_fd = -1
-            if err_fd in ready:
-                chunk = os.read(err_fd, 65536)
-                if not chunk:
-                    poller.unregister(err_fd)
-                    err_fd = -1
-                elif len(s.stderr) < 8192:
-                    s.stderr += chunk[: 8192 - len(s.stderr)]
-            if r not in ready:
-                continue
-            chunk = os.read(r, 1 << 20)
-            if not chunk:  # the sandbox is gone
-                self._died(proc, s, nxt, time.monotonic() - test_started)
+                frames = reader.feed(chunk)
+            except ValueError as e:
+                s.killed_for = "protocol"
+                self._fail(s, nxt, "runtime_error", 0.0, str(e))
                 return
-            buf += chunk
-            while len(buf) >= _HEAD.size:
-                hlen, plen = _HEAD.unpack_from(buf)
-                if hlen > _MAX_HEADER or plen > max_payload:
-                    s.killed_for = "protocol"
-                    self._protocol_error(s, nxt, "result stream too large or malformed")
-                    return
-                end = _HEAD.size + hlen + plen
-                if len(buf) < end:
-                    break
-                try:
-                    head = json.loads(bytes(buf[_HEAD.size : _HEAD.size + hlen]))
-                    payload = bytes(buf[_HEAD.size + hlen : end])
-                    ev = head["ev"]
-                except (ValueError, KeyError, TypeError):
-                    s.killed_for = "protocol"
-                    self._protocol_error(s, nxt, "malformed result stream")
-                    return
-                del buf[:end]
+            for head, payload in frames:
                 now = time.monotonic()
+                ev = head.get("ev")
                 if ev == "boot" and s.phase == "boot":
                     s.booted, s.phase = True, "load"
-                    deadline = now + c.timeout_s
-                    last = now
                 elif ev == "load" and s.phase == "load":
                     status = head.get("status")
                     if status != "ok":
-                        s.load = TestResult(
-                            status=status if status in ("compile_error", "memory_limit") else "runtime_error",
-                            seconds=now - last,
-                            detail=str(head.get("detail", ""))[:500],
-                        )
+                        status = status if status in ("compile_error", "memory_limit") else "runtime_error"
+                        self._fail(s, nxt, status, now - mark, str(head.get("detail", ""))[:500])
                         return
                     s.phase = "test"
-                    test_started = now
-                    deadline = now + c.timeout_s
                 elif ev == "res" and s.phase == "test" and head.get("i") == nxt and nxt < len(tests):
-                    result = self._judge(tests[nxt], head, payload)
+                    result = self._judge_safely(tests[nxt], head, payload, now - mark)
                     s.results.append((nxt, result))
                     nxt += 1
-                    test_started = now
-                    deadline = now + c.timeout_s
                     if result.status != "passed" and stop:
                         s.killed_for = "failure"
                         return
@@ -340,14 +346,25 @@ class Supervisor:
                     return
                 else:
                     s.killed_for = "protocol"
-                    self._protocol_error(s, nxt, f"unexpected {ev!r} in the result stream")
+                    self._fail(s, nxt, "runtime_error", 0.0, f"unexpected {ev!r} in the result stream")
                     return
+                mark, deadline = now, now + c.timeout_s
 
-    def _protocol_error(self, s: _Session, nxt: int, detail: str) -> None:
+    def _fail(self, s: _Session, nxt: int, status: Status, seconds: float, detail: str) -> None:
+        """Record a non-passing outcome for the current phase: the load, or test ``nxt``."""
         if s.phase == "load":
-            s.load = TestResult(status="runtime_error", detail=detail)
+            if status == "time_limit":
+                detail = "loading the program timed out"
+            s.load = TestResult(status=status, seconds=seconds, detail=detail)
         elif s.phase == "test":
-            s.results.append((nxt, TestResult(status="runtime_error", detail=detail)))
+            s.results.append((nxt, TestResult(status=status, seconds=seconds, detail=detail)))
+
+    def _judge_safely(self, test: TestCase, head: dict, payload: bytes, elapsed: float) -> TestResult:
+        # The stream comes from the sandbox, where the candidate could have forged it: never trust it.
+        try:
+            return self._judge(test, head, payload, elapsed)
+        except Exception as e:
+            return TestResult(status="runtime_error", detail=f"unreadable result ({type(e).__name__})")
 
     def _died(self, proc, s: _Session, nxt: int, seconds: float) -> None:
         try:
@@ -360,9 +377,13 @@ class Supervisor:
         elif s.phase == "test":
             s.results.append((nxt, TestResult(status="runtime_error", seconds=seconds, detail=detail)))
 
-    def _judge(self, test: TestCase, head: dict, payload: bytes) -> TestResult:
+    def _judge(self, test: TestCase, head: dict, payload: bytes, elapsed: float) -> TestResult:
+        """The result of one test from the harness's report; ``elapsed`` is the supervisor's own measure."""
         c = self.config
-        seconds = float(head.get("t") or 0.0)
+        reported = head.get("t")
+        seconds = (
+            float(reported) if isinstance(reported, int | float) and 0 <= reported <= elapsed else elapsed
+        )
         status = head.get("status")
         detail = str(head.get("detail", ""))[:500]
         if status != "ok":
