@@ -26,6 +26,10 @@ class FakeServerConfig:
     """Seconds to hold each request before answering (to observe concurrency)."""
     models: tuple[str, ...] = ("fake-model", "other-model")
     """Model names served; any other name gets a 404 like OpenAI's."""
+    max_n: int | None = None
+    """Reject ``n`` above this with a 400 (llama.cpp's server allows at most its slot count)."""
+    usage_of_first_choice_only: bool = False
+    """Report completion tokens of the first choice only (llama.cpp's server does this for n > 1)."""
 
 
 def answer_text(prompt: str, k: int, seed: int | None) -> str:
@@ -75,7 +79,8 @@ def _completion_body(req: dict[str, Any], cfg: FakeServerConfig) -> dict[str, An
             }
         choices.append(choice)
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-    completion_tokens = sum(len(c["message"]["content"].split()) for c in choices)
+    counted = choices[:1] if cfg.usage_of_first_choice_only else choices
+    completion_tokens = sum(len(c["message"]["content"].split()) for c in counted)
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -126,6 +131,17 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 cfg = state.config
                 if cfg.delay:
                     time.sleep(cfg.delay)
+                if cfg.max_n is not None and int(req.get("n") or 1) > cfg.max_n:
+                    self._send(
+                        400,
+                        {
+                            "error": {
+                                "message": f"n must be at most {cfg.max_n}",
+                                "type": "invalid_request_error",
+                            }
+                        },
+                    )
+                    return
                 if req.get("model") not in cfg.models:
                     self._send(
                         404,

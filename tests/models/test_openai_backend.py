@@ -8,7 +8,14 @@ import pytest
 from fakeserver import FakeOpenAIServer, FakeServerConfig, answer_text, token_logprobs
 
 from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, RateLimited
-from memdoor.models.openai_model import DEFAULT_BASE_URL, OpenAIConfig, OpenAIModel, is_loopback, parse_spec
+from memdoor.models.openai_model import (
+    DEFAULT_BASE_URL,
+    OpenAIConfig,
+    OpenAIModel,
+    RequestRejected,
+    is_loopback,
+    parse_spec,
+)
 from memdoor.models.pool import ModelPool
 from memdoor.protocols import Model
 
@@ -372,3 +379,61 @@ def test_built_outside_the_event_loop_used_inside(server):
             await pool.aclose()
 
     assert asyncio.run(use()) == [answer_text(f"q{i}", 0, None) for i in range(3)]
+
+
+async def test_auto_fans_out_when_the_server_refuses_n():
+    # llama.cpp's server answers 400 when n exceeds its slots
+    with FakeOpenAIServer(FakeServerConfig(max_n=2)) as server:
+        model = OpenAIModel("fake-model", server.base_url, config=FAST)
+        try:
+            resp = await model.complete(USER, n=4, seed=20)
+            assert [c.text for c in resp.completions] == [
+                answer_text("add two numbers", 0, s) for s in (20, 21, 22, 23)
+            ]
+            assert resp.usage.retries == 1  # the refused request
+            assert len(server.requests) == 1 + 4
+            # learned: the next call fans out at once
+            await model.complete(USER, n=2)
+            assert len(server.requests) == 5 + 2
+        finally:
+            await model.aclose()
+
+
+async def test_refused_n_is_an_error_when_fan_out_is_never():
+    with FakeOpenAIServer(FakeServerConfig(max_n=2)) as server:
+        model = OpenAIModel(
+            "fake-model", server.base_url, config=FAST.model_copy(update={"fan_out": "never"})
+        )
+        try:
+            with pytest.raises(RequestRejected) as info:
+                await model.complete(USER, n=3)
+        finally:
+            await model.aclose()
+    assert info.value.status == 400
+    assert len(server.requests) == 1
+
+
+async def test_other_client_errors_do_not_trigger_fan_out(server):
+    model = OpenAIModel("no-such-model", server.base_url, config=FAST)
+    try:
+        with pytest.raises(RequestRejected) as info:
+            await model.complete(USER, n=3)
+    finally:
+        await model.aclose()
+    assert info.value.status == 404
+    assert len(server.requests) == 1
+
+
+async def test_usage_counted_from_logprobs_when_the_server_counts_one_choice():
+    # llama.cpp's server reports the completion tokens of one choice for n > 1
+    with FakeOpenAIServer(FakeServerConfig(usage_of_first_choice_only=True)) as server:
+        model = OpenAIModel("fake-model", server.base_url, config=FAST)
+        try:
+            with_lp = await model.complete(USER, n=3, logprobs=True, seed=1)
+            without = await model.complete(USER, n=3, seed=1)
+        finally:
+            await model.aclose()
+    words = [len(c.text.split()) for c in with_lp.completions]
+    assert with_lp.usage.completion_tokens == sum(words)
+    # without logprobs there is nothing to count from: the server's figure is all there is
+    assert without.usage.completion_tokens == words[0]

@@ -18,7 +18,7 @@ from fakeserver import FakeOpenAIServer, answer_text
 from faultproxy import FaultProxy
 
 from memdoor.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
-from memdoor.models.openai_model import OpenAIConfig, OpenAIModel
+from memdoor.models.openai_model import OpenAIConfig, OpenAIModel, RequestRejected
 
 CFG = OpenAIConfig(
     request_timeout_s=30, backoff_base_s=0.01, backoff_max_s=0.05, max_retries=3, concurrency=16
@@ -183,6 +183,8 @@ async def test_client_error_after_a_retry_is_not_retried_again(server):
                 await model.complete(ask("x"))
         finally:
             await model.aclose()
-    assert type(info.value) is ModelError
+    assert isinstance(info.value, RequestRejected)
+    assert not isinstance(info.value, RateLimited | ModelTimeout | ModelUnavailable)
+    assert info.value.status == 404
     assert proxy.total_attempts == 2
     assert info.value.retries == 1

@@ -65,9 +65,10 @@ class OpenAIConfig(RetryConfig):
     fan_out: Literal["auto", "always", "never"] = Field(
         default="auto",
         description="How to get n completions. auto: ask for n in one request; if the server returns "
-        "fewer (llama-cpp-python's server ignores n), request the rest one by one, and keep doing so "
-        "for this model. always: n requests of one completion each. never: one request; return what "
-        "the server gives.",
+        "fewer (llama-cpp-python's server ignores n) or rejects the request (HTTP 400/422: llama.cpp's "
+        "server refuses n above its slot count), request the rest one by one, and keep doing so for "
+        "this model. always: n requests of one completion each (seeds seed, seed+1, ...). never: one "
+        "request; return what the server gives.",
     )
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
         default="max_tokens",
@@ -78,6 +79,18 @@ class OpenAIConfig(RetryConfig):
         default_factory=dict,
         description="Extra JSON fields sent with every request (server-specific options, e.g. top_k).",
     )
+
+
+class RequestRejected(ModelError):
+    """The endpoint refused the request with a client error (HTTP 4xx other than 408 and 429); not retried."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+FAN_OUT_AFTER = frozenset({400, 422})
+"""Statuses of a rejected n > 1 request after which ``fan_out="auto"`` asks one completion at a time."""
 
 
 class MalformedResponse(Exception):
@@ -234,7 +247,7 @@ class OpenAIModel:
             if is_loopback(self.base_url)
             else None,
         )
-        self._server_ignores_n = False
+        self._fan_out_learned = False  # auto mode found that this server will not give n at once
 
     @classmethod
     def from_spec(cls, rest: str, config: OpenAIConfig | None = None) -> OpenAIModel:
@@ -294,15 +307,27 @@ class OpenAIModel:
 
     async def _requests(self, base: dict[str, Any], n: int, seed: int | None) -> list[_Result]:
         mode = self.config.fan_out
-        if n > 1 and (mode == "always" or (mode == "auto" and self._server_ignores_n)):
-            return await _all_or_nothing([self._one(base, 1, _seed(seed, k)) for k in range(n)])
-        first = await self._one(base, n, seed)
+        if n > 1 and (mode == "always" or (mode == "auto" and self._fan_out_learned)):
+            return await self._fan_out(base, 0, n, seed)
+        try:
+            first = await self._one(base, n, seed)
+        except RequestRejected as e:
+            if n == 1 or mode != "auto" or e.status not in FAN_OUT_AFTER:
+                raise
+            # the server will not give n completions at once: one request each (the refusal counts as a retry)
+            self._fan_out_learned = True
+            results = await self._fan_out(base, 0, n, seed)
+            results[0].retries += 1 + e.retries
+            return results
         got = len(first.completions)
         if got >= n or mode == "never":
             return [first]
-        self._server_ignores_n = True
-        rest = [self._one(base, 1, _seed(seed, k)) for k in range(got, n)]
-        return [first, *await _all_or_nothing(rest)]
+        self._fan_out_learned = True
+        return [first, *await self._fan_out(base, got, n, seed)]
+
+    async def _fan_out(self, base: dict[str, Any], start: int, n: int, seed: int | None) -> list[_Result]:
+        """Completions ``start`` … ``n - 1``, one request each, concurrently, each with its own seed."""
+        return await _all_or_nothing([self._one(base, 1, _seed(seed, k)) for k in range(start, n)])
 
     async def _one(self, base: dict[str, Any], n: int, seed: int | None) -> _Result:
         """One logical request (retried as needed)."""
@@ -327,7 +352,7 @@ class OpenAIModel:
                     )
             except openai.APIStatusError as e:
                 if classify(e) is None:
-                    raise ModelError(_status_message(self.spec, e)) from None
+                    raise RequestRejected(_status_message(self.spec, e), e.status_code) from None
                 raise
             except openai.OpenAIError as e:
                 if classify(e) is None:
@@ -370,10 +395,14 @@ def _parse(raw: Any) -> _Result:
             )
         )
     usage = getattr(raw, "usage", None)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    if all(c.logprobs is not None for c in completions):
+        # one logprob per generated token: a floor for servers that count one choice only (llama.cpp, n > 1)
+        completion_tokens = max(completion_tokens, sum(len(c.logprobs or ()) for c in completions))
     return _Result(
         completions=completions,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        completion_tokens=completion_tokens,
     )
 
 
