@@ -139,9 +139,13 @@ print(json.dumps({"ids": [os.getuid(), os.geteuid(), os.getgid()], "caps": int(c
     uid = got["ids"][0]
     host_uid = host[0][1]
     where = f"uid {uid}" if host_uid == uid else f"uid {uid} in its user namespace, host uid {host_uid}"
-    if 0 in host[0] or got.get("caps") != 0:
-        why = "has capabilities" if got.get("caps") != 0 else "runs as root on the host"
-        return Check(name="unprivileged uid", status="fail", detail=f"{where}: {why}")
+    reasons = []
+    if 0 in host[0]:
+        reasons.append("runs as root on the host")
+    if got.get("caps") != 0:
+        reasons.append("has capabilities")
+    if reasons:
+        return Check(name="unprivileged uid", status="fail", detail=f"{where}: {' and '.join(reasons)}")
     if os.geteuid() != 0:
         return Check(
             name="unprivileged uid",
