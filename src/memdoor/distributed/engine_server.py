@@ -4,8 +4,8 @@ Each ``local:`` worker would load its own copy of the weights; instead, start on
 workers at it through the ``openai`` backend (the engine batches their requests)::
 
     python -m memdoor.distributed.engine_server --model qwen2.5-coder-0.5b --slots 4
-    # prints: openai:qwen2.5-coder-0.5b@http://127.0.0.1:PORT/v1
-    memdoor worker --agent-id a1 --model openai:qwen2.5-coder-0.5b@http://127.0.0.1:PORT/v1
+    # prints: openai:qwen2.5-coder-0.5b@http://127.0.0.1:PORT/v1?request_timeout_s=1800
+    memdoor worker --agent-id a1 --model 'openai:qwen2.5-coder-0.5b@http://127.0.0.1:PORT/v1?request_timeout_s=1800'
 
 The first line on stdout is the model spec workers should use; the server runs until SIGTERM/SIGINT.
 It listens on 127.0.0.1 only (to serve other machines, run vLLM/llama.cpp's own server instead).
@@ -43,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memdoor: {e}", file=sys.stderr)
         return e.exit_code
     name = args.model if "/" not in args.model else "model"
-    print(f"openai:{name}@{base_url}/v1", flush=True)
+    # CPU generation is slow, and a request may queue behind others: allow it as long as the engine does.
+    print(f"openai:{name}@{base_url}/v1?request_timeout_s={engine.config.timeout:g}", flush=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

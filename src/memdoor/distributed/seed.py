@@ -263,7 +263,11 @@ class SeedLeader:
             tests_source = "task" if problem.public_tests else "none"
             if not problem.public_tests:
                 problem, note = await write_tests(
-                    problem, run.model(models[0]), opts.tests, seed=len(task.id)
+                    problem,
+                    run.model(models[0]),
+                    opts.tests,
+                    seed=len(task.id),
+                    max_tokens=min(512, opts.max_tokens),
                 )
                 tests_source = "team" if problem.public_tests else f"none ({note})"
             task_env = RunEnv(
@@ -315,7 +319,9 @@ class _SharedEnv:
         await self.memory.aclose()
 
 
-async def write_tests(problem: Problem, model: Any, count: int, *, seed: int = 0) -> tuple[Problem, str]:
+async def write_tests(
+    problem: Problem, model: Any, count: int, *, seed: int = 0, max_tokens: int = 512
+) -> tuple[Problem, str]:
     """Ask ``model`` for up to ``count`` test inputs (no expected outputs) for ``problem``; the problem
     with them as public tests, so the selector groups candidates by behaviour on them. Two tries."""
     from memdoor.strategies import messages
@@ -327,7 +333,7 @@ async def write_tests(problem: Problem, model: Any, count: int, *, seed: int = 0
                 messages.inputs(problem, count),
                 n=1,
                 temperature=0.2 + 0.4 * attempt,
-                max_tokens=512,
+                max_tokens=max_tokens,
                 seed=seed + attempt,
             )
         except ModelError as e:
