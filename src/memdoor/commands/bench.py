@@ -101,6 +101,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="results directory (created; resumed if it exists)"
     )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="distributed team: model calls go to `memdoor worker` processes on this Redis "
+        "(see docs/distributed.md)",
+    )
 
 
 def _positive(flag: str, value: int | None) -> None:
@@ -160,7 +166,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if stored is not None:
         ResultsStore.check_compatible(stored, run_record, args.out)
-    pool = ModelPool()
+    if getattr(args, "redis", None):  # the agents' models are served by `memdoor worker` processes
+        from memdoor.distributed.remote import RemoteConfig, RemoteRun
+
+        pool = RemoteRun(RemoteConfig(url=args.redis)).pool([s for row in config.rows for s in row.models])
+    else:
+        pool = ModelPool()
     for row in config.rows:
         for spec in row.models:
             pool.get(spec)
