@@ -83,3 +83,22 @@ FUNCTIONAL = [
     ("def g():\n    return 7\n", "7", False),
     ("f = 7\n", "7", False),
 ]
+
+NUMPY = [
+    # (program defining f(x), expected JSON, passes) with numpy, which the official grader's environment has.
+    ("import numpy as np\ndef f(x):\n    return int(np.int64(3))\n", "3", True),
+    ("import numpy as np\ndef f(x):\n    return np.int64(3)\n", "3", True),
+    ("import numpy as np\ndef f(x):\n    return np.float64(0.5)\n", "0.5", True),
+    ("import numpy as np\ndef f(x):\n    return np.array([1, 2]).tolist()\n", "[1, 2]", True),
+    ("import numpy as np\ndef f(x):\n    return np.array([1, 2])\n", "[1, 2]", False),
+    ("import numpy as np\ndef f(x):\n    return [np.int64(1), np.int64(2)]\n", "[1, 2]", True),
+    ("import numpy as np\ndef f(x):\n    return np.bool_(True)\n", "true", True),
+]
+NUMPY += [
+    (
+        "import numpy as np\ndef f(x):\n    return np.array([7])\n",
+        "[7]",
+        True,
+    ),  # a one-element array is truthy
+    ("import numpy as np\ndef f(x):\n    return np.array([7])\n", "7", True),
+]

@@ -36,7 +36,17 @@ def grade(case):
         res, _ = check_correctness(sample, code, timeout=case.get("timeout", 6), debug=False)
     except Exception:  # e.g. the program exited the grader's process: evaluate_generations counts a failure
         return False
-    return bool(res) and all(r is True or (not isinstance(r, bool) and r > 0) for r in res)
+    # As evaluate_generations_by_problem and compute_metrics_from_results decide a sample's correctness.
+    import numpy as np
+
+    fixed = []
+    for r in res:
+        if isinstance(r, np.ndarray):
+            r = r.item(0)
+        if isinstance(r, np.bool_):
+            r = bool(r)
+        fixed.append(r)
+    return bool(np.all(np.array(fixed) > 0))
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from lcb_cases import COMPARISON, FUNCTIONAL, RUNNING
-from sandbox_helpers import fn_tests, stdin_tests
+from lcb_cases import COMPARISON, FUNCTIONAL, NUMPY, RUNNING
+from sandbox_helpers import fn_tests, numpy_in_sandbox, stdin_tests
 
 from memdoor.extract import extract_code
 from memdoor.grading import grade
@@ -67,6 +67,14 @@ def test_rule_cases_agree_with_the_official_grader(sandbox, tmp_path):
         ours.append(
             sandbox.run(code, fn_tests(("0", expected)), func_name="f", prelude="livecodebench").passed
         )
+    if numpy_in_sandbox(sandbox):
+        for code, expected, _ in NUMPY:
+            cases.append(
+                {"grader": "lcb", "code": code, "inputs": ["0"], "outputs": [expected], "fn_name": "f"}
+            )
+            ours.append(
+                sandbox.run(code, fn_tests(("0", expected)), func_name="f", prelude="livecodebench").passed
+            )
     theirs = official(cases, tmp_path)
     differ = [c["code"] for c, a, b in zip(cases, ours, theirs, strict=True) if a != b]
     assert differ == []

@@ -7,8 +7,8 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from lcb_cases import FUNCTIONAL
-from sandbox_helpers import fn_tests, stdin_tests
+from lcb_cases import FUNCTIONAL, NUMPY
+from sandbox_helpers import fn_tests, numpy_in_sandbox, stdin_tests
 
 from memdoor import registry
 from memdoor.errors import SandboxError
@@ -59,6 +59,14 @@ def test_run_all_tests_when_asked(sandbox):
 @pytest.mark.parametrize(("code", "expected", "passes"), FUNCTIONAL)
 def test_return_value_equality_rules(sandbox, code, expected, passes):
     # LiveCodeBench: a tuple result becomes a list (top level only), then plain == (3.0 == 3, True == 1).
+    v = sandbox.run(code, fn_tests(("0", expected)), func_name="f", prelude="livecodebench")
+    assert v.passed is passes, (v.tests[0].status, v.tests[0].output, v.tests[0].detail)
+
+
+@pytest.mark.parametrize(("code", "expected", "passes"), NUMPY)
+def test_numpy_results_compare_as_officially(sandbox, code, expected, passes):
+    if not numpy_in_sandbox(sandbox):
+        pytest.skip("numpy is not installed for the sandbox interpreter (python3-numpy)")
     v = sandbox.run(code, fn_tests(("0", expected)), func_name="f", prelude="livecodebench")
     assert v.passed is passes, (v.tests[0].status, v.tests[0].output, v.tests[0].detail)
 
