@@ -48,6 +48,15 @@ RUNNING = [
     ("def main():\n    print(3)\nmain()\nif __name__ == '__main__':\n    pass\nprint('', end='')", True),
     ("import sys\nsys.stdout.write('3\\n')", True),
     ("stdout.write('3\\n')", False),  # the prelude's `from sys import *` binds the real stdout
+    ("from sys import stdin\na, b = map(int, stdin.readline().split())\nprint(a + b)", True),
+    ("import sys\ninput = sys.stdin.readline\na, b = map(int, input().split())\nprint(a + b)", True),
+    ("import sys\nsys.stdout.buffer.write(b'3\\n')", False),  # StringIO has no .buffer
+    ("import os\nprint(sum(map(int, os.read(0, 100).split())))", False),  # fd 0 is not the input
+    ("import sys\nprint(3, file=sys.stderr)\nprint(3)", True),
+    ("import sys\nsys.stdout.write('3')\nsys.stdout.flush()", True),
+    ("print(3)\nraise SystemExit(1)", True),  # any SystemExit ends the program normally
+    ("print(3)\nimport os\nos._exit(0)", False),  # the process is gone before the output is read
+    ("sys.setrecursionlimit(10 ** 6)\nprint(3)", True),
 ]
 
 FUNCTIONAL = [
