@@ -6,14 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from memdoor.bench.analysis import Analysis, Breakdown
+from memdoor.errors import UsageError
 
 PARETO_PNG = "pareto.png"
 PASS_PNG = "pass_at_1.png"
 
 
 def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("matplotlib"):
+            raise
+        raise UsageError(
+            "memdoor report draws charts with matplotlib: pip install 'memdoor[report]'"
+        ) from None
 
     fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
