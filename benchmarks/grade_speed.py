@@ -7,7 +7,8 @@ isolation, ``grade_many`` with WORKERS candidates at once) and with the official
 WORKERS samples at once in a process pool, as its ``evaluate_generations`` does). Both must pass every
 reference solution. Prints wall times, the ratio and tests per second; ``--json`` adds one JSON line.
 
-usage: python benchmarks/grade_speed.py [--data DIR] [--limit N] [--workers 2] [--rounds 1] [--json]
+usage: python benchmarks/grade_speed.py [--data DIR] [--limit N] [--workers 2] [--rounds 1]
+                                       [--isolation auto|bwrap|unshare] [--json]
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def load(data: Path, limit: int | None):
     return ours, official, n_tests
 
 
-def run_memdoor(jobs, workers: int) -> tuple[float, int, str]:
-    sandbox = open_sandbox(SandboxConfig(workers=workers))
+def run_memdoor(jobs, workers: int, isolation: str) -> tuple[float, int, str]:
+    sandbox = open_sandbox(SandboxConfig(workers=workers, isolation=isolation))
     start = time.perf_counter()
     passed = sum(v.passed for v in grade_many(jobs, sandbox, workers=workers))
     return time.perf_counter() - start, passed, sandbox.name
@@ -97,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--rounds", type=int, default=1, help="alternate the two graders this many times; best kept"
     )
+    ap.add_argument(
+        "--isolation", default="auto", choices=["auto", "bwrap", "unshare"], help="Memdoor's isolation"
+    )
     ap.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
     args = ap.parse_args(argv)
 
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     passed_ours = passed_official = 0
     isolation = ""
     for r in range(args.rounds):
-        t, passed_ours, isolation = run_memdoor(ours_jobs, args.workers)
+        t, passed_ours, isolation = run_memdoor(ours_jobs, args.workers, args.isolation)
         best_ours = min(best_ours, t)
         print(f"round {r + 1}: memdoor ({isolation}) {t:7.2f} s, {passed_ours}/{n} passed", flush=True)
         t, passed_official = run_official(official_jobs, args.workers)
