@@ -1,0 +1,175 @@
+"""A team as an OpenAI-compatible model endpoint: any OpenAI client can list and use Memdoor teams.
+
+GET /v1/models lists the teams (memdoor/<strategy>-<agents>, e.g. memdoor/parallel-5); POST
+/v1/chat/completions runs that team on the conversation's coding request and answers with the chosen
+code (streaming too). Tests come from the examples in the request; without any, the team writes test
+inputs. The header x-memdoor-trace-id names the run: memdoor trace ID. Guide: docs/serve.md.
+
+Examples:
+  memdoor serve --model local:qwen2.5-coder-0.5b
+  memdoor serve --host 0.0.0.0 --port 8080 --token "$SECRET" \\
+      --model openai:Qwen/Qwen2.5-Coder-7B-Instruct@http://gpu:8000/v1 --team hybrid:5 --team single
+  curl -s localhost:8080/v1/chat/completions -H 'content-type: application/json' \\
+      -d '{"model": "memdoor/parallel-5", "messages": [{"role": "user", "content": "..."}]}'
+
+Without a token (--token or $MEMDOOR_SERVE_TOKEN) only loopback addresses can be bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from pydantic import ValidationError
+
+from memdoor.errors import UsageError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.server.config import TOKEN_ENV
+    from memdoor.server.teams import DEFAULT_TEAMS
+
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port to bind (default 8080; 0: any free port)")
+    p.add_argument(
+        "--model",
+        action="append",
+        metavar="SPEC",
+        help=f"model spec of the agents, repeatable for a mixed team (default {DEFAULT_MODEL})",
+    )
+    p.add_argument(
+        "--team",
+        action="append",
+        metavar="NAME",
+        help="a team to serve, as memdoor/<strategy>-<agents> or <strategy>:<agents>, repeatable "
+        f"(default: {', '.join(DEFAULT_TEAMS)})",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"bearer token clients must send (default ${TOKEN_ENV}); without one, loopback only",
+    )
+    p.add_argument("--concurrency", type=int, default=1, metavar="C", help="team runs at once (default 1)")
+    p.add_argument(
+        "--max-queue",
+        type=int,
+        default=16,
+        metavar="N",
+        help="requests that may wait for a free team; more are answered 429 (default 16)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds a request may take, queue wait included; then 504 (default 600; 0: no limit)",
+    )
+    p.add_argument(
+        "--budget-tokens",
+        type=int,
+        metavar="T",
+        help="tokens the whole team may spend on a request; then 504 (default: no limit)",
+    )
+    p.add_argument(
+        "--max-tokens", type=int, default=1024, help="completion tokens per model call (default 1024)"
+    )
+    p.add_argument(
+        "--test-inputs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="test inputs the team writes when a request shows no examples (default 5; 0: none)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="STRATEGY.KEY=VALUE",
+        help="strategy option, e.g. hybrid.repair_rounds=3 or sequential.rounds=2 (repeatable)",
+    )
+    p.add_argument(
+        "--progress",
+        choices=["reasoning", "comments", "none"],
+        default="reasoning",
+        help="how streams show the team's progress: reasoning_content deltas (default), SSE comments, or none",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="base sampling seed when a request gives none (default 0)"
+    )
+    p.add_argument(
+        "--no-traces",
+        action="store_true",
+        help="do not save run traces (default: $MEMDOOR_HOME/traces, read with memdoor trace ID)",
+    )
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def parse_strategy_options(items: list[str]) -> dict[str, dict[str, object]]:
+    """``["hybrid.repair_rounds=3"]`` → ``{"hybrid": {"repair_rounds": 3}}`` (values parsed as JSON if they can be)."""
+    from memdoor.commands.solve import parse_options
+
+    out: dict[str, dict[str, object]] = {}
+    for item in items:
+        key, sep, _ = item.partition("=")
+        strategy, dot, option = key.partition(".")
+        if not sep or not dot or not strategy.strip() or not option.strip():
+            raise UsageError(
+                f"bad --option {item!r}: expected STRATEGY.KEY=VALUE, e.g. hybrid.repair_rounds=3"
+            )
+        out.setdefault(strategy.strip(), {}).update(parse_options([item[len(strategy) + 1 :]]))
+    return out
+
+
+def build_config(args: argparse.Namespace):
+    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.server.config import ServeConfig
+    from memdoor.server.teams import DEFAULT_TEAMS
+    from memdoor.tracestore import default_trace_dir
+
+    try:
+        return ServeConfig(
+            host=args.host,
+            port=args.port,
+            models=args.model or [DEFAULT_MODEL],
+            teams=args.team or list(DEFAULT_TEAMS),
+            token=args.token or None,
+            concurrency=args.concurrency,
+            max_queue=args.max_queue,
+            timeout_s=args.timeout or None,
+            budget_tokens=args.budget_tokens,
+            max_tokens=args.max_tokens,
+            test_inputs=args.test_inputs,
+            options=parse_strategy_options(args.option),
+            progress=args.progress,
+            seed=args.seed,
+            trace_dir=None if args.no_traces else default_trace_dir(),
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        flag = {"timeout_s": "timeout", "teams": "team", "models": "model"}.get(field, field).replace(
+            "_", "-"
+        )
+        raise UsageError(f"--{flag}: {err['msg']}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.models.pool import ModelPool
+    from memdoor.server.launch import build_server, check_bind
+    from memdoor.server.service import check_teams
+
+    config = build_config(args)
+    check_bind(config)  # before any model is loaded
+    check_teams(config)
+    pool = ModelPool()
+    for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
+        pool.get(spec)
+    server = build_server(config, pool=pool, log_level=args.log_level)
+    try:
+        server.run()
+    finally:
+        import asyncio
+
+        asyncio.run(pool.aclose())
+    return 0

@@ -1,0 +1,228 @@
+"""The FastAPI application of ``memdoor serve``: routes, authentication and error rendering.
+
+Routes (all answers and errors in OpenAI's shapes):
+
+- ``GET /v1/models`` and ``GET /v1/models/{id}`` — the teams served;
+- ``POST /v1/chat/completions`` — a team solves the conversation's coding request
+  (``stream: true`` for server-sent events); header ``x-memdoor-trace-id``;
+- ``GET /health`` — ``{"status": "ok", "running", "waiting"}``, without authentication.
+
+Order of checks on a completion request: token (401), body (422), model (404), request (400),
+queue (429); then the run (504 on its deadline or token budget, 502 when no code came out).
+A client that disconnects cancels its team.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memdoor.models.pool import ModelPool
+from memdoor.protocols import Sandbox
+from memdoor.server.config import ServeConfig
+from memdoor.server.errors import (
+    APIError,
+    InternalError,
+    InvalidBody,
+    MethodNotAllowed,
+    ModelNotFound,
+    NotFound,
+    Unauthorized,
+)
+from memdoor.server.schema import ChatRequest, completion_body, model_card
+from memdoor.server.service import Outcome, TeamService
+from memdoor.server.stream import team_stream
+from memdoor.trace import TraceEvent
+
+log = logging.getLogger("memdoor.serve")
+
+TRACE_HEADER = "x-memdoor-trace-id"
+
+
+def error_response(e: APIError) -> JSONResponse:
+    return JSONResponse(e.body(), status_code=e.status, headers=e.headers())
+
+
+def _param(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "body"
+
+
+def parse_body(raw: bytes) -> ChatRequest:
+    """The request body as a ChatRequest; InvalidBody naming the first bad field."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidBody(f"the body is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise InvalidBody("the body must be a JSON object")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        param = _param(err["loc"])
+        more = f" (and {e.error_count() - 1} more problem(s))" if e.error_count() > 1 else ""
+        raise InvalidBody(f"{param}: {err['msg']}{more}", param=param) from None
+
+
+class Authorizer:
+    """Bearer-token check (constant-time); no token configured means no check."""
+
+    def __init__(self, token: str | None):
+        self._token = token.encode() if token else None
+
+    def __call__(self, request: Request) -> None:
+        if self._token is None:
+            return
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise Unauthorized("missing bearer token: send the header 'Authorization: Bearer <token>'")
+        if not hmac.compare_digest(value.strip().encode(), self._token):
+            raise Unauthorized("invalid bearer token")
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone away."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _first(request: Request, *aws: asyncio.Future) -> bool:
+    """Wait until one of ``aws`` is done; False if the client disconnected first."""
+    watcher = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({watcher, *aws}, return_when=asyncio.FIRST_COMPLETED)
+        return any(a in done for a in aws)
+    finally:
+        watcher.cancel()
+
+
+def create_app(
+    config: ServeConfig, *, pool: ModelPool | None = None, sandbox: Sandbox | None = None
+) -> FastAPI:
+    """The server application. ``pool``/``sandbox`` default to new ones made at startup (and, for a
+    pool made here, closed at shutdown); tests pass a pool holding scripted models."""
+    from memdoor.runner import open_env
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with open_env(pool=pool, sandbox=sandbox, trace_dir=config.trace_dir) as env:
+            env.sandbox_slots = asyncio.Semaphore(os.cpu_count() or 1)
+            app.state.service = TeamService(config, env)
+            app.state.tasks = set()
+            yield
+
+    app = FastAPI(title="memdoor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    authorize = Authorizer(config.token.get_secret_value() if config.token else None)
+
+    @app.exception_handler(APIError)
+    async def _api_error(request: Request, e: APIError) -> JSONResponse:
+        return error_response(e)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        if e.status_code == 405:
+            return error_response(MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}"))
+        if e.status_code == 404:
+            return error_response(NotFound(f"no route {request.method} {request.url.path}"))
+        return error_response(InternalError(f"HTTP {e.status_code}"))
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, e: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(InternalError("internal error; see the server log"))
+
+    def service(request: Request) -> TeamService:
+        return request.app.state.service
+
+    @app.get("/health")
+    async def health(request: Request) -> dict:
+        adm = service(request).admission
+        return {"status": "ok", "running": adm.running, "waiting": adm.waiting}
+
+    @app.get("/v1/models")
+    async def list_models(request: Request) -> dict:
+        authorize(request)
+        svc = service(request)
+        return {"object": "list", "data": [model_card(m, svc.created) for m in svc.teams]}
+
+    @app.get("/v1/models/{model_id:path}")
+    async def get_model(request: Request, model_id: str) -> dict:
+        authorize(request)
+        svc = service(request)
+        if model_id not in svc.teams:
+            raise ModelNotFound(f"The model {model_id!r} does not exist on this server", param="model")
+        return model_card(model_id, svc.created)
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        authorize(request)
+        body = parse_body(await request.body())
+        svc = service(request)
+        job = svc.plan(body)
+        ticket = svc.admission.admit()
+        events: asyncio.Queue[TraceEvent] = asyncio.Queue()
+        started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def on_start(trace_id: str) -> None:
+            if not started.done():
+                started.set_result(trace_id)
+
+        task = asyncio.ensure_future(
+            svc.run(job, ticket, on_event=events.put_nowait if body.stream else None, on_start=on_start)
+        )
+        tasks: set[asyncio.Task[Outcome]] = request.app.state.tasks
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        streaming = False
+        try:
+            waiting = (task, started) if body.stream else (task,)  # a stream starts with the team
+            if not await _first(request, *waiting):
+                task.cancel()  # the client went away: stop its team
+                return Response(status_code=499)
+            if task.done():
+                outcome = task.result()  # an APIError here is answered by its handler
+            if not body.stream:
+                return JSONResponse(
+                    completion_body(
+                        id=outcome.completion_id,
+                        created=job.created,
+                        model=job.model,
+                        content=outcome.content(),
+                        usage=outcome.usage(),
+                        extra=outcome.metadata(),
+                    ),
+                    headers={TRACE_HEADER: outcome.trace_id},
+                )
+            trace_id = started.result() if started.done() else outcome.trace_id
+            response = StreamingResponse(
+                team_stream(
+                    task=task,
+                    events=events,
+                    ticket=ticket,
+                    completion_id=f"chatcmpl-{trace_id}",
+                    created=job.created,
+                    model=job.model,
+                    progress=config.progress,
+                    heartbeat_s=config.heartbeat_s,
+                    include_usage=bool(body.stream_options and body.stream_options.include_usage),
+                ),
+                media_type="text/event-stream",
+                headers={TRACE_HEADER: trace_id, "cache-control": "no-cache", "x-accel-buffering": "no"},
+            )
+            streaming = True  # the stream releases the ticket when it ends
+            return response
+        finally:
+            if not streaming:
+                ticket.release()
+
+    return app

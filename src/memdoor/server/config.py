@@ -1,0 +1,95 @@
+"""Every setting of a team server (``memdoor serve``), with its default and meaning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from memdoor.errors import UsageError
+from memdoor.runner import DEFAULT_MODEL, StrategySpec
+from memdoor.server.teams import DEFAULT_TEAMS, team_table
+
+TOKEN_ENV = "MEMDOOR_SERVE_TOKEN"
+"""Environment variable holding the bearer token when ``--token`` is not given."""
+
+
+class ServeConfig(BaseModel):
+    """How a team server runs. Limits apply per request unless said otherwise."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address to bind. Anything but loopback needs a token (see memdoor.server.launch).",
+    )
+    port: int = Field(default=8080, ge=0, le=65535, description="TCP port to bind (0: any free port).")
+    models: list[str] = Field(
+        default_factory=lambda: [DEFAULT_MODEL],
+        min_length=1,
+        description="Model specs of the agents, assigned round-robin (several make a mixed team).",
+    )
+    teams: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TEAMS),
+        min_length=1,
+        description="Teams offered as models, as memdoor/<strategy>-<agents> or <strategy>:<agents>.",
+    )
+    token: SecretStr | None = Field(
+        default=None, description="Bearer token clients must send; None: no authentication (loopback only)."
+    )
+    concurrency: int = Field(default=1, ge=1, description="Team runs at once (server-wide).")
+    max_queue: int = Field(
+        default=16,
+        ge=0,
+        description="Requests that may wait for a run slot (server-wide); one more is answered 429.",
+    )
+    timeout_s: float | None = Field(
+        default=600.0,
+        gt=0,
+        description="Wall seconds a request may take, queue wait included; then 504. None: no limit.",
+    )
+    budget_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt + completion tokens the whole team may spend on a request; then 504. None: no limit.",
+    )
+    max_tokens: int = Field(
+        default=1024, ge=16, description="Completion token cap per model call (a request may ask for less)."
+    )
+    test_inputs: int = Field(
+        default=5,
+        ge=0,
+        description="Test inputs the team writes when the request shows no examples (0: none; "
+        "the selector then groups candidates by behaviour on them).",
+    )
+    options: dict[str, dict[str, object]] = Field(
+        default_factory=dict,
+        description="Strategy options by strategy name, e.g. {'hybrid': {'repair_rounds': 3}}.",
+    )
+    progress: Literal["reasoning", "comments", "none"] = Field(
+        default="reasoning",
+        description="How a stream shows the team's progress: as delta.reasoning_content (clients show it "
+        "as thinking), as SSE comments (invisible to clients), or not at all.",
+    )
+    heartbeat_s: float = Field(
+        default=10.0, gt=0, description="Seconds of silence after which a stream sends a keep-alive comment."
+    )
+    retry_after_s: int = Field(default=2, ge=0, description="Retry-After seconds sent with a 429.")
+    trace_dir: Path | None = Field(
+        default=None, description="Where run traces are saved (memdoor trace ID); None: not saved."
+    )
+    seed: int = Field(default=0, description="Base sampling seed when a request gives none.")
+
+    @field_validator("teams")
+    @classmethod
+    def _teams_parse(cls, v: list[str]) -> list[str]:
+        try:
+            team_table(v)
+        except UsageError as e:  # shown as a validation error of this field
+            raise ValueError(str(e)) from None
+        return v
+
+    def team_table(self) -> dict[str, StrategySpec]:
+        """Model id → StrategySpec of the teams served."""
+        return team_table(self.teams)

@@ -1,0 +1,110 @@
+"""Binding the server: the loopback rule, uvicorn in the foreground, or in a background thread.
+
+Without a token, the server only binds loopback addresses: anyone who can reach an open port could
+otherwise make this machine run teams (and their code, in the sandbox) at will.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from typing import Any
+
+from memdoor.errors import UsageError
+from memdoor.models.pool import ModelPool
+from memdoor.protocols import Sandbox
+from memdoor.server.config import TOKEN_ENV, ServeConfig
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) resolves to loopback addresses only."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    addrs = {str(info[4][0]).split("%")[0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)
+
+
+def check_bind(config: ServeConfig) -> None:
+    """UsageError when ``config`` would serve a non-loopback address without a token."""
+    if config.token is None and not is_loopback(config.host):
+        raise UsageError(
+            f"refusing to serve on {config.host} without a token: anyone who reaches it could run teams "
+            f"here. Set --token (or ${TOKEN_ENV}), or bind 127.0.0.1"
+        )
+
+
+def build_server(
+    config: ServeConfig,
+    *,
+    pool: ModelPool | None = None,
+    sandbox: Sandbox | None = None,
+    log_level: str = "info",
+    access_log: bool = True,
+) -> Any:
+    """A uvicorn server for ``config`` (checked by :func:`check_bind`), not started."""
+    import uvicorn
+
+    from memdoor.server.app import create_app
+
+    check_bind(config)
+    app = create_app(config, pool=pool, sandbox=sandbox)
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=config.host,
+            port=config.port,
+            log_level=log_level,
+            access_log=access_log,
+            timeout_graceful_shutdown=5,
+            lifespan="on",
+        )
+    )
+
+
+def bound_port(server: Any) -> int:
+    """The port a started uvicorn server listens on (useful with port 0)."""
+    return int(server.servers[0].sockets[0].getsockname()[1])
+
+
+class BackgroundServer:
+    """A server running in a thread of this process (tests, benchmarks). ``with`` starts and stops it."""
+
+    def __init__(self, config: ServeConfig, *, pool: ModelPool | None = None, sandbox: Sandbox | None = None):
+        self.server = build_server(config, pool=pool, sandbox=sandbox, log_level="warning", access_log=False)
+        self._thread = threading.Thread(target=self.server.run, name="memdoor-serve", daemon=True)
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        """``http://HOST:PORT/v1``, the base URL OpenAI clients take."""
+        return f"http://{self.server.config.host}:{self.port}/v1"
+
+    def start(self, timeout: float = 60.0) -> BackgroundServer:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the server stopped while starting (see the log above)")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start within {timeout:g} s")
+            time.sleep(0.02)
+        self.port = bound_port(self.server)
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout)
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
