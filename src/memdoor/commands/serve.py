@@ -155,21 +155,19 @@ def build_config(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM (running requests get 5 s to finish; uvicorn then exits by the signal)."""
     from memdoor.models.pool import ModelPool
+    from memdoor.sandbox import SandboxConfig, open_sandbox
     from memdoor.server.launch import build_server, check_bind
     from memdoor.server.service import check_teams
 
     config = build_config(args)
     check_bind(config)  # before any model is loaded
     check_teams(config)
-    pool = ModelPool()
-    for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
-        pool.get(spec)
-    server = build_server(config, pool=pool, log_level=args.log_level)
-    try:
-        server.run()
-    finally:
-        import asyncio
-
-        asyncio.run(pool.aclose())
+    probe = ModelPool()
+    for spec in config.models:  # a bad spec or missing weights fail here, as a usage error (nothing loads)
+        probe.get(spec)
+    sandbox = open_sandbox(SandboxConfig())  # an unusable sandbox fails here (SandboxError), not at startup
+    # the server opens (and at shutdown closes) its own model pool
+    build_server(config, sandbox=sandbox, log_level=args.log_level).run()
     return 0

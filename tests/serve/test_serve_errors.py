@@ -1,0 +1,157 @@
+"""Errors in OpenAI's shape, through the official client and raw HTTP: 404, 422, 400, 401, 405, 502."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+from serve_helpers import ADD_PROMPT, GOOD, client, fenced, running, scripted, user
+
+
+def shape(body: dict) -> dict:
+    """The error object, checked to have exactly OpenAI's four fields."""
+    error = body.get("error", body)
+    assert set(error) == {"message", "type", "param", "code"}
+    assert isinstance(error["message"], str) and error["message"]
+    assert "Traceback" not in error["message"]
+    return error
+
+
+@pytest.fixture(scope="module")
+def server(sandbox):
+    models = {
+        "scripted:good": scripted("scripted:good", fenced(GOOD)),
+        "scripted:prose": scripted("scripted:prose", "I cannot help."),
+    }
+    with running(models, sandbox, models=["scripted:good"], teams=["memdoor/single"]) as srv:
+        yield srv
+
+
+def test_unknown_model_is_404_model_not_found(server):
+    with pytest.raises(openai.NotFoundError) as e:
+        client(server).chat.completions.create(model="memdoor/parallel-7", messages=user(ADD_PROMPT))
+    error = shape(e.value.body)
+    assert error["code"] == "model_not_found" and error["param"] == "model"
+    assert "memdoor/single" in error["message"]  # names what is served
+    with pytest.raises(openai.NotFoundError):
+        client(server).models.retrieve("gpt-4o")
+
+
+def test_aliases_of_a_served_team_are_accepted(server):
+    answer = client(server).chat.completions.create(model="single", messages=user(ADD_PROMPT))
+    assert answer.model == "memdoor/single"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"messages": [{"role": "user", "content": "x"}]}, "model"),
+        ({"model": "memdoor/single"}, "messages"),
+        ({"model": "memdoor/single", "messages": []}, "messages"),
+        ({"model": "memdoor/single", "messages": [{"role": "wizard", "content": "x"}]}, "messages.0.role"),
+        ({"model": "memdoor/single", "messages": user("x"), "stream": "often"}, "stream"),
+        ({"model": "memdoor/single", "messages": user("x"), "memdoor": {"timeout": -1}}, "memdoor.timeout"),
+    ],
+)
+def test_invalid_bodies_are_422_naming_the_field(server, body, param):
+    r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60)
+    assert r.status_code == 422
+    error = shape(r.json())
+    assert error["param"] == param and error["type"] == "invalid_request_error"
+    assert r.headers["x-should-retry"] == "false"
+
+
+def test_a_body_that_is_not_json_is_422(server):
+    r = httpx.post(
+        f"{server.base_url}/chat/completions",
+        content=b"{not json",
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422 and shape(r.json())["code"] == "invalid_body"
+    r = httpx.post(f"{server.base_url}/chat/completions", json=[1, 2], timeout=60)
+    assert r.status_code == 422
+
+
+def test_the_official_client_sees_422_as_unprocessable(server):
+    with pytest.raises(openai.UnprocessableEntityError) as e:
+        client(server).chat.completions.create(model="memdoor/single", messages=[])
+    assert shape(e.value.body)["param"] == "messages"
+
+
+def test_requests_a_team_cannot_serve_are_400(server):
+    with pytest.raises(openai.BadRequestError) as e:
+        client(server).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT), n=2)
+    assert shape(e.value.body)["param"] == "n"
+    with pytest.raises(openai.BadRequestError) as e:
+        client(server).chat.completions.create(
+            model="memdoor/single", messages=[{"role": "system", "content": "You are helpful."}]
+        )
+    assert shape(e.value.body)["param"] == "messages"
+
+
+def test_unknown_routes_and_methods_answer_in_the_error_shape(server):
+    r = httpx.get(f"{server.base_url}/completions", timeout=60)
+    assert r.status_code == 404 and shape(r.json())["code"] == "not_found"
+    r = httpx.get(f"{server.base_url}/chat/completions", timeout=60)
+    assert r.status_code == 405 and shape(r.json())["code"] == "method_not_allowed"
+
+
+def test_no_code_from_the_team_is_502_without_retry(sandbox):
+    models = {"scripted:prose": scripted("scripted:prose", "I would rather not write code.")}
+    with (
+        running(models, sandbox, teams=["memdoor/single"]) as srv,
+        pytest.raises(openai.InternalServerError) as e,
+    ):
+        client(srv, max_retries=2).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
+    assert e.value.status_code == 502
+    assert shape(e.value.body)["code"] == "no_solution"
+    assert e.value.response.headers["x-should-retry"] == "false"
+    assert e.value.response.headers["x-memdoor-trace-id"]
+    assert models["scripted:prose"].calls and len(models["scripted:prose"].calls) == 1  # not retried
+
+
+def test_a_failing_model_is_502_naming_the_error(sandbox):
+    from memdoor.errors import ModelUnavailable
+
+    def respond(messages):
+        return ModelUnavailable("connection refused by the inference server")
+
+    models = {"scripted:down": scripted("scripted:down", respond=respond)}
+    with (
+        running(models, sandbox, teams=["memdoor/parallel-2"]) as srv,
+        pytest.raises(openai.APIStatusError) as e,
+    ):
+        client(srv).chat.completions.create(model="memdoor/parallel-2", messages=user(ADD_PROMPT))
+    assert e.value.status_code == 502
+    assert "connection refused" in shape(e.value.body)["message"]
+
+
+class TestAuth:
+    @pytest.fixture(scope="class")
+    def guarded(self, sandbox):
+        models = {"scripted:good": scripted("scripted:good", fenced(GOOD))}
+        with running(models, sandbox, teams=["memdoor/single"], token="s3cret") as srv:
+            yield srv
+
+    def test_missing_or_wrong_token_is_401(self, guarded):
+        with pytest.raises(openai.AuthenticationError) as e:
+            client(guarded, api_key="wrong").models.list()
+        assert shape(e.value.body)["code"] == "invalid_api_key"
+        with pytest.raises(openai.AuthenticationError):
+            client(guarded, api_key="wrong").chat.completions.create(
+                model="memdoor/single", messages=user(ADD_PROMPT)
+            )
+        r = httpx.get(f"{guarded.base_url}/models", timeout=60)
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        r = httpx.post(f"{guarded.base_url}/chat/completions", json={}, timeout=60)
+        assert r.status_code == 401  # the token is checked before the body
+
+    def test_the_right_token_is_served(self, guarded):
+        c = client(guarded, api_key="s3cret")
+        assert [m.id for m in c.models.list()] == ["memdoor/single"]
+        answer = c.chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
+        assert GOOD in answer.choices[0].message.content
+
+    def test_health_needs_no_token(self, guarded):
+        r = httpx.get(guarded.base_url.removesuffix("/v1") + "/health", timeout=60)
+        assert r.status_code == 200 and r.json()["status"] == "ok"
