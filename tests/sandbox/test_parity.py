@@ -177,3 +177,54 @@ def test_humaneval_agrees_with_the_official_grader(tmp_path):
     differ = [(label, b) for label, a, b in zip(labels, ours, theirs, strict=True) if a != b]
     assert differ == []
     assert sum(theirs) >= len(records)  # canonical (and harmless) variants pass
+
+
+# Answer programs that print a problem's known expected output, reformatted: whether each still passes is
+# decided by the comparison rules, on real expected outputs (multi-line grids, decimals, YES/NO...).
+OUTPUT_VARIANTS = {
+    "exact": "out",
+    "trailing_spaces": "'\\n'.join(line + '   ' for line in out.split('\\n'))",
+    "extra_blank_lines": "'\\n\\n' + out + '\\n\\n\\n'",
+    "crlf": "out.replace('\\n', '\\r\\n')",
+    "ints_as_floats": "' '.join(t + '.0' if t.lstrip('-').isdigit() else t for t in out.split(' '))",
+    "double_spaces": "out.replace(' ', '  ')",
+    "drop_last_line": "'\\n'.join(out.rstrip('\\n').split('\\n')[:-1])",
+    "lowercase": "out.lower()",
+    "exponent": "' '.join(t + 'e0' if t.isdigit() else t for t in out.split(' '))",
+}
+
+
+@pytest.mark.data
+def test_reformatted_real_outputs_agree_with_the_official_grader(shared_data, sandbox, tmp_path):
+    rows = [
+        json.loads(line) for line in (shared_data / "lcb_v5_public_only_dev.jsonl").read_text().splitlines()
+    ]
+    rows = [r for r in rows if json.loads(r["public_test_cases"])[0]["testtype"] == "stdin"][:20]
+    cases, ours, labels = [], [], []
+    for row in rows:
+        tests = json.loads(row["public_test_cases"])
+        answers = {t["input"]: t["output"] for t in tests}
+        for name, expr in OUTPUT_VARIANTS.items():
+            code = (
+                f"import sys\nanswers = {answers!r}\nout = answers.get(sys.stdin.read(), '')\n"
+                f"sys.stdout.write({expr})\n"
+            )
+            cases.append(
+                {
+                    "grader": "lcb",
+                    "code": code,
+                    "inputs": [t["input"] for t in tests],
+                    "outputs": [t["output"] for t in tests],
+                    "fn_name": None,
+                }
+            )
+            tests_ = stdin_tests(*[(t["input"], t["output"]) for t in tests])
+            ours.append(sandbox.run(code, tests_, prelude="livecodebench").passed)
+            labels.append((row["question_id"], name))
+    theirs = official(cases, tmp_path)
+    differ = [(label, b) for label, a, b in zip(labels, ours, theirs, strict=True) if a != b]
+    assert differ == []
+    by_variant = {
+        name: [b for (_, n), b in zip(labels, theirs, strict=True) if n == name] for name in OUTPUT_VARIANTS
+    }
+    assert all(by_variant["exact"]) and not any(by_variant["drop_last_line"])  # the programs do what they say
