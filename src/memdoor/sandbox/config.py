@@ -79,6 +79,12 @@ class SandboxConfig(BaseModel):
         default="/run/memdoor-sandbox",
         description="Directory of the uid lease lock files (created if missing; falls back to the temp dir).",
     )
+    prestart: bool = Field(
+        default=True,
+        description="Start each next candidate's sandbox while the current one runs (a fresh sandbox that has "
+        "run nothing yet, holding its own uid), so that candidates do not wait for the interpreter to start. "
+        "Call close() on the sandbox to stop the ones waiting.",
+    )
     start_timeout_s: float = Field(
         default=30.0,
         gt=0,

@@ -7,7 +7,9 @@ value) to the supervisor over the pipe ``FD``; the supervisor compares, enforces
 kills.
 
 Frames on the pipe: 8 bytes (header length, payload length, big endian) + JSON header + payload bytes.
-Headers: ``{"ev": "boot"}`` (interpreter and prelude ready), ``{"ev": "load", "status", "detail"}``
+Headers: ``{"ev": "boot"}`` (interpreter and prelude modules ready; the job is read after it, so a sandbox
+can be started ahead of its candidate), ``{"ev": "job"}`` (job read, limits set),
+``{"ev": "load", "status", "detail"}``
 (candidate loaded: status "ok", "compile_error", "runtime_error" or "memory_limit"),
 ``{"ev": "res", "i", "status", "detail", "t", "overflow"}`` per test, ``{"ev": "end"}``.
 
@@ -142,6 +144,9 @@ def encode(v):
     name = f"{t.__module__}.{t.__qualname__}"
     if name.startswith("numpy.") and getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
         return encode(v.item())  # a numpy scalar compares like the Python number it holds
+    if name == "numpy.ndarray":  # == is elementwise; only a one-element result has a truth value
+        item = encode(v.item()) if v.size == 1 else None
+        return {"$ndarray": item, "size": int(v.size), "repr": repr(v)[:2000]}
     if name == "fractions.Fraction":
         return {"$fraction": [encode(v.numerator), encode(v.denominator)]}
     if name == "decimal.Decimal":
@@ -473,6 +478,10 @@ def python_site():
 def main():
     python_site()
     chan = Channel(int(sys.argv[1]))
+    if sys.argv[2:3] == ["livecodebench"]:  # expected prelude: load its modules while waiting for the job
+        for name in _LCB_MODULES:
+            __import__(name)
+    chan.send({"ev": "boot"})
     job = read_job()
     null = os.open(os.devnull, os.O_RDWR)
     for target in (0, 1, 2):
@@ -493,8 +502,7 @@ def main():
                 import numpy  # noqa: F401
             except ImportError:
                 pass
-        exec(LCB_PRELUDE, {})  # import the prelude's modules before the candidate's clock starts
-    chan.send({"ev": "boot"})
+    chan.send({"ev": "job"})  # the candidate's clock starts here
     status, detail = runner.load()
     chan.send({"ev": "load", "status": status, "detail": detail})
     if status != "ok":

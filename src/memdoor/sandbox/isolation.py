@@ -47,7 +47,7 @@ class BwrapSandbox(Supervisor):
         if self.run_as_root and shutil.which("setpriv", path=_TOOL_PATH) is None:
             raise SandboxError("setpriv (util-linux) is not installed")
 
-    def command(self, uid: int | None, fd: int) -> list[str]:
+    def command(self, uid: int | None, args: list[str]) -> list[str]:
         c = self.config
         return [
             *_drop_privileges(uid),
@@ -59,14 +59,14 @@ class BwrapSandbox(Supervisor):
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(c.tmp_mb << 20), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
-            *self._program(fd),
+            *self._program(args),
         ]  # fmt: skip
 
-    def _program(self, fd: int) -> list[str]:
+    def _program(self, args: list[str]) -> list[str]:
         if self.harness_file:
             return ["--ro-bind", self.harness_file, "/memdoor.pyc",
-                    self.config.python, "-I", "-S", "/memdoor.pyc", str(fd)]  # fmt: skip
-        return [self.config.python, "-I", "-S", "-c", self.harness, str(fd)]
+                    self.config.python, "-I", "-S", "/memdoor.pyc", *args]  # fmt: skip
+        return [self.config.python, "-I", "-S", "-c", self.harness, *args]
 
 
 class UnshareSandbox(Supervisor):
@@ -97,7 +97,7 @@ class UnshareSandbox(Supervisor):
                 return str(folder)
         return None
 
-    def command(self, uid: int | None, fd: int) -> list[str]:
+    def command(self, uid: int | None, args: list[str]) -> list[str]:
         c = self.config
         steps = [
             "set -e",
@@ -132,13 +132,13 @@ class UnshareSandbox(Supervisor):
         )
         steps.append(
             f'exec chroot "$R" {drop} --inh-caps=-all --bounding-set=-all --no-new-privs '
-            f'/usr/bin/env -i -C /tmp PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$0"'
+            f'/usr/bin/env -i -C /tmp PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$@"'
         )
         ns = ["unshare", "--pid", "--net", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
         if not self.run_as_root:
             ns.insert(1, "--map-root-user")
-        env_script = f'R={shlex.quote(self.root_dir or "")}; H="$1"; ' + "; ".join(steps[1:])
-        return [*ns, "--", "/bin/sh", "-ec", env_script, str(fd), self.harness_file or self.harness]
+        env_script = f'R={shlex.quote(self.root_dir or "")}; H="$0"; ' + "; ".join(steps[1:])
+        return [*ns, "--", "/bin/sh", "-ec", env_script, self.harness_file or self.harness, *args]
 
 
 def interpreter_ok(python: str) -> None:

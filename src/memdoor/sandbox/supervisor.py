@@ -17,6 +17,7 @@ import struct
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -24,8 +25,9 @@ from typing import TYPE_CHECKING
 from memdoor.errors import SandboxError, UsageError
 from memdoor.sandbox import compare
 from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.prestart import Prestarter, Started
 from memdoor.sandbox.program import compile_harness, harness_source
-from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid, tasks_of_uid
+from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
 from memdoor.sandbox.verdict import Status, TestResult, Verdict
 
 if TYPE_CHECKING:
@@ -140,12 +142,29 @@ class Supervisor:
         self.run_as_root = os.geteuid() == 0
         self._slots = threading.BoundedSemaphore(config.workers)
         self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
+        self._prestarter = Prestarter(self, config.workers) if config.prestart else None
+        if self._prestarter is not None:
+            weakref.finalize(self, self._prestarter.close)
+
+    def close(self) -> None:
+        """Stop the sandboxes started ahead (they hold uids). The object stays usable."""
+        if self._prestarter is not None:
+            self._prestarter.close()
+            self._prestarter = Prestarter(self, self.config.workers)
+            weakref.finalize(self, self._prestarter.close)
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ to be provided by isolation tools
     def check_tools(self) -> None:
         """Raise SandboxError when the tools this isolation needs are missing."""
 
-    def command(self, uid: int | None, fd: int) -> list[str]:
+    def command(self, uid: int | None, args: list[str]) -> list[str]:
+        """The command line that starts the harness with ``args`` (result fd, expected prelude) as ``uid``."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ public API
@@ -169,30 +188,40 @@ class Supervisor:
             raise UsageError(f"unknown prelude {prelude!r} (livecodebench or none)")
         started = time.monotonic()
         results: list[TestResult | None] = [None] * len(tests)
-        with self._slots, self._lease() as lease:
-            if not tests:  # nothing to run: only check that the program compiles
-                s = self._session(lease, "stdin", code, func_name, "none", [], 0, True)
-                verdict = self._verdict([], started, override=s.load.status if s.load else None)
-            else:
+        with self._slots:
+            ahead = self._prestarter.take() if self._prestarter is not None else None
+            lease = ahead.lease if ahead is not None else self.acquire_uid()
+            if self._prestarter is not None:
+                self._prestarter.request(prelude)  # the next candidate's sandbox starts while this one runs
+            try:
+                if not tests:  # nothing to run: only check that the program compiles
+                    s = self._session(lease, "stdin", code, func_name, "none", [], 0, True, ahead)
+                    return self._verdict([], started, override=s.load.status if s.load else None)
                 for lo, hi in _groups(tests):
                     part = self._run_group(
-                        lease, code, func_name, prelude, tests[lo:hi], stop_at_first_failure
+                        lease, code, func_name, prelude, tests[lo:hi], stop_at_first_failure, ahead
                     )
+                    ahead = None
                     results[lo:hi] = part
                     if stop_at_first_failure and any(r is not None and r.status != "passed" for r in part):
                         break
-                verdict = self._verdict(results, started)
-            if lease is not None:
-                lease.clean = not lease.residue
-        return verdict
+                return self._verdict(results, started)
+            finally:
+                if ahead is not None:  # not used (the run raised before starting)
+                    ahead.lease = None
+                    ahead.discard()
+                if lease is not None:
+                    lease.clean = not lease.residue
+                    UidPool.release(lease)
 
-    def _run_group(self, lease, code, func_name, prelude, tests, stop) -> list[TestResult | None]:
+    def _run_group(self, lease, code, func_name, prelude, tests, stop, ahead) -> list[TestResult | None]:
         """Run tests of one kind, in as many sandbox sessions as crashes and timeouts require."""
         kind = tests[0].kind
         results: list[TestResult | None] = [None] * len(tests)
         first = 0
         while True:
-            s = self._session(lease, kind, code, func_name, prelude, tests, first, stop)
+            s = self._session(lease, kind, code, func_name, prelude, tests, first, stop, ahead)
+            ahead = None
             for i, r in s.results:
                 results[i] = r
             if s.load is not None:  # the program did not load: that status applies to every test
@@ -206,13 +235,29 @@ class Supervisor:
             first = nxt
 
     # ------------------------------------------------------------------ internals
-    @contextlib.contextmanager
-    def _lease(self):
-        if self._uids is None:
-            yield None
-        else:
-            with self._uids.lease() as lease:
-                yield lease
+    def acquire_uid(self) -> Lease | None:
+        """A uid of our own for one candidate (None when not root: candidates run as our uid)."""
+        return self._uids.acquire() if self._uids is not None else None
+
+    def spawn(self, lease: Lease | None, prelude: str = "none") -> Started:
+        """Start a sandbox; its harness boots (loading ``prelude``'s modules) and waits for its job on stdin."""
+        r, w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                self.command(lease.uid if lease else None, [str(w), prelude]),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(w,),
+                env={"PATH": TOOL_PATH},
+                start_new_session=True,
+            )
+        except OSError as e:
+            os.close(r)
+            raise SandboxError(f"cannot start the {self.name} sandbox: {e}") from e
+        finally:
+            os.close(w)
+        return Started(proc, r, lease)
 
     def _verdict(
         self, results: list[TestResult | None], started: float, override: Status | None = None
@@ -249,10 +294,11 @@ class Supervisor:
         }
         return json.dumps(job).encode("utf-8", "surrogatepass")
 
-    def _session(self, lease, kind, code, func_name, prelude, tests, first, stop) -> _Session:
+    def _session(self, lease, kind, code, func_name, prelude, tests, first, stop, ahead=None) -> _Session:
         job = self._job(kind, code, func_name, prelude, tests, first)
         for attempt in range(_START_RETRIES + 1):
-            s = self._attempt(lease, job, tests, first, stop)
+            started = ahead if attempt == 0 and ahead is not None else self.spawn(lease, prelude)
+            s = self._attempt(lease, started, job, tests, first, stop)
             if s.booted:
                 return s
             if attempt == _START_RETRIES:
@@ -261,24 +307,9 @@ class Supervisor:
             time.sleep(0.2 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _attempt(self, lease, job: bytes, tests, first: int, stop: bool) -> _Session:
+    def _attempt(self, lease, started: Started, job: bytes, tests, first: int, stop: bool) -> _Session:
         s = _Session()
-        r, w = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                self.command(lease.uid if lease else None, w),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                pass_fds=(w,),
-                env={"PATH": TOOL_PATH},
-                start_new_session=True,
-            )
-        except OSError as e:
-            os.close(r)
-            os.close(w)
-            raise SandboxError(f"cannot start the {self.name} sandbox: {e}") from e
-        os.close(w)
+        proc, r = started.proc, started.results_fd
         abnormal = True
         try:
             self._converse(proc, r, job, tests, first, stop, s)
@@ -326,7 +357,9 @@ class Supervisor:
                 now = time.monotonic()
                 ev = head.get("ev")
                 if ev == "boot" and s.phase == "boot":
-                    s.booted, s.phase = True, "load"
+                    s.booted, s.phase = True, "job"
+                elif ev == "job" and s.phase == "job":
+                    s.phase = "load"
                 elif ev == "load" and s.phase == "load":
                     status = head.get("status")
                     if status != "ok":
@@ -348,11 +381,11 @@ class Supervisor:
                     s.killed_for = "protocol"
                     self._fail(s, nxt, "runtime_error", 0.0, f"unexpected {ev!r} in the result stream")
                     return
-                mark, deadline = now, now + c.timeout_s
+                mark, deadline = now, now + (c.start_timeout_s if s.phase == "job" else c.timeout_s)
 
     def _fail(self, s: _Session, nxt: int, status: Status, seconds: float, detail: str) -> None:
         """Record a non-passing outcome for the current phase: the load, or test ``nxt``."""
-        if s.phase == "load":
+        if s.phase in ("job", "load"):
             if status == "time_limit":
                 detail = "loading the program timed out"
             s.load = TestResult(status=status, seconds=seconds, detail=detail)
@@ -372,10 +405,7 @@ class Supervisor:
         except subprocess.TimeoutExpired:
             code = None
         detail = "the program ended the sandbox" + (f" (exit status {code})" if code is not None else "")
-        if s.phase == "load":
-            s.load = TestResult(status="runtime_error", seconds=seconds, detail=detail)
-        elif s.phase == "test":
-            s.results.append((nxt, TestResult(status="runtime_error", seconds=seconds, detail=detail)))
+        self._fail(s, nxt, "runtime_error", seconds, detail)
 
     def _judge(self, test: TestCase, head: dict, payload: bytes, elapsed: float) -> TestResult:
         """The result of one test from the harness's report; ``elapsed`` is the supervisor's own measure."""

@@ -33,12 +33,12 @@ def _lock_dir(preferred: str) -> Path:
 
 
 class Lease:
-    """A uid held by one running candidate. ``clean`` says that every process of the uid is known gone
-    (the supervisor sets it when each sandbox of the run ended normally), so the next holder can skip
-    the sweep."""
+    """A uid held by one running candidate (or by a sandbox started ahead for the next one). ``clean`` says
+    that every process of the uid is known gone, so the next holder can skip the sweep."""
 
-    def __init__(self, uid: int):
+    def __init__(self, uid: int, fd: int):
         self.uid = uid
+        self.fd = fd  # the locked lock file; closing it releases the uid
         self.clean = False
         self.residue = False  # a process of the uid survived a sweep during the run
 
@@ -50,9 +50,8 @@ class UidPool:
         self.base, self.count = base, count
         self.dir = _lock_dir(lock_dir)
 
-    @contextlib.contextmanager
-    def lease(self) -> Iterator[Lease]:
-        """A free uid for the duration of the ``with`` block. Blocks (polling) while every uid is busy.
+    def acquire(self) -> Lease:
+        """A free uid; blocks (polling) while every uid is busy. Give it back with :meth:`release`.
 
         The lock file holds ``clean`` when its last holder left no process behind; otherwise (a holder
         that crashed or killed a sandbox) the uid is swept before use.
@@ -66,19 +65,33 @@ class UidPool:
                 except BlockingIOError:
                     os.close(fd)
                     continue
-                lease = Lease(uid)
                 try:
                     if os.pread(fd, 8, 0) != b"clean":
                         reap_uid(uid)
                     os.pwrite(fd, b"dirty", 0)
-                    yield lease
-                finally:
-                    with contextlib.suppress(OSError):
-                        os.pwrite(fd, b"clean" if lease.clean else b"dirty", 0)
-                    os.close(fd)  # releases the lock
-                return
+                except BaseException:
+                    os.close(fd)
+                    raise
+                return Lease(uid, fd)
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
+
+    @staticmethod
+    def release(lease: Lease) -> None:
+        """Give the uid back, marked clean when its holder left nothing behind."""
+        with contextlib.suppress(OSError):
+            os.pwrite(lease.fd, b"clean" if lease.clean else b"dirty", 0)
+        with contextlib.suppress(OSError):
+            os.close(lease.fd)  # releases the lock
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Lease]:
+        """A free uid for the duration of the ``with`` block (see :meth:`acquire`)."""
+        held = self.acquire()
+        try:
+            yield held
+        finally:
+            self.release(held)
 
 
 def pids_of_uid(uid: int) -> list[int]:
@@ -111,23 +124,21 @@ def reap_uid(uid: int, *, attempts: int = 20) -> bool:
     Only ever called for a sandbox uid, never for the uid Memdoor itself runs as.
     """
     if uid == os.geteuid() or uid == 0:
-        return not pids_of_uid(uid)
+        return not any(_is_alive(pid) for pid in pids_of_uid(uid))
     for _ in range(attempts):
-        pids = pids_of_uid(uid)
-        if not pids:
+        alive = [pid for pid in pids_of_uid(uid) if _is_alive(pid)]
+        if not alive:  # zombies are dead: they only wait for their parent to collect them
             return True
-        # SIGKILL is not delivered to zombies, which vanish when their parent reaps them: wait a little.
-        if any(_is_alive(pid) for pid in pids):
-            subprocess.run(
-                ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "kill", "-KILL", "-1"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={"PATH": "/usr/bin:/bin"},
-                check=False,
-            )
+        subprocess.run(
+            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "kill", "-KILL", "-1"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+            check=False,
+        )
         time.sleep(0.02)
-    return not pids_of_uid(uid)
+    return not any(_is_alive(pid) for pid in pids_of_uid(uid))
 
 
 def _is_alive(pid: int) -> bool:
