@@ -178,7 +178,12 @@ def create_app(
                 started.set_result(trace_id)
 
         task = asyncio.ensure_future(
-            svc.run(job, ticket, on_event=events.put_nowait if body.stream else None, on_start=on_start)
+            svc.run(
+                job,
+                ticket,
+                on_event=events.put_nowait if body.stream and config.progress != "none" else None,
+                on_start=on_start,
+            )
         )
         tasks: set[asyncio.Task[Outcome]] = request.app.state.tasks
         tasks.add(task)

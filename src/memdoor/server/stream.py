@@ -3,7 +3,8 @@
 The stream of one team run:
 
 1. a chunk with ``delta.role = "assistant"``;
-2. progress while the team works, one line per trace event — as ``delta.reasoning_content`` (the
+2. progress while the team works, one line per trace event (model calls' start and end left out;
+   events that come together share a chunk) — as ``delta.reasoning_content`` (the
    field reasoning models use; chat clients show it as the model's thinking and never mix it into
    the answer), or as SSE comments (``: ...``, ignored by every SSE client), or nothing;
    a ``: keep-alive`` comment after ``heartbeat_s`` of silence, so proxies keep the connection;
@@ -34,6 +35,9 @@ from memdoor.trace import TraceEvent
 log = logging.getLogger("memdoor.serve")
 
 Progress = Literal["reasoning", "comments", "none"]
+
+QUIET = frozenset({"call", "answer"})
+"""Trace events not shown as progress (each model call's start and end; the trace keeps them)."""
 
 
 def sse(data: dict[str, Any] | str) -> bytes:
@@ -70,12 +74,18 @@ async def team_stream(
     def chunk(delta: dict[str, Any] | None, **kw: Any) -> bytes:
         return sse(chunk_body(id=completion_id, created=created, model=model, delta=delta, **kw))
 
-    def shown(ev: TraceEvent) -> bytes | None:
+    def shown(evs: list[TraceEvent]) -> bytes | None:
+        lines = [progress_line(ev) for ev in evs if ev.kind not in QUIET]
+        if not lines or progress == "none":
+            return None
         if progress == "reasoning":
-            return chunk({"reasoning_content": progress_line(ev) + "\n"})
-        if progress == "comments":
-            return comment(progress_line(ev))
-        return None
+            return chunk({"reasoning_content": "".join(line + "\n" for line in lines)})
+        return b"".join(comment(line) for line in lines)
+
+    def drain(first: list[TraceEvent]) -> list[TraceEvent]:
+        while not events.empty():  # events that came together go out in one chunk
+            first.append(events.get_nowait())
+        return first
 
     getter: asyncio.Future[TraceEvent] | None = None
     try:
@@ -87,15 +97,14 @@ async def team_stream(
                 {getter, task}, timeout=heartbeat_s, return_when=asyncio.FIRST_COMPLETED
             )
             if getter in done:
-                out = shown(getter.result())
+                out = shown(drain([getter.result()]))
                 getter = None
                 if out is not None:
                     yield out
             elif task in done:
-                while not events.empty():
-                    out = shown(events.get_nowait())
-                    if out is not None:
-                        yield out
+                out = shown(drain([]))
+                if out is not None:
+                    yield out
                 break
             elif not done:
                 yield comment("keep-alive")
