@@ -155,3 +155,25 @@ class TestAuth:
     def test_health_needs_no_token(self, guarded):
         r = httpx.get(guarded.base_url.removesuffix("/v1") + "/health", timeout=60)
         assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+def test_a_bug_is_500_without_details(sandbox):
+    def respond(messages):  # not a ModelError: nothing on the way catches it
+        return ValueError("secret internal detail")
+
+    models = {"scripted:bug": scripted("scripted:bug", respond=respond)}
+    with running(models, sandbox, teams=["memdoor/single"]) as srv:
+        for stream in (False, True):
+            r = httpx.post(
+                f"{srv.base_url}/chat/completions",
+                json={
+                    "model": "memdoor/single",
+                    "messages": user("Write a function `f(x)`."),
+                    "stream": stream,
+                },
+                timeout=60,
+            )
+            assert r.status_code == 500
+            error = shape(r.json())
+            assert error["code"] == "internal_error"
+            assert "secret internal detail" not in r.text and "ValueError" not in r.text

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import logging
 import os
 from collections.abc import AsyncIterator
 
@@ -43,8 +42,6 @@ from memdoor.server.schema import ChatRequest, completion_body, model_card
 from memdoor.server.service import Outcome, TeamService
 from memdoor.server.stream import team_stream
 from memdoor.trace import TraceEvent
-
-log = logging.getLogger("memdoor.serve")
 
 TRACE_HEADER = "x-memdoor-trace-id"
 
@@ -138,7 +135,7 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, e: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        # the traceback goes to the server's log (Starlette re-raises to uvicorn), never to the client
         return error_response(InternalError("internal error; see the server log"))
 
     def service(request: Request) -> TeamService:

@@ -86,8 +86,10 @@ class MeteredModel:
         self._model = model
         self.spec = model.spec
         self.usage = CallUsage()
+        self.calls = 0
 
     async def complete(self, messages: Sequence[Message], **kwargs: Any) -> ModelResponse:
+        self.calls += 1
         resp = await self._model.complete(messages, **kwargs)
         self.usage.prompt_tokens += resp.usage.prompt_tokens
         self.usage.completion_tokens += resp.usage.completion_tokens
@@ -120,6 +122,7 @@ class Outcome:
     problem: Problem
     tests_source: str
     test_writing: CallUsage
+    test_writing_calls: int = 0
 
     @property
     def trace_id(self) -> str:
@@ -156,7 +159,7 @@ class Outcome:
                 "passed": None if v is None else v.tests_passed,
                 "total": None if v is None else v.tests_total,
             },
-            "calls": totals.calls + (1 if self.test_writing.prompt_tokens else 0),
+            "calls": totals.calls + self.test_writing_calls,
             "seconds": round(totals.wall_seconds, 3),
             "usd": totals.usd,
             "failures": [f.model_dump() for f in s.failures],
@@ -280,9 +283,9 @@ class TeamService:
         self, job: Job, probe: TaskProbe, on_event: Callable[[TraceEvent], None] | None
     ) -> Outcome:
         problem, source = job.chat.problem, job.chat.tests_source
-        writing = CallUsage()
+        writing, writing_calls = CallUsage(), 0
         if not problem.public_tests and self.config.test_inputs:
-            problem, source, writing = await self._write_tests(problem, job)
+            problem, source, writing, writing_calls = await self._write_tests(problem, job)
         budget = job.budget_tokens
         if budget is not None:
             budget -= writing.prompt_tokens + writing.completion_tokens
@@ -314,9 +317,9 @@ class TeamService:
                 or f"no candidate had a code block (stopped: {solution.stopped})"
             )
             raise NoSolution(f"the team produced no code: {why}", trace_id=solution.trace_id)
-        return Outcome(job, solution, problem, source, writing)
+        return Outcome(job, solution, problem, source, writing, writing_calls)
 
-    async def _write_tests(self, problem: Problem, job: Job) -> tuple[Problem, str, CallUsage]:
+    async def _write_tests(self, problem: Problem, job: Job) -> tuple[Problem, str, CallUsage, int]:
         """The team's first model writes test inputs (no outputs), as the seed protocol does."""
         try:
             from memdoor.distributed.seed import write_tests
@@ -324,9 +327,9 @@ class TeamService:
             if not (e.name or "").startswith("redis"):
                 raise
             log.warning("no test inputs written: memdoor.distributed needs the redis package")
-            return problem, "none", CallUsage()
+            return problem, "none", CallUsage(), 0
         model = MeteredModel(self.env.pool.get(job.config.models[0]))
         written, note = await write_tests(problem, model, self.config.test_inputs, seed=job.config.seed)
         if note:
             log.info("team wrote no test inputs: %s", note)
-        return written, ("team" if written.public_tests else "none"), model.usage
+        return written, ("team" if written.public_tests else "none"), model.usage, model.calls
