@@ -75,17 +75,23 @@ async def bench_overhead(name: str, calls: int) -> dict:
         body = {"messages": HELLO, "temperature": 0.0, "max_tokens": 1, "cache_prompt": True}
         memdoor_s: list[float] = []
         bare_s: list[float] = []
+        # CPU seconds of the calling thread (the event loop) per call: what the client side costs,
+        # unaffected by how long the engine takes on a busy machine.
+        memdoor_cpu: list[float] = []
+        bare_cpu: list[float] = []
         async with httpx.AsyncClient(base_url=base_url, timeout=600, trust_env=False) as bare:
             for _ in range(3):  # warm both paths (prompt cache, connections)
                 await model.complete(HELLO, max_tokens=1, temperature=0.0)
                 (await bare.post("/v1/chat/completions", json=body)).json()
             for _ in range(calls):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 await model.complete(HELLO, max_tokens=1, temperature=0.0)
                 memdoor_s.append(time.perf_counter() - t)
-                t = time.perf_counter()
+                memdoor_cpu.append(time.thread_time() - c)
+                t, c = time.perf_counter(), time.thread_time()
                 (await bare.post("/v1/chat/completions", json=body)).json()
                 bare_s.append(time.perf_counter() - t)
+                bare_cpu.append(time.thread_time() - c)
         diffs = [m - b for m, b in zip(memdoor_s, bare_s, strict=True)]
         ms = 1000.0
         return {
@@ -98,6 +104,10 @@ async def bench_overhead(name: str, calls: int) -> dict:
             "overhead_median_ms": (statistics.median(memdoor_s) - statistics.median(bare_s)) * ms,
             "paired_diff_median_ms": statistics.median(diffs) * ms,
             "paired_diff_p95_ms": pct(diffs, 0.95) * ms,
+            "bare_cpu_median_ms": statistics.median(bare_cpu) * ms,
+            "bare_cpu_p95_ms": pct(bare_cpu, 0.95) * ms,
+            "memdoor_cpu_median_ms": statistics.median(memdoor_cpu) * ms,
+            "memdoor_cpu_p95_ms": pct(memdoor_cpu, 0.95) * ms,
         }
     finally:
         await model.aclose()
@@ -188,6 +198,13 @@ def main() -> int:
         print(f"| bare HTTP request | {o['bare_median_ms']:.2f} | {o['bare_p95_ms']:.2f} |")
         print(f"| Memdoor LocalModel.complete | {o['memdoor_median_ms']:.2f} | {o['memdoor_p95_ms']:.2f} |")
         print(f"| paired difference | {o['paired_diff_median_ms']:.2f} | {o['paired_diff_p95_ms']:.2f} |")
+        print(
+            f"| client CPU, bare HTTP request | {o['bare_cpu_median_ms']:.2f} | {o['bare_cpu_p95_ms']:.2f} |"
+        )
+        print(
+            f"| client CPU, Memdoor LocalModel.complete | {o['memdoor_cpu_median_ms']:.2f}"
+            f" | {o['memdoor_cpu_p95_ms']:.2f} |"
+        )
     if "memory" not in skip:
         m = bench_memory(args.memory_model, args.unshared)
         report["memory"] = m
