@@ -163,6 +163,25 @@ def test_registry_names_build_working_sandboxes():
     from memdoor import registry
 
     for name in ("bwrap", "unshare"):
-        sb = registry.load("sandbox", name)(SandboxConfig(uid_base=BASE, uid_count=4))
+        sb = registry.load("sandbox", name)(SandboxConfig(uid_base=BASE, uid_count=4, prestart=False))
         assert sb.name == name
         assert sb.run("print(input()[::-1])", [stdin("abc\n", "cba\n")]).passed
+
+
+# ---------------------------------------------------------------- sandboxes started ahead
+@needs_root
+def test_prestarted_sandboxes_are_fresh_and_stopped_by_close():
+    uids = range(BASE + 4, BASE + 8)
+    sb = open_sandbox(SandboxConfig(uid_base=BASE + 4, uid_count=4, prestart=True))
+    # Each candidate gets a sandbox of its own: a file left in /tmp or a module-level change never carries over.
+    code = "import os\nseen = os.path.exists('/tmp/mark')\nopen('/tmp/mark', 'w').close()\nprint(seen)"
+    outputs = [sb.run(code, [stdin("", None)], prelude="none").tests[0].output for _ in range(4)]
+    assert outputs == ["False\n"] * 4
+    deadline = time.monotonic() + 20
+    while not any(pids_of_uid(u) for u in uids) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the next candidate's sandbox is waiting
+    assert any(pids_of_uid(u) for u in uids)
+    sb.close()
+    assert [p for u in uids for p in pids_of_uid(u)] == []
+    assert sb.run("print(2)", [stdin("", "2")]).passed  # still usable after close
+    sb.close()
