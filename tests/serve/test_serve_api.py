@@ -146,3 +146,20 @@ def test_a_follow_up_keeps_the_earlier_turns_and_their_examples(sandbox):
     assert answer.model_extra["memdoor"]["tests"]["source"] == "prompt"
     assert "That is wrong, fix it." in seen[0] and "Earlier in the conversation" in seen[0]
     assert "return a - b" in seen[0]
+
+
+def test_team_memory_does_not_grow_with_requests(sandbox, tmp_path):
+    import asyncio
+
+    models = {"scripted:good": scripted("scripted:good", fenced(GOOD))}
+    with running(models, sandbox, trace_dir=tmp_path, teams=["memdoor/parallel-2"]) as srv:
+        c = client(srv)
+        ids = [
+            c.chat.completions.with_raw_response.create(
+                model="memdoor/parallel-2", messages=user(ADD_PROMPT)
+            ).headers["x-memdoor-trace-id"]
+            for _ in range(3)
+        ]
+        memory = srv.server.config.app.state.service.env.memory
+        assert asyncio.run(memory.tasks()) == []  # every run's entries were dropped...
+    assert sorted(p.stem for p in tmp_path.glob("*.json")) == sorted(ids)  # ...once its trace was saved

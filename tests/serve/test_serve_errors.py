@@ -177,3 +177,22 @@ def test_a_bug_is_500_without_details(sandbox):
             error = shape(r.json())
             assert error["code"] == "internal_error"
             assert "secret internal detail" not in r.text and "ValueError" not in r.text
+
+
+def test_a_body_over_the_limit_is_413(sandbox):
+    models = {"scripted:good": scripted("scripted:good", fenced(GOOD))}
+    with running(models, sandbox, teams=["memdoor/single"], max_body_bytes=4096) as srv:
+        big = {"model": "memdoor/single", "messages": user("x" * 10_000)}
+        r = httpx.post(f"{srv.base_url}/chat/completions", json=big, timeout=60)
+        assert r.status_code == 413 and shape(r.json())["code"] == "request_too_large"
+
+        def chunks():  # no content-length: the limit holds while reading
+            yield b'{"model": "memdoor/single", "messages": [{"role": "user", "content": "'
+            for _ in range(10):
+                yield b"y" * 1000
+            yield b'"}]}'
+
+        r = httpx.post(f"{srv.base_url}/chat/completions", content=chunks(), timeout=60)
+        assert r.status_code == 413
+        ok = client(srv).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
+        assert GOOD in ok.choices[0].message.content

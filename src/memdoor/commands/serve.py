@@ -143,6 +143,7 @@ def build_config(args: argparse.Namespace):
             options=parse_strategy_options(args.option),
             progress=args.progress,
             seed=args.seed,
+            max_body_bytes=args.max_body_bytes,
             trace_dir=None if args.no_traces else default_trace_dir(),
         )
     except ValidationError as e:

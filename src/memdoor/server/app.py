@@ -36,6 +36,7 @@ from memdoor.server.errors import (
     MethodNotAllowed,
     ModelNotFound,
     NotFound,
+    PayloadTooLarge,
     Unauthorized,
 )
 from memdoor.server.schema import ChatRequest, completion_body, model_card
@@ -85,6 +86,20 @@ class Authorizer:
             raise Unauthorized("missing bearer token: send the header 'Authorization: Bearer <token>'")
         if not hmac.compare_digest(value.strip().encode(), self._token):
             raise Unauthorized("invalid bearer token")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, read up to ``limit`` bytes; PayloadTooLarge beyond (without reading the rest)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"the body is larger than the server's limit of {limit} bytes")
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise PayloadTooLarge(f"the body is larger than the server's limit of {limit} bytes")
+        parts.append(part)
+    return b"".join(parts)
 
 
 async def _disconnected(request: Request) -> None:
@@ -163,7 +178,7 @@ def create_app(
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
         authorize(request)
-        body = parse_body(await request.body())
+        body = parse_body(await read_body(request, config.max_body_bytes))
         svc = service(request)
         job = svc.plan(body)
         ticket = svc.admission.admit()

@@ -75,6 +75,9 @@ class ServeConfig(BaseModel):
     heartbeat_s: float = Field(
         default=10.0, gt=0, description="Seconds of silence after which a stream sends a keep-alive comment."
     )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=1024, description="Largest request body accepted; a larger one is a 413."
+    )
     retry_after_s: int = Field(default=2, ge=0, description="Retry-After seconds sent with a 429.")
     trace_dir: Path | None = Field(
         default=None, description="Where run traces are saved (memdoor trace ID); None: not saved."

@@ -94,6 +94,15 @@ class InvalidBody(APIError):
     retry = False
 
 
+class PayloadTooLarge(APIError):
+    """The body is larger than the server accepts."""
+
+    status = 413
+    type = "invalid_request_error"
+    code = "request_too_large"
+    retry = False
+
+
 class QueueFull(APIError):
     """Every run slot is busy and the waiting queue is full."""
 
