@@ -125,3 +125,12 @@ async def test_token_budget_stops_the_loop(sandbox):
     sol = await Sequential().solve(PROBLEM, team_of(author, reviewer), ctx)
     assert sol.stopped == "budget" and len(sol.ledger.calls) == 1 and sol.code == BAD
     assert ctx.budget.tokens >= 60
+
+
+async def test_reviewers_take_turns_in_a_larger_team(sandbox):
+    author = scripted({"draft": [fenced(BAD)], "revise": [fenced(BAD2), fenced(GOOD2), fenced(GOOD)]})
+    reviewers = [scripted({"review": [ISSUES]}, spec=f"scripted:r{i}") for i in range(3)]
+    sol = await Sequential(rounds=4).solve(PROBLEM, team_of(author, *reviewers), make_ctx(sandbox))
+    who = [c.agent for c in sol.ledger.calls if c.role == "review"]
+    assert who == ["agent1", "agent2", "agent3", "agent1"]
+    assert sol.stopped == "stalled"  # the fourth revision repeats GOOD

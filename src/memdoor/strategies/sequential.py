@@ -1,7 +1,8 @@
 """``sequential``: implement → review → revise, until the reviewer is satisfied and the public tests pass.
 
-The author is the first agent still standing; the reviewer the second (or, in a team of one, the
-author's model in a reviewer role). The reviewer sees the code and its results on the public tests and
+The author is the first agent still standing; the others take turns as reviewer, one per round
+("five in a row": agent 1 reviews round 1, agent 2 round 2, ...). In a team of one the author's
+model reviews in a reviewer role. The reviewer sees the code and its results on the public tests and
 ends its answer with ``VERDICT: OK`` or ``VERDICT: ISSUES``. Stop rules, in order:
 
 - ``done``: the reviewer says OK *and* every public test passes (a reviewer alone never ends it);
@@ -41,7 +42,7 @@ class Sequential(BaseStrategy):
         for r in range(1, self.config.rounds + 1):
             if cand is None:
                 return
-            roles = self.roles(run)
+            roles = self.roles(run, r)
             if roles is None:
                 return
             author, reviewer = roles
@@ -72,12 +73,13 @@ class Sequential(BaseStrategy):
         return None
 
     @staticmethod
-    def roles(run: TeamRun) -> tuple[Agent, Agent] | None:
-        """(author, reviewer) among the agents still standing; None when none is left."""
+    def roles(run: TeamRun, r: int) -> tuple[Agent, Agent] | None:
+        """(author, reviewer of round ``r``) among the agents still standing; None when none is left."""
         active = run.active()
         if not active:
             return None
-        return active[0], active[1] if len(active) > 1 else active[0]
+        reviewers = active[1:] or active[:1]
+        return active[0], reviewers[(r - 1) % len(reviewers)]
 
     async def review(self, run: TeamRun, reviewer: Agent, cand: Candidate, r: int) -> tuple[bool, str] | None:
         """(reviewer says OK, its comments), or None when the reviewer failed. No verdict line = issues."""
