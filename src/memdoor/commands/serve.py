@@ -95,6 +95,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="how streams show the team's progress: reasoning_content deltas (default), SSE comments, or none",
     )
     p.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        metavar="B",
+        help="largest request body accepted, else 413 (default 4 MiB)",
+    )
+    p.add_argument(
         "--seed", type=int, default=0, help="base sampling seed when a request gives none (default 0)"
     )
     p.add_argument(
