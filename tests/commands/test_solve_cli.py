@@ -246,3 +246,70 @@ def test_solve_over_redis_with_a_worker_process(home, redis_url):
         await memory.aclose()
 
     asyncio.run(cleanup())
+
+
+def test_live_view_follows_the_team():
+    """The view `solve` shows on a terminal: who does what, their results, the vote and the outcome."""
+    import io
+
+    from rich.console import Console
+
+    from memdoor.live import LiveView
+    from memdoor.trace import Trace
+
+    trace, out = Trace(), io.StringIO()
+    view = LiveView("add — parallel:2", console=Console(file=out, width=200, force_terminal=False))
+    steps = [
+        ("strategy", None, {"name": "parallel", "team": ["agent0=m", "agent1=m"]}),
+        ("call", "agent0", {"role": "draft", "n": 1}),
+        ("call", "agent1", {"role": "review", "n": 1}),
+    ]
+    for kind, agent, data in steps:
+        view.on_event(trace.add(kind, agent, **data))
+    assert view.agents["agent0"].doing == "drafting" and view.agents["agent1"].doing == "reviewing"
+    for kind, agent, data in [
+        ("answer", "agent0", {"role": "draft", "tokens": 120, "seconds": 1.5}),
+        ("draft", "agent0", {"round": 0, "code": "x", "status": "wrong_answer", "passed": 1, "total": 2}),
+        ("failure", "agent1", {"role": "review", "error": "ModelTimeout: slow"}),
+        (
+            "vote",
+            None,
+            {
+                "index": 0,
+                "chosen_agent": "agent0",
+                "reason": "no-survivor",
+                "rule": "only-one",
+                "confidence": 1.0,
+                "groups": [[0]],
+                "survivors": [],
+            },
+        ),
+        (
+            "graded",
+            None,
+            {
+                "passed": False,
+                "status": "wrong_answer",
+                "tests_passed": 1,
+                "tests_total": 4,
+                "hidden_tests": 2,
+                "oracle": False,
+            },
+        ),
+    ]:
+        view.on_event(trace.add(kind, agent, **data))
+    a0, a1 = view.agents["agent0"], view.agents["agent1"]
+    assert (a0.doing, a0.last, a0.tokens, a0.calls) == (
+        "idle",
+        "1/2 public tests passed (wrong_answer)",
+        120,
+        1,
+    )
+    assert a1.doing == "FAILED"
+    assert "agent0 chosen by only-one, no-survivor" in view.vote and view.outcome.startswith(
+        "FAILED 1/4 tests"
+    )
+    with view:
+        pass
+    shown = out.getvalue()
+    assert "agent0" in shown and "FAILED" in shown and "vote:" in shown
