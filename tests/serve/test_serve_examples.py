@@ -237,3 +237,29 @@ def test_livecodebench_stdin_samples_are_never_wrong(shared_data):
         assert all(g in official for g in got), r["question_id"]
         found += bool(got)
     assert found >= 0.95 * total
+
+
+def test_humaneval_prompts_in_a_code_block(sandbox):
+    """Every HumanEval prompt pasted in a code block: the entry point is found, the docstring examples
+    are read as the HumanEval loader reads them, and the extra ones found (``Input:``/``Output:``
+    lines) pass the official canonical solution in the sandbox."""
+    import gzip
+
+    from memdoor.problems.humaneval import data_path, docstring_examples
+
+    extra = []
+    with gzip.open(data_path(), "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    for r in records:
+        text = f"Complete this function:\n```python\n{r['prompt']}\n```"
+        cp = chat_problem(msgs(("user", text)))
+        assert cp.problem.func_name == r["entry_point"], r["task_id"]
+        official = docstring_examples(r["prompt"], r["entry_point"])
+        got = cp.problem.public_tests
+        assert got[: len(official)] == official or not official, r["task_id"]
+        if got != official:
+            extra.append((r, got))
+    assert 0 < len(extra) < 20
+    for r, tests in extra:
+        verdict = sandbox.run(r["prompt"] + r["canonical_solution"], tests, func_name=r["entry_point"])
+        assert verdict.passed, (r["task_id"], verdict.status)
