@@ -12,6 +12,7 @@ Everything runs on loopback with a redis-server of its own (no persistence)::
 
     .venv/bin/python benchmarks/redis_overhead.py                  # both parts
     .venv/bin/python benchmarks/redis_overhead.py --skip-model     # overhead only (seconds)
+    .venv/bin/python benchmarks/redis_overhead.py --jobs 4 --max-tokens 48 --engine-threads 1   # a busy CPU
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ def main() -> int:
     p.add_argument("--max-tokens", type=int, default=96, help="tokens generated per job (default 96)")
     p.add_argument("--workers", default="1,2,4", help="worker counts for throughput (default 1,2,4)")
     p.add_argument("--skip-model", action="store_true", help="overhead only, no embedded model")
+    p.add_argument("--engine-threads", type=int, default=None, help="engine CPU threads (default: all cores)")
     args = p.parse_args()
+    # SIGTERM (e.g. from `timeout`) unwinds through the finally blocks, so no child is left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = tempfile.mkdtemp(prefix="memdoor-bench-")
     redis_proc, url = start_redis(tmp)
     results: dict = {"redis": url}
@@ -208,6 +212,7 @@ def main() -> int:
                     "qwen2.5-coder-0.5b",
                     "--slots",
                     "4",
+                    *(["--threads", str(args.engine_threads)] if args.engine_threads else []),
                 ],
                 env=ENV,
                 stdout=subprocess.PIPE,
@@ -232,7 +237,10 @@ def main() -> int:
                     print(json.dumps(row), flush=True)
             finally:
                 engine.terminate()
-                engine.wait(60)
+                try:
+                    engine.wait(60)
+                except subprocess.TimeoutExpired:
+                    engine.kill()
     finally:
         redis_proc.terminate()
         redis_proc.wait(20)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import redis.asyncio as aioredis
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, ensure_group, text
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
@@ -152,6 +152,7 @@ class Worker:
         await self._wait_for_redis(stop)
         if stop.is_set():
             return
+        await self._check_unique_id()
         await self._beat()
         log.info(
             "%s: serving %s as %s on %s",
@@ -190,6 +191,11 @@ class Worker:
         await asyncio.gather(beat, return_exceptions=True)
         await self._deregister()
         log.info("%s: stopped after %d job(s)", self.config.agent_id, self.jobs_done)
+        if isinstance(failure, RedisError):
+            raise MemoryStoreError(
+                f"{self.config.agent_id}: Redis at {self.config.redis} refused the job stream: "
+                f"{type(failure).__name__}: {failure}"
+            ) from failure
         if failure is not None:
             raise failure
 
@@ -219,6 +225,23 @@ class Worker:
                         type(e).__name__,
                     )
                 await _sleep_or_stop(stop, backoff.next())
+
+    async def _check_unique_id(self) -> None:
+        """Warn when another live worker uses this AGENT_ID (e.g. a restart within the heartbeat TTL)."""
+        raw = await self.redis.get(self.keys.heartbeat(self.config.agent_id))
+        if raw is None:
+            return
+        try:
+            other = json.loads(raw)
+        except ValueError:
+            other = {}
+        log.warning(
+            "%s: another worker registered this agent id (host %s, pid %s) and its heartbeat is live; "
+            "agent ids should be unique",
+            self.config.agent_id,
+            other.get("host"),
+            other.get("pid"),
+        )
 
     async def _beat(self) -> None:
         c, info = self.config, json.dumps(self.info())
