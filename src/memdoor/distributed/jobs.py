@@ -121,6 +121,10 @@ class Keys:
     def reply(self, job_id: str) -> str:
         return f"{self.prefix}reply:{job_id}"
 
+    def work(self, run: str) -> str:
+        """List of what the workers did for a run: one JSON entry per stored result (agent, job, seconds)."""
+        return f"{self.prefix}work:{run}"
+
     @property
     def agents(self) -> str:
         """Hash: agent id → JSON of the worker's registration (model, role, host, pid, started)."""

@@ -283,9 +283,21 @@ class SeedLeader:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer, 10)
             await run.aclose()
-        return done_answer(
+        answer = done_answer(
             task, problem, solution, tests_source, trace_key, time.monotonic() - started, jobs=len(run.jobs)
         )
+        with contextlib.suppress(*REDIS_DOWN):
+            answer["workers"] = await self._workers_of(run.run_id)
+        return answer
+
+    async def _workers_of(self, run_id: str) -> dict[str, int]:
+        """Agent id → jobs it answered in the run (from the run's work log)."""
+        counts: dict[str, int] = {}
+        for raw in await self.redis.lrange(self.keys.work(run_id), 0, -1):
+            with contextlib.suppress(ValueError, AttributeError):
+                agent = json.loads(raw).get("agent")
+                counts[agent] = counts.get(agent, 0) + 1
+        return dict(sorted(counts.items()))
 
     async def _trace_writer(self, key: str, events: asyncio.Queue) -> None:
         """Append trace events to ``memory:<id>:trace`` as they happen (best effort while Redis is down)."""

@@ -400,6 +400,8 @@ class Worker:
                         pipe.expire(keys.reply(job.id), c.result_ttl)
                         pipe.hincrby(keys.stats, "results", 1)
                         pipe.hincrby(keys.stats, f"done:{c.agent_id}", 1)
+                        pipe.rpush(keys.work(job.run), json.dumps(work_entry(job, result)))
+                        pipe.expire(keys.work(job.run), c.result_ttl)
                     else:
                         pipe.hincrby(keys.stats, "duplicates", 1)
                     pipe.delete(keys.queued(job.id))
@@ -425,6 +427,21 @@ class Worker:
             pipe.xdel(self.stream, entry_id)
             pipe.hincrby(self.keys.stats, stat, 1)
             await pipe.execute()
+
+
+def work_entry(job: Job, result: JobResult) -> dict[str, Any]:
+    """What the run's work log records about one answered job."""
+    usage = result.response.usage if result.response is not None else None
+    return {
+        "job": job.id,
+        "step": job.step,
+        "agent": result.agent,
+        "model": result.model,
+        "ok": result.ok,
+        "seconds": result.seconds,
+        "deliveries": result.deliveries,
+        "tokens": 0 if usage is None else usage.prompt_tokens + usage.completion_tokens,
+    }
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
