@@ -8,7 +8,7 @@ WORKERS samples at once in a process pool, as its ``evaluate_generations`` does)
 reference solution. Prints wall times, the ratio and tests per second; ``--json`` adds one JSON line.
 
 usage: python benchmarks/grade_speed.py [--data DIR] [--limit N] [--workers 2] [--rounds 1]
-                                       [--isolation auto|bwrap|unshare] [--json]
+                                       [--isolation auto|bwrap|unshare] [--no-prestart] [--json]
 """
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ def load(data: Path, limit: int | None):
     return ours, official, n_tests
 
 
-def run_memdoor(jobs, workers: int, isolation: str) -> tuple[float, int, str]:
-    sandbox = open_sandbox(SandboxConfig(workers=workers, isolation=isolation))
-    start = time.perf_counter()
-    passed = sum(v.passed for v in grade_many(jobs, sandbox, workers=workers))
-    return time.perf_counter() - start, passed, sandbox.name
+def run_memdoor(jobs, workers: int, isolation: str, prestart: bool) -> tuple[float, int, str]:
+    with open_sandbox(SandboxConfig(workers=workers, isolation=isolation, prestart=prestart)) as sandbox:
+        start = time.perf_counter()
+        passed = sum(v.passed for v in grade_many(jobs, sandbox, workers=workers))
+        return time.perf_counter() - start, passed, sandbox.name
 
 
 def run_official(jobs, workers: int) -> tuple[float, int]:
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--isolation", default="auto", choices=["auto", "bwrap", "unshare"], help="Memdoor's isolation"
     )
+    ap.add_argument("--no-prestart", action="store_true", help="do not start the next sandbox in advance")
     ap.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
     args = ap.parse_args(argv)
 
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     passed_ours = passed_official = 0
     isolation = ""
     for r in range(args.rounds):
-        t, passed_ours, isolation = run_memdoor(ours_jobs, args.workers, args.isolation)
+        t, passed_ours, isolation = run_memdoor(ours_jobs, args.workers, args.isolation, not args.no_prestart)
         best_ours = min(best_ours, t)
         print(f"round {r + 1}: memdoor ({isolation}) {t:7.2f} s, {passed_ours}/{n} passed", flush=True)
         t, passed_official = run_official(official_jobs, args.workers)
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                     "tests": n_tests,
                     "workers": args.workers,
                     "isolation": isolation,
+                    "prestart": not args.no_prestart,
                     "memdoor_s": round(best_ours, 3),
                     "official_s": round(best_official, 3),
                     "ratio": round(ratio, 3),

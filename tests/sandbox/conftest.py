@@ -10,10 +10,12 @@ from memdoor.sandbox import SandboxConfig, open_sandbox
 @pytest.fixture(scope="session")
 def sandbox():
     """The default sandbox (isolation auto, LiveCodeBench's 6 s per test)."""
-    return open_sandbox(SandboxConfig())
+    with open_sandbox(SandboxConfig()) as sb:
+        yield sb
 
 
 @pytest.fixture(scope="session")
 def quick_sandbox():
     """A sandbox with a 1.5 s per-test limit, for programs that are meant to run out of time."""
-    return open_sandbox(SandboxConfig(timeout_s=1.5))
+    with open_sandbox(SandboxConfig(timeout_s=1.5)) as sb:
+        yield sb

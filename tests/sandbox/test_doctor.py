@@ -70,7 +70,8 @@ def test_probes_catch_a_sandbox_that_isolates_nothing(probe):
     config = SandboxConfig()
     check = probe(NoIsolation(), config)
     assert check.status == "fail", check
-    check_in_real = probe(open_sandbox(config), config)
+    with open_sandbox(config) as sb:
+        check_in_real = probe(sb, config)
     assert check_in_real.status in ("ok", "warn"), check_in_real
 
 

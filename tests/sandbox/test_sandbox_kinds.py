@@ -184,10 +184,11 @@ def test_many_threads_share_one_sandbox(sandbox):
 
 
 def test_open_sandbox_reports_its_isolation_and_refuses_a_broken_setup():
-    sb = open_sandbox(SandboxConfig(isolation="auto"))
-    if shutil.which("bwrap"):
-        assert sb.name == "bwrap"
-    assert open_sandbox(SandboxConfig(isolation="unshare")).name == "unshare"
+    with open_sandbox(SandboxConfig(isolation="auto")) as sb:
+        if shutil.which("bwrap"):
+            assert sb.name == "bwrap"
+    with open_sandbox(SandboxConfig(isolation="unshare")) as sb:
+        assert sb.name == "unshare"
     with pytest.raises(SandboxError):
         open_sandbox(SandboxConfig(python="/nonexistent/python3"))
     assert registry.load("sandbox", "bwrap").name == "bwrap"

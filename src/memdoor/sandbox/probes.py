@@ -363,7 +363,6 @@ def _processes_with(marker: str) -> list[int]:
 
 def check_kill(sb: Sandbox, config: SandboxConfig) -> Check:
     """An endless program that left a double-forked daemon: time_limit, and no process survives."""
-    quick = open_sandbox(config.model_copy(update={"timeout_s": 1.0, "isolation": sb.name}))
     marker = f"{900000 + secrets.randbelow(99999)}.{secrets.randbelow(10**6):06d}"
     code = f"""
 import posix
@@ -375,7 +374,9 @@ if posix.fork() == 0:
 while True:
     pass
 """
-    v = quick.run(code, [TestCase(kind="stdin", input="\n", output="0")], prelude="none")
+    quick_config = config.model_copy(update={"timeout_s": 1.0, "isolation": sb.name, "prestart": False})
+    with open_sandbox(quick_config) as quick:
+        v = quick.run(code, [TestCase(kind="stdin", input="\n", output="0")], prelude="none")
     deadline = time.monotonic() + 10
     while (left := _processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -408,6 +409,12 @@ def diagnose(config: SandboxConfig | None = None) -> DoctorReport:
     except SandboxError as e:
         report.checks.append(Check(name="isolation", status="fail", detail=str(e)))
         return report
+    with sb:
+        _probe_all(sb, config, report)
+    return report
+
+
+def _probe_all(sb: Sandbox, config: SandboxConfig, report: DoctorReport) -> None:
     report.isolation = sb.name
     tools = {
         "bwrap": "bubblewrap: user, pid, network, ipc, uts and mount namespaces; only /usr visible",
@@ -421,4 +428,3 @@ def diagnose(config: SandboxConfig | None = None) -> DoctorReport:
             report.checks.append(
                 Check(name=probe.__name__.removeprefix("check_"), status="fail", detail=str(e))
             )
-    return report
