@@ -188,6 +188,10 @@ async def test_key_from_environment_reaches_the_server(server, monkeypatch):
     try:
         await model.complete(USER)
         monkeypatch.delenv("MEMDOOR_API_KEY")
+        stranger = OpenAIModel.from_spec(f"fake-model@{server.base_url}")  # not OpenAI: no OpenAI key
+        await stranger.complete(USER)
+        await stranger.aclose()
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         other = OpenAIModel.from_spec(f"fake-model@{server.base_url}")
         await other.complete(USER)
         await other.aclose()
@@ -197,7 +201,12 @@ async def test_key_from_environment_reaches_the_server(server, monkeypatch):
         await keyless.aclose()
     finally:
         await model.aclose()
-    assert server.authorizations == ["Bearer sk-memdoor-test", "Bearer sk-openai-test", "Bearer EMPTY"]
+    assert server.authorizations == [
+        "Bearer sk-memdoor-test",
+        "Bearer EMPTY",
+        "Bearer sk-openai-test",
+        "Bearer EMPTY",
+    ]
 
 
 async def test_pool_shares_one_concurrency_limit_per_endpoint():

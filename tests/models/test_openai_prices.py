@@ -124,3 +124,14 @@ def test_spec_settings_do_not_change_the_price():
     ) == pytest.approx(0.75)
     user = PriceTable({"local:qwen2.5-coder-0.5b": [0.0, 0.0]})
     assert user.price("local:qwen2.5-coder-0.5b?slots=8", MILLION) == 0.0
+
+
+def test_openai_key_only_goes_to_openai_or_its_configured_base_url():
+    from memdoor.models.openai_model import api_key_from_env
+
+    env = {"OPENAI_API_KEY": "sk-secret"}
+    assert api_key_from_env("https://api.openai.com/v1", env) == "sk-secret"
+    assert api_key_from_env("http://gpu-box:8000/v1", env) is None
+    env_base = {**env, "OPENAI_BASE_URL": "http://gpu-box:8000/v1/"}
+    assert api_key_from_env("http://gpu-box:8000/v1", env_base) == "sk-secret"
+    assert api_key_from_env("http://elsewhere:8000/v1", {**env, "MEMDOOR_API_KEY": "mk"}) == "mk"

@@ -2,7 +2,7 @@
 
 Spec: ``openai:MODEL@URL`` (``openai:Qwen/Qwen2.5-Coder-32B-Instruct@http://gpu-box:8000/v1``). Without
 ``@URL`` the base URL is ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``. The key comes from
-``$MEMDOOR_API_KEY``, else ``$OPENAI_API_KEY``; local servers need none. Settings of
+``$MEMDOOR_API_KEY``, else (only for OpenAI or ``$OPENAI_BASE_URL``) ``$OPENAI_API_KEY``; local servers need none. Settings of
 :class:`OpenAIConfig` may follow after ``?``, as for the ``local`` backend:
 ``openai:MODEL@http://gpu-box:8000/v1?concurrency=32&request_timeout_s=120&fan_out=always``.
 
@@ -165,12 +165,18 @@ def is_loopback(base_url: str) -> bool:
         return False
 
 
-def api_key_from_env(env: dict[str, str] | None = None) -> str | None:
+def api_key_from_env(base_url: str, env: dict[str, str] | None = None) -> str | None:
+    """The key for ``base_url``: ``$MEMDOOR_API_KEY`` for any endpoint (the user set it for Memdoor);
+    ``$OPENAI_API_KEY`` only for OpenAI itself or the endpoint named by ``$OPENAI_BASE_URL`` — an
+    OpenAI key is never sent to another server just because a spec names it."""
     env = dict(os.environ) if env is None else env
-    for name in KEY_ENV_VARS:
-        if env.get(name):
-            return env[name]
-    return None
+    if env.get("MEMDOOR_API_KEY"):
+        return env["MEMDOOR_API_KEY"]
+    key = env.get("OPENAI_API_KEY")
+    if not key:
+        return None
+    trusted = {"https://api.openai.com/v1", (env.get("OPENAI_BASE_URL") or "").rstrip("/")}
+    return key if base_url.rstrip("/") in trusted else None
 
 
 def classify(exc: BaseException) -> Transient | None:
@@ -253,7 +259,7 @@ class OpenAIModel:
     def from_spec(cls, rest: str, config: OpenAIConfig | None = None) -> OpenAIModel:
         """``MODEL[@URL][?settings]``, key from the environment. Spec settings override ``config``."""
         p = parse_spec(rest)
-        return cls(p.model, p.base_url, api_key_from_env(), p.config(config), spec=f"openai:{rest}")
+        return cls(p.model, p.base_url, api_key_from_env(p.base_url), p.config(config), spec=f"openai:{rest}")
 
     @classmethod
     def from_spec_in_pool(cls, rest: str, pool: ModelPool) -> OpenAIModel:
@@ -264,7 +270,9 @@ class OpenAIModel:
         p = parse_spec(rest)
         config = p.config(pool.config_for("openai"))
         slots = pool.limits.slots(endpoint_key(p.base_url), config.concurrency)
-        return cls(p.model, p.base_url, api_key_from_env(), config, spec=f"openai:{rest}", slots=slots)
+        return cls(
+            p.model, p.base_url, api_key_from_env(p.base_url), config, spec=f"openai:{rest}", slots=slots
+        )
 
     async def complete(
         self,
