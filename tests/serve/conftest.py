@@ -10,4 +10,8 @@ def sandbox():
     """The real sandbox (bwrap or unshare), as the server uses it."""
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
-    return open_sandbox(SandboxConfig())
+    box = open_sandbox(SandboxConfig())
+    yield box
+    close = getattr(box, "close", None)
+    if close is not None:
+        close()

@@ -175,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     probe = ModelPool()
     for spec in config.models:  # a bad spec or missing weights fail here, as a usage error (nothing loads)
         probe.get(spec)
-    sandbox = open_sandbox(SandboxConfig())  # an unusable sandbox fails here (SandboxError), not at startup
-    # the server opens (and at shutdown closes) its own model pool
-    build_server(config, sandbox=sandbox, log_level=args.log_level).run()
+    probe_sandbox = open_sandbox(SandboxConfig())  # an unusable sandbox fails here (SandboxError)
+    getattr(probe_sandbox, "close", lambda: None)()
+    # the server opens (and at shutdown closes) its own model pool and sandbox
+    build_server(config, log_level=args.log_level).run()
     return 0

@@ -121,17 +121,29 @@ async def _first(request: Request, *aws: asyncio.Future) -> bool:
 def create_app(
     config: ServeConfig, *, pool: ModelPool | None = None, sandbox: Sandbox | None = None
 ) -> FastAPI:
-    """The server application. ``pool``/``sandbox`` default to new ones made at startup (and, for a
-    pool made here, closed at shutdown); tests pass a pool holding scripted models."""
+    """The server application. ``pool``/``sandbox`` default to new ones made at startup and closed at
+    shutdown (ones given are the caller's to close); tests pass a pool holding scripted models."""
     from memdoor.runner import open_env
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_env(pool=pool, sandbox=sandbox, trace_dir=config.trace_dir) as env:
-            env.sandbox_slots = asyncio.Semaphore(os.cpu_count() or 1)
-            app.state.service = TeamService(config, env)
-            app.state.tasks = set()
-            yield
+        own = sandbox is None
+        if own:
+            from memdoor.sandbox import SandboxConfig, open_sandbox
+
+            box: Sandbox = open_sandbox(SandboxConfig())
+        else:
+            box = sandbox
+        try:
+            async with open_env(pool=pool, sandbox=box, trace_dir=config.trace_dir) as env:
+                env.sandbox_slots = asyncio.Semaphore(os.cpu_count() or 1)
+                app.state.service = TeamService(config, env)
+                app.state.tasks = set()
+                yield
+        finally:
+            close = getattr(box, "close", None) if own else None
+            if close is not None:  # candidates started ahead hold sandbox uids
+                close()
 
     app = FastAPI(title="memdoor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     authorize = Authorizer(config.token.get_secret_value() if config.token else None)

@@ -1,7 +1,7 @@
 """Team model ids: how a client names a team, ``memdoor/<strategy>-<agents>``.
 
-``memdoor/parallel-5`` is the ``parallel`` strategy with five agents, ``memdoor/sequential-2`` an
-author and a reviewer, and ``memdoor/single`` (also accepted as ``memdoor/single-1``) one agent, one
+``memdoor/parallel-5`` is the ``parallel`` strategy with five agents, ``memdoor/sequential-3`` an
+author and two reviewers taking turns, and ``memdoor/single`` (also accepted as ``memdoor/single-1``) one agent, one
 attempt — the baseline. The agents' models are the server's ``--model`` specs, assigned round-robin.
 """
 
@@ -17,12 +17,12 @@ PREFIX = "memdoor/"
 DEFAULT_TEAMS: tuple[str, ...] = (
     "memdoor/single",
     "memdoor/parallel-5",
-    "memdoor/sequential-2",
+    "memdoor/sequential-3",
     "memdoor/shared-3",
     "memdoor/hybrid-5",
 )
-"""The teams a server lists when none are configured: every strategy, at a size where it makes sense
-(``sequential`` only ever uses two agents: one writes, one reviews)."""
+"""The teams a server lists when none are configured: every strategy once (in ``sequential-3`` one
+agent writes and the two others take turns reviewing)."""
 
 MAX_AGENTS = 16
 """The largest team a model id may name (a guard against ``memdoor/parallel-5000``)."""
