@@ -33,10 +33,16 @@ ANSWERING_ROLES = ("all", "answer")
 
 
 _ENQUEUE = """
-local entry = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'job', ARGV[2])
+local result = redis.call('GET', KEYS[1])
+if result then return {'result', result} end
+local queued = redis.call('GET', KEYS[2])
+if queued and #redis.call('XRANGE', KEYS[3], queued, queued) > 0 then return {'queued', queued} end
+local entry = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[1], '*', 'job', ARGV[2])
 redis.call('SET', KEYS[2], entry, 'EX', ARGV[3])
-return entry
+return {'added', entry}
 """
+"""One round trip: the stored result if there is one; else the entry of the job if an earlier
+orchestrator of the run enqueued it and it is still there; else XADD it and remember its entry."""
 
 
 class RemoteConfig(BaseModel):
@@ -85,7 +91,7 @@ class RemoteRun:
 
     @property
     def _enqueue(self):
-        """XADD the job and remember its entry id, in one round trip."""
+        """The enqueue script (see ``_ENQUEUE``), registered on the run's client."""
         if self._enqueue_script is None:
             self._enqueue_script = self.redis.register_script(_ENQUEUE)
         return self._enqueue_script
@@ -144,21 +150,18 @@ class RemoteRun:
         while time.monotonic() < deadline:
             try:
                 if entry_id is None:
-                    raw, queued = await r.mget(result_key, queued_key)
-                    if raw is not None:
-                        return self._finish(job, raw, started)
-                    if queued is not None and await r.xrange(stream, queued, queued):
-                        entry_id = queued  # enqueued by an earlier orchestrator of this run: wait for it
-                    else:
-                        entry_id = await self._enqueue(
-                            keys=[stream, queued_key],
-                            args=[cfg.stream_maxlen, job.model_dump_json(), int(2 * cfg.job_timeout) + 60],
-                        )
+                    kind, value = await self._enqueue(
+                        keys=[result_key, queued_key, stream],
+                        args=[cfg.stream_maxlen, job.model_dump_json(), int(2 * cfg.job_timeout) + 60],
+                    )
+                    if kind == b"result":
+                        return self._finish(job, value, started)
+                    entry_id = value  # b"added" or b"queued" (by an earlier orchestrator of this run)
                 got = await r.blpop([reply_key], timeout=cfg.poll)
-                raw = await r.get(result_key)
-                if raw is not None:
-                    if got is None:
-                        await r.delete(reply_key)
+                if got is not None:  # the worker pushes the result it stored
+                    return self._finish(job, got[1], started)
+                if (raw := await r.get(result_key)) is not None:
+                    await r.delete(reply_key)
                     return self._finish(job, raw, started)
                 if got is None:
                     if not await r.xrange(stream, entry_id, entry_id):

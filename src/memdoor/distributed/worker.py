@@ -43,6 +43,29 @@ Role = Literal["all", "answer", "lead"]
 """``answer``: takes model jobs; ``lead``: orchestrates seed tasks (needs no model); ``all``: both."""
 
 
+_STORE = """
+local stored = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+if stored then
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('HINCRBY', KEYS[3], 'results', 1)
+  redis.call('HINCRBY', KEYS[3], 'done:' .. ARGV[3], 1)
+  redis.call('RPUSH', KEYS[6], ARGV[6])
+  redis.call('EXPIRE', KEYS[6], ARGV[2])
+else
+  redis.call('HINCRBY', KEYS[3], 'duplicates', 1)
+end
+redis.call('DEL', KEYS[5])
+redis.call('XACK', KEYS[4], ARGV[4], ARGV[5])
+redis.call('XDEL', KEYS[4], ARGV[5])
+if stored then return 1 end
+return 0
+"""
+"""Store a result once (first wins), push it to the waiting orchestrator, log the work, then ack —
+in one round trip. Keys: result, reply, stats, stream, queued, work; args: result JSON, TTL, agent,
+group, entry id, work entry JSON."""
+
+
 class SeedOptions(BaseModel):
     """How a worker serves the seed protocol (``task:<id>`` in, ``memory:<id>`` out)."""
 
@@ -120,6 +143,7 @@ class Worker:
         self.jobs_done = 0
         self._redis = redis
         self._stopping = asyncio.Event()
+        self._store_script: Any = None
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -391,23 +415,30 @@ class Worker:
         an answer in hand is not thrown away (unless the worker is told to stop meanwhile)."""
         r, c, keys = self.redis, self.config, self.keys
         backoff = Backoff()
+        if self._store_script is None:
+            self._store_script = r.register_script(_STORE)
         while True:
             try:
-                stored = await r.set(keys.result(job.id), result.model_dump_json(), nx=True, ex=c.result_ttl)
-                async with r.pipeline(transaction=True) as pipe:
-                    if stored:
-                        pipe.rpush(keys.reply(job.id), "1")
-                        pipe.expire(keys.reply(job.id), c.result_ttl)
-                        pipe.hincrby(keys.stats, "results", 1)
-                        pipe.hincrby(keys.stats, f"done:{c.agent_id}", 1)
-                        pipe.rpush(keys.work(job.run), json.dumps(work_entry(job, result)))
-                        pipe.expire(keys.work(job.run), c.result_ttl)
-                    else:
-                        pipe.hincrby(keys.stats, "duplicates", 1)
-                    pipe.delete(keys.queued(job.id))
-                    pipe.xack(self.stream, GROUP, entry_id)
-                    pipe.xdel(self.stream, entry_id)
-                    await pipe.execute()
+                stored = bool(
+                    await self._store_script(
+                        keys=[
+                            keys.result(job.id),
+                            keys.reply(job.id),
+                            keys.stats,
+                            self.stream,
+                            keys.queued(job.id),
+                            keys.work(job.run),
+                        ],
+                        args=[
+                            result.model_dump_json(),
+                            c.result_ttl,
+                            c.agent_id,
+                            GROUP,
+                            entry_id,
+                            json.dumps(work_entry(job, result)),
+                        ],
+                    )
+                )
                 break
             except REDIS_DOWN:
                 await asyncio.sleep(backoff.next())
