@@ -34,15 +34,20 @@ ANSWERING_ROLES = ("all", "answer")
 
 _ENQUEUE = """
 local result = redis.call('GET', KEYS[1])
-if result then return {'result', result} end
+if result then
+  redis.call('RPUSH', KEYS[4], result)
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
+  return {'result', ''}
+end
 local queued = redis.call('GET', KEYS[2])
 if queued and #redis.call('XRANGE', KEYS[3], queued, queued) > 0 then return {'queued', queued} end
 local entry = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[1], '*', 'job', ARGV[2])
 redis.call('SET', KEYS[2], entry, 'EX', ARGV[3])
 return {'added', entry}
 """
-"""One round trip: the stored result if there is one; else the entry of the job if an earlier
-orchestrator of the run enqueued it and it is still there; else XADD it and remember its entry."""
+"""Keys: result, queued, stream, reply. If the job has a result, push it to the reply list (the BLOP
+sent in the same round trip takes it); else if an earlier orchestrator of the run enqueued the job and
+its entry is still there, wait for that; else XADD it and remember its entry id."""
 
 
 class RemoteConfig(BaseModel):
@@ -81,20 +86,12 @@ class RemoteRun:
         self._step = 0
         self._open_models = 0
         self._repeats: dict[str, int] = {}
-        self._enqueue_script = None
 
     @property
     def redis(self) -> aioredis.Redis:
         if self._redis is None:
             self._redis = connect(self.config.url, timeout=max(30.0, 5 * self.config.poll))
         return self._redis
-
-    @property
-    def _enqueue(self):
-        """The enqueue script (see ``_ENQUEUE``), registered on the run's client."""
-        if self._enqueue_script is None:
-            self._enqueue_script = self.redis.register_script(_ENQUEUE)
-        return self._enqueue_script
 
     def model(self, spec: str) -> RemoteModel:
         """A model answering as ``spec`` through the workers that serve ``spec``. The run's client
@@ -150,34 +147,43 @@ class RemoteRun:
         while time.monotonic() < deadline:
             try:
                 if entry_id is None:
-                    kind, value = await self._enqueue(
-                        keys=[result_key, queued_key, stream],
-                        args=[cfg.stream_maxlen, job.model_dump_json(), int(2 * cfg.job_timeout) + 60],
-                    )
-                    if kind == b"result":
-                        return self._finish(job, value, started)
-                    entry_id = value  # b"added" or b"queued" (by an earlier orchestrator of this run)
-                got = await r.blpop([reply_key], timeout=cfg.poll)
+                    # One round trip: enqueue (or find the result / the queued entry), then wait.
+                    async with r.pipeline(transaction=False) as pipe:
+                        pipe.eval(
+                            _ENQUEUE,
+                            4,
+                            result_key,
+                            queued_key,
+                            stream,
+                            reply_key,
+                            cfg.stream_maxlen,
+                            job.model_dump_json(),
+                            int(2 * cfg.job_timeout) + 60,
+                        )
+                        pipe.blpop([reply_key], timeout=cfg.poll)
+                        (kind, value), got = await pipe.execute()
+                    entry_id = value if kind != b"result" else b"0-0"
+                else:
+                    got = await r.blpop([reply_key], timeout=cfg.poll)
                 if got is not None:  # the worker pushes the result it stored
                     return self._finish(job, got[1], started)
                 if (raw := await r.get(result_key)) is not None:
                     await r.delete(reply_key)
                     return self._finish(job, raw, started)
-                if got is None:
-                    if not await r.xrange(stream, entry_id, entry_id):
-                        if (raw := await r.get(result_key)) is not None:
-                            return self._finish(job, raw, started)
-                        entry_id = None  # lost with a Redis restart: enqueue it again
-                        await r.hincrby(keys.stats, "requeued", 1)
-                    if await self._served(job.model):
-                        no_worker_since = None
-                    else:
-                        no_worker_since = no_worker_since or time.monotonic()
-                        if time.monotonic() - no_worker_since >= cfg.wait_for_worker:
-                            raise ModelUnavailable(
-                                f"no live worker serves model {job.model!r} "
-                                f"(waited {cfg.wait_for_worker:g}s; start one with memdoor worker --model ...)"
-                            )
+                if not await r.xrange(stream, entry_id, entry_id):
+                    if (raw := await r.get(result_key)) is not None:
+                        return self._finish(job, raw, started)
+                    entry_id = None  # lost with a Redis restart: enqueue it again
+                    await r.hincrby(keys.stats, "requeued", 1)
+                if await self._served(job.model):
+                    no_worker_since = None
+                else:
+                    no_worker_since = no_worker_since or time.monotonic()
+                    if time.monotonic() - no_worker_since >= cfg.wait_for_worker:
+                        raise ModelUnavailable(
+                            f"no live worker serves model {job.model!r} "
+                            f"(waited {cfg.wait_for_worker:g}s; start one with memdoor worker --model ...)"
+                        )
                 backoff.reset()
             except REDIS_DOWN as e:
                 last_error = e
@@ -211,7 +217,6 @@ class RemoteRun:
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
-            self._enqueue_script = None
 
 
 class RemoteModel:

@@ -357,7 +357,8 @@ class Worker:
             log.warning("%s: dropped unreadable job entry %s", c.agent_id, entry_id)
             await self._ack(entry_id, stat="bad_jobs")
             return
-        if await r.exists(keys.result(job.id)):
+        if deliveries > 1 and await r.exists(keys.result(job.id)):
+            # taken over from a worker that was only slow and finished after all
             await self._ack(entry_id, stat="already_answered")
             return
         renew = asyncio.create_task(self._renew(entry_id))
