@@ -79,7 +79,10 @@ async def bench_overhead(name: str, calls: int) -> dict:
         # unaffected by how long the engine takes on a busy machine.
         memdoor_cpu: list[float] = []
         bare_cpu: list[float] = []
-        async with httpx.AsyncClient(base_url=base_url, timeout=600, trust_env=False) as bare:
+        headers = model._engine.headers()
+        async with httpx.AsyncClient(
+            base_url=base_url, headers=headers, timeout=600, trust_env=False
+        ) as bare:
             for _ in range(3):  # warm both paths (prompt cache, connections)
                 await model.complete(HELLO, max_tokens=1, temperature=0.0)
                 (await bare.post("/v1/chat/completions", json=body)).json()

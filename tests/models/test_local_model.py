@@ -37,7 +37,9 @@ def model():
 
 def _slots(m: LocalModel) -> list[dict]:
     assert m._engine is not None and m._engine.base_url
-    return httpx.get(m._engine.base_url + "/slots", timeout=60, trust_env=False).json()
+    return httpx.get(
+        m._engine.base_url + "/slots", headers=m._engine.headers(), timeout=60, trust_env=False
+    ).json()
 
 
 async def test_completion_has_text_logprobs_and_usage(model):
@@ -84,7 +86,9 @@ async def test_a_prompt_longer_than_the_context_is_a_clear_error(model):
 
 def _tokens_predicted(m: LocalModel) -> float:
     assert m._engine is not None and m._engine.base_url
-    text = httpx.get(m._engine.base_url + "/metrics", timeout=60, trust_env=False).text
+    text = httpx.get(
+        m._engine.base_url + "/metrics", headers=m._engine.headers(), timeout=60, trust_env=False
+    ).text
     for line in text.splitlines():
         if line.startswith("llamacpp:tokens_predicted_total"):
             return float(line.split()[-1])
@@ -137,9 +141,22 @@ async def test_the_engine_applies_the_models_own_chat_template(model):
     assert model._engine is not None and model._engine.base_url
     messages = [{"role": "system", "content": "SYS"}, {"role": "user", "content": "hello"}]
     prompt = httpx.post(
-        model._engine.base_url + "/apply-template", json={"messages": messages}, timeout=60, trust_env=False
+        model._engine.base_url + "/apply-template",
+        json={"messages": messages},
+        headers=model._engine.headers(),
+        timeout=60,
+        trust_env=False,
     ).json()["prompt"]
     assert (
         prompt
         == "<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
     )
+
+
+async def test_the_engine_refuses_requests_without_its_key(model):
+    await model.start()
+    assert model._engine is not None and model._engine.base_url and model._engine.api_key
+    body = {"messages": ASK, "max_tokens": 1}
+    url = model._engine.base_url + "/v1/chat/completions"
+    assert httpx.post(url, json=body, timeout=60, trust_env=False).status_code == 401
+    assert httpx.get(model._engine.base_url + "/health", timeout=60, trust_env=False).status_code == 200

@@ -69,7 +69,7 @@ class EngineConfig(BaseModel):
         return 2 * self.slots
 
 
-def _params(model_path: Path, config: EngineConfig) -> Any:
+def _params(model_path: Path, config: EngineConfig, api_key: str | None) -> Any:
     import xllamacpp as xlc
 
     p = xlc.CommonParams()
@@ -93,7 +93,9 @@ def _params(model_path: Path, config: EngineConfig) -> Any:
     p.endpoint_metrics = True  # /metrics: token counters (Prometheus text)
     p.endpoint_slots = True
     p.ctx_shift = False  # never silently drop the start of a prompt
-    p.verbosity = 1 if config.verbose else -1
+    p.verbosity = 3 if config.verbose else -1  # 3: llama.cpp's info level
+    if api_key:
+        p.api_keys = [api_key]
     return p
 
 
@@ -101,12 +103,15 @@ class Engine:
     """One loaded model served on loopback. ``start()`` loads it (seconds), ``stop()`` frees it.
 
     Not thread-safe to start/stop concurrently; :class:`memdoor.models.local.LocalModel` serializes that.
-    Requests may be sent concurrently from any number of clients once started.
+    Requests may be sent concurrently from any number of clients once started. With ``api_key`` the
+    engine answers only requests bearing it (``/health`` stays public): other local users and
+    browser pages cannot use it.
     """
 
-    def __init__(self, model_path: Path, config: EngineConfig | None = None):
+    def __init__(self, model_path: Path, config: EngineConfig | None = None, *, api_key: str | None = None):
         self.model_path = Path(model_path)
         self.config = config or EngineConfig()
+        self.api_key = api_key
         self._server: Any = None
         self.base_url: str | None = None
 
@@ -127,12 +132,16 @@ class Engine:
                 "the embedded engine is not installed: pip install 'memdoor[local]' (it needs xllamacpp)"
             ) from None
         try:
-            server = xlc.Server(_params(self.model_path, self.config))
+            server = xlc.Server(_params(self.model_path, self.config, self.api_key))
         except (RuntimeError, ValueError) as e:
             raise ModelUnavailable(f"the embedded engine could not load {self.model_path}: {e}") from None
         self._server = server
         self.base_url = str(server.listening_address).rstrip("/")
         return self.base_url
+
+    def headers(self) -> dict[str, str]:
+        """HTTP headers a client needs (the bearer key, when the engine has one)."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def stop(self) -> None:
         """Stop serving and free the model (the server shuts down when its last reference goes)."""

@@ -15,6 +15,7 @@ polls each waiting connection and stops generating once it is closed.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -114,7 +115,8 @@ class LocalModel:
         """Load the engine once (blocking; safe from any thread). Returns its base URL."""
         with self._lock:
             if self._engine is None:
-                engine = Engine(self.model_path(), self.config)
+                # A fresh key per engine: only this process can use it, though it listens on loopback.
+                engine = Engine(self.model_path(), self.config, api_key=secrets.token_urlsafe(24))
                 engine.start()
                 self._engine = engine
             return self._engine.base_url or ""
@@ -125,11 +127,13 @@ class LocalModel:
         if self._client is not None and self._client_loop is loop and self.started:
             return self._client
         base_url = await asyncio.to_thread(self._ensure_engine)
+        headers = self._engine.headers() if self._engine is not None else {}
         if self._client is None or self._client_loop is not loop:
             # An httpx client belongs to one event loop; the engine serves them all.
             limit = self.config.max_connections()
             self._client = httpx.AsyncClient(
                 base_url=base_url,
+                headers=headers,
                 timeout=httpx.Timeout(self.config.timeout, connect=30.0, pool=None),
                 limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
                 trust_env=False,  # loopback only: never route through a proxy from the environment
