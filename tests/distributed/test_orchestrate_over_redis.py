@@ -98,3 +98,27 @@ def test_bench_over_redis(tmp_path, team):
     stats = {k.decode(): int(v) for k, v in r.hgetall("memdoor:stats").items()}
     assert stats["results"] >= 2 * (1 + 2)  # two problems × (single + parallel:2) calls at least
     assert stats.get("done:x1", 0) == 0  # nothing routed to the other model's worker
+
+
+def test_a_lead_without_a_model_orchestrates_while_answer_workers_answer(tmp_path):
+    from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER
+
+    server = RedisServer(tmp_path).start()
+    spec = scripted_file(tmp_path / "answers.json", [PALINDROME_ANSWER])
+    procs = [
+        WorkerProc(tmp_path, "lead", None, server.url, role="lead"),
+        WorkerProc(tmp_path, "a1", spec, server.url, role="answer"),
+    ]
+    try:
+        r = redis.Redis(host="127.0.0.1", port=server.port)
+        wait_for(lambda: r.hlen("memdoor:agents") == 2, 120, "workers", procs=procs)
+        r.set("task:t", json.dumps({"id": "t", "prompt": ISSUE_PROMPT}))
+        answer = json.loads(wait_for(lambda: r.get("memory:t"), 120, "memory:t", procs=procs))
+        assert answer["status"] == "done", answer
+        assert len(answer["agents"]) == 1  # one answering worker → a team of one by default
+        assert answer["workers"] == {"a1": 2}  # the tests call and the draft; the lead answered nothing
+        assert "seed task t: done" in procs[0].log
+    finally:
+        for p in procs:
+            p.stop()
+        server.stop()
