@@ -11,6 +11,8 @@ need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/bin/python3 ] || need+=(python3)
+# candidates run on the system's python3 inside the sandbox; LiveCodeBench solutions may import numpy
+/usr/bin/python3 -c "import numpy" 2>/dev/null || need+=(python3-numpy)
 command -v prlimit >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

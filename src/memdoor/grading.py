@@ -18,9 +18,10 @@ def program_for(problem: Problem, code: str) -> str:
 def grade(
     problem: Problem, code: str, sandbox: Sandbox, *, stop_at_first_failure: bool = True, hidden: bool = True
 ) -> Verdict:
-    """Run ``code`` on the public tests and (``hidden``) the hidden tests. Empty code fails without running,
-    as with LiveCodeBench (no code block in the answer means a failed sample)."""
-    tests = problem.all_tests if hidden else problem.public_tests
+    """Run ``code`` on the problem's grading tests (``hidden``; see ``Problem.grading_tests``) or on its
+    public tests only. Empty code fails without running, as with LiveCodeBench (no code block in the
+    answer means a failed sample)."""
+    tests = problem.grading_tests if hidden else problem.public_tests
     if not code.strip():
         results = [TestResult(status="compile_error", detail="no code")] + [
             TestResult(status="skipped") for _ in tests[1:]

@@ -103,6 +103,7 @@ def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
         hidden_tests=[TestCase(kind="check", input=rec["test"])],
         prelude="none",
         grading_prefix=rec["prompt"],
+        grade_on="hidden",
         platform="humaneval",
         source=source,
     )

@@ -56,6 +56,11 @@ class Problem(BaseModel):
         default="",
         description="Code placed before the candidate when grading (HumanEval: the prompt, as the official grader does).",
     )
+    grade_on: Literal["all", "hidden"] = Field(
+        default="all",
+        description="Tests that grade a final answer: public then hidden (LiveCodeBench), or hidden only "
+        "(HumanEval: its official grader runs check() alone; docstring examples are hints, a few are wrong).",
+    )
     difficulty: str | None = Field(default=None, description="easy / medium / hard, when known.")
     platform: str | None = Field(
         default=None, description="leetcode, atcoder, codeforces, humaneval, user..."
@@ -75,6 +80,13 @@ class Problem(BaseModel):
     def all_tests(self) -> list[TestCase]:
         """Public tests then hidden tests, the order the official grader uses."""
         return [*self.public_tests, *self.hidden_tests]
+
+    @property
+    def grading_tests(self) -> list[TestCase]:
+        """The tests a final answer is graded on, as the official grader of the problem's benchmark does."""
+        if self.grade_on == "hidden" and self.hidden_tests:
+            return list(self.hidden_tests)
+        return self.all_tests
 
     def public_view(self) -> Problem:
         """This problem as agents may see it: hidden tests removed. Strategies only ever get this."""
