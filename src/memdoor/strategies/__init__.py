@@ -1,1 +1,23 @@
-"""Team topologies: single, parallel, sequential, shared, hybrid."""
+"""Team topologies: single, parallel, sequential, shared, hybrid.
+
+Every strategy gets the *public view* of a problem (no hidden tests), a :class:`~memdoor.team.Team`
+and a :class:`~memdoor.strategies.context.RunContext` (sandbox, memory, selector, budget, ledger,
+trace), and returns a :class:`~memdoor.solution.Solution`. Grading on hidden tests happens afterwards,
+in :mod:`memdoor.runner`.
+
+============  ==========================================================  ===========================
+name          what the team does                                          options (its ``Config``)
+============  ==========================================================  ===========================
+single        agent 0, one attempt, LiveCodeBench's prompt (baseline)      —
+parallel      every agent attempts at once; the selector chooses          —
+sequential    implement → review → revise; reviewers take turns           rounds
+shared        drafts in shared memory, rounds of reading and refining     rounds, peers,
+                                                                          stop_when_all_pass
+hybrid        parallel attempts + repair on public tests + agent-written  repair_rounds, inputs
+              inputs that split candidate groups (S*)
+============  ==========================================================  ===========================
+
+All options also include ``logprobs``. The shared skeleton (:mod:`.base`) turns a spent budget into
+``stopped="budget"`` keeping every candidate made, and drops an agent whose model fails for good
+(``Solution.failures``) while the others go on. Prompts are templates in :mod:`memdoor.prompts`.
+"""
