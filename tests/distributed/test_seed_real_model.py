@@ -48,7 +48,7 @@ def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_sp
         problem = {"id": "lcbench_hard_001", "prompt": ISSUE_PROMPT}
         r.set(f"task:{problem['id']}", json.dumps(problem))
         raw = wait_for(
-            lambda: r.get(f"memory:{problem['id']}"), 900, "the team's answer", every=1, procs=workers
+            lambda: r.get(f"memory:{problem['id']}"), 1800, "the team's answer", every=1, procs=workers
         )
         answer = json.loads(raw.decode())
         assert answer["status"] == "done", answer
