@@ -190,14 +190,11 @@ class Worker:
             asyncio.create_task(self._job_loop())
             for _ in range(self.config.concurrency if self.config.answers else 0)
         ]
-        leader = None
+        lead_task = None
         if self.config.leads:
             from memdoor.distributed.seed import SeedLeader
 
-            leader = SeedLeader(self)
-            lead_task = asyncio.create_task(leader.run(self._stopping))
-        else:
-            lead_task = None
+            lead_task = asyncio.create_task(SeedLeader(self).run(self._stopping))
         watched = [*slots, *([lead_task] if lead_task else [])]
         stop_wait = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stop_wait, *watched], return_when=asyncio.FIRST_COMPLETED)
