@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -168,3 +171,37 @@ def test_models_command_assembles_the_real_small_model(tmp_path, monkeypatch, ca
     assert small["verified"] is True
     path = tmp_path / "models" / entry.filename
     assert path.stat().st_size == entry.size
+
+
+_WAIT_POLICY_CHILD = """
+import os, sys
+from memdoor.errors import ModelUnavailable
+from memdoor.models.engine import Engine, EngineConfig
+try:
+    Engine(sys.argv[1], EngineConfig(slots=1, ctx=256, wait_policy=sys.argv[2])).start()
+except ModelUnavailable:
+    pass
+print(os.environ.get("OMP_WAIT_POLICY", "unset"))
+"""
+
+
+@pytest.mark.parametrize(
+    ("preset", "policy", "expected"),
+    [(None, "passive", "PASSIVE"), ("ACTIVE", "passive", "ACTIVE"), (None, "default", "unset")],
+)
+def test_engine_threads_sleep_when_idle_unless_the_user_chose(tmp_path, preset, policy, expected):
+    pytest.importorskip("xllamacpp")
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a model")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    out = subprocess.run(
+        [sys.executable, "-c", _WAIT_POLICY_CHILD, str(bogus), policy],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
