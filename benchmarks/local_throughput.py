@@ -6,7 +6,9 @@ Measures, through Memdoor's own ``LocalModel`` (what agents use):
 2. Memdoor's overhead per call against a bare HTTP request with the same body to the same engine
    (1-token completions, the two kinds interleaved; median and p95 of both and of the paired difference);
 3. peak RSS of a process whose 5-agent team shares one model (through ``ModelPool``), against a
-   process with one agent, and (``--unshared``) against 5 separately loaded engines.
+   process with one agent, and (``--unshared``) against 5 separately loaded engines;
+4. one stream with idle engine threads sleeping (``wait_policy=passive``, the default) against the
+   OpenMP runtime's default wait, each in a fresh process (the policy is read once, at load).
 
 Usage:
   python benchmarks/local_throughput.py                       # both models, short runs
@@ -146,6 +148,48 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] == "shared"))
 """
 
 
+WAIT_CHILD = """
+import asyncio, json, sys, time
+from memdoor.models.engine import EngineConfig
+from memdoor.models.local import LocalModel
+
+COUNT = [{"role": "user", "content": "Count from 1 to 1000, one number per line, no other text."}]
+
+async def main(name, policy, tokens):
+    model = LocalModel(name, config=EngineConfig(slots=5, ctx=1024, wait_policy=policy))
+    try:
+        await model.complete(COUNT, max_tokens=2, temperature=0.0)
+        t = time.perf_counter()
+        r = await model.complete(COUNT, max_tokens=tokens, temperature=0.0)
+        print(json.dumps({"policy": policy, "tok_per_s": r.usage.completion_tokens / (time.perf_counter() - t)}))
+    finally:
+        await model.aclose()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+def bench_wait_policy(name: str, tokens: int, repeats: int) -> dict:
+    """One stream with idle threads sleeping vs the OpenMP default, alternating, each in a fresh process."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    runs: dict[str, list[float]] = {"passive": [], "default": []}
+    for _ in range(repeats):
+        for policy in runs:
+            proc = subprocess.run(
+                [sys.executable, "-c", WAIT_CHILD, name, policy, str(tokens)],
+                capture_output=True,
+                text=True,
+                timeout=1800,
+                env=env,
+            )
+            if proc.returncode != 0:
+                raise SystemExit(f"wait-policy child failed: {proc.stderr[-2000:]}")
+            runs[policy].append(json.loads(proc.stdout.strip().splitlines()[-1])["tok_per_s"])
+    return {"model": name, "tokens": tokens, "runs": runs, "load_after": os.getloadavg()}
+
+
 def bench_memory(name: str, unshared: bool) -> list[dict]:
     cases = [(1, "shared"), (5, "shared")] + ([(5, "unshared")] if unshared else [])
     out = []
@@ -173,7 +217,9 @@ def main() -> int:
     parser.add_argument("--overhead-model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--memory-model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--unshared", action="store_true", help="also measure 5 separately loaded engines")
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: throughput,overhead,memory")
+    parser.add_argument(
+        "--skip", default="", help="comma list of parts to skip: throughput,overhead,memory,waitpolicy"
+    )
     parser.add_argument("--json", type=Path, help="also write all figures to this JSON file")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -217,6 +263,14 @@ def main() -> int:
         for row in m:
             who = f"{row['agents']} agent(s), {'one shared model' if row['shared'] else 'one model each'}"
             print(f"| {who} | {row['engines']} | {row['peak_rss_mb']:.0f} |")
+    if "waitpolicy" not in skip:
+        w = bench_wait_policy(args.memory_model, args.tokens, args.repeats)
+        report["wait_policy"] = w
+        print()
+        print("| engine threads when idle (1 stream) | tok/s per run |")
+        print("|---|---|")
+        for policy, values in w["runs"].items():
+            print(f"| {policy} | {', '.join(f'{v:.1f}' for v in values)} |")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
