@@ -125,3 +125,10 @@ def test_assert_tests_run_in_the_real_sandbox():
 
     assert run("def double(x):\n    return 2 * x\n").passed
     assert not run("def double(x):\n    return x + 2\n").passed
+
+
+def test_prose_words_are_not_function_names():
+    assert find_function("Write a function that checks whether a string is a palindrome.")[0] != "that"
+    assert (
+        find_function("Write a Python function `is_palindrome(s: str) -> bool` please")[0] == "is_palindrome"
+    )

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from memdoor.problems.prompt_examples import find_target, functional_examples, parse_value, stdin_examples
 from memdoor.server.chat import chat_problem
-from memdoor.server.examples import find_target, functional_examples, parse_value, stdin_examples
 from memdoor.server.schema import ChatMessage
 
 

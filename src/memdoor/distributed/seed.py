@@ -33,6 +33,7 @@ from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
 from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.problems.model import Problem
+from memdoor.strategies.testgen import write_tests
 
 if TYPE_CHECKING:
     from memdoor.distributed.worker import Worker
@@ -329,33 +330,6 @@ class _SharedEnv:
 
     async def aclose(self) -> None:
         await self.memory.aclose()
-
-
-async def write_tests(
-    problem: Problem, model: Any, count: int, *, seed: int = 0, max_tokens: int = 512
-) -> tuple[Problem, str]:
-    """Ask ``model`` for up to ``count`` test inputs (no expected outputs) for ``problem``; the problem
-    with them as public tests, so the selector groups candidates by behaviour on them. Two tries."""
-    from memdoor.strategies import messages
-
-    note = ""
-    for attempt in range(2):
-        try:
-            resp = await model.complete(
-                messages.inputs(problem, count),
-                n=1,
-                temperature=0.2 + 0.4 * attempt,
-                max_tokens=max_tokens,
-                seed=seed + attempt,
-            )
-        except ModelError as e:
-            note = f"{type(e).__name__}: {e}"
-            continue
-        tests = messages.parse_inputs(resp.completions[0].text, problem, limit=count)
-        if tests:
-            return problem.model_copy(update={"public_tests": tests}), ""
-        note = "the model wrote no usable test input"
-    return problem, note
 
 
 def error_answer(task_id: str, error: BaseException) -> dict[str, Any]:

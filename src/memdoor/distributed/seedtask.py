@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import json
-import keyword
 import re
 from typing import Any
 
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memdoor.errors import ProblemFormatError
 from memdoor.problems.model import Problem, TestCase
+from memdoor.problems.prompt_examples import find_target
 
 
 class SeedTask(BaseModel):
@@ -71,49 +71,13 @@ def parse_task(key_id: str, raw: bytes | str | None, *, key: str) -> SeedTask:
     return task
 
 
-_BACKTICK_CALL = re.compile(r"`(?:def\s+)?([A-Za-z_]\w*)\s*\(([^`]*)`")
-_DEF = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
-_NAMED = re.compile(r"\bfunction\s+(?:named|called)?\s*`?([A-Za-z_]\w*)`?")
-_NOT_NAMES = frozenset({"print", "input", "len", "range", "int", "str", "list", "dict", "set", "main"})
-
-
 def find_function(prompt: str) -> tuple[str | None, str]:
-    """``(name, signature starter code)`` of the function a prompt asks for; ``(None, "")`` for none.
+    """``(name, starter code)`` of the function a prompt asks for; ``(None, "")`` for none.
 
-    Looks at a backticked call or signature first, then ``def NAME(``, then "function NAME".
-    The starter is ``def NAME(...) -> R:`` only when that parses as Python.
+    The same reading as ``memdoor serve`` (:func:`memdoor.problems.prompt_examples.find_target`).
     """
-    for m in _BACKTICK_CALL.finditer(prompt):
-        name = m.group(1)
-        if keyword.iskeyword(name) or name in _NOT_NAMES:
-            continue
-        return name, _starter(name, m.group(2))
-    for pattern in (_DEF, _NAMED):
-        for m in pattern.finditer(prompt):
-            name = m.group(1)
-            if not keyword.iskeyword(name) and name not in _NOT_NAMES:
-                return name, ""
-    return None, ""
-
-
-def _starter(name: str, rest: str) -> str:
-    """``def name(<rest>:`` when ``rest`` is ``params) [-> R]`` and the result parses, else ""."""
-    rest = rest.strip()
-    if ")" not in rest:
-        return ""
-    params, _, after = rest.rpartition(")")
-    after = after.strip()
-    ret = ""
-    if after.startswith("->"):
-        ret = " -> " + after[2:].strip().rstrip(":")
-    elif after:
-        return ""
-    line = f"def {name}({params}){ret}:"
-    try:
-        ast.parse(line + "\n    pass\n")
-    except SyntaxError:
-        return ""
-    return line + "\n    "
+    target = find_target(prompt)
+    return target.func_name, target.starter
 
 
 def _functional(test: dict[str, Any], i: int, key: str) -> TestCase:

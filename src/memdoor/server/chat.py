@@ -4,7 +4,7 @@
   make it faster" keeps the code it refers to). The client's system prompt is not used: each agent
   has its own role prompt.
 - The function to write and the examples (tests) are read from the user messages, the last one
-  first (see :mod:`memdoor.server.examples`). A request that speaks of a function but names none
+  first (see :mod:`memdoor.problems.prompt_examples`). A request that speaks of a function but names none
   asks for one named ``solution``; a request that names none and shows stdin samples (or speaks of
   no function) asks for a program reading standard input.
 - When no example is found, the team writes its own test inputs later (:mod:`memdoor.server.service`).
@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memdoor.problems.model import Problem, TestCase
-from memdoor.server.errors import InvalidRequest
-from memdoor.server.examples import (
+from memdoor.problems.prompt_examples import (
     DEFAULT_FUNCTION,
     Target,
     find_target,
@@ -26,6 +25,7 @@ from memdoor.server.examples import (
     stdin_examples,
     wants_function,
 )
+from memdoor.server.errors import InvalidRequest
 from memdoor.server.schema import ChatMessage
 
 MAX_TESTS = 20

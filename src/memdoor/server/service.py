@@ -34,6 +34,7 @@ from memdoor.server.errors import BudgetSpent, DeadlineExceeded, InvalidRequest,
 from memdoor.server.schema import ChatRequest, Usage
 from memdoor.server.teams import parse_team, team_id
 from memdoor.solution import Solution
+from memdoor.strategies.testgen import write_tests
 from memdoor.trace import TraceEvent
 
 log = logging.getLogger("memdoor.serve")
@@ -321,13 +322,6 @@ class TeamService:
 
     async def _write_tests(self, problem: Problem, job: Job) -> tuple[Problem, str, CallUsage, int]:
         """The team's first model writes test inputs (no outputs), as the seed protocol does."""
-        try:
-            from memdoor.distributed.seed import write_tests
-        except ModuleNotFoundError as e:  # the seed protocol module needs the redis package
-            if not (e.name or "").startswith("redis"):
-                raise
-            log.warning("no test inputs written: memdoor.distributed needs the redis package")
-            return problem, "none", CallUsage(), 0
         model = MeteredModel(self.env.pool.get(job.config.models[0]))
         written, note = await write_tests(problem, model, self.config.test_inputs, seed=job.config.seed)
         if note:
