@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from memdoor.errors import ProblemFormatError, UsageError
 from memdoor.extract import extract_code
+from memdoor.problems.jsonl import iter_objects
 
 ID_KEYS = ("problem_id", "question_id", "task_id")
 
@@ -53,32 +54,19 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def read_samples(path: str) -> list[Sample]:
     samples = []
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as e:
-        raise ProblemFormatError(path, None, None, f"cannot read: {e.strerror or e}") from None
-    with handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as e:
-                raise ProblemFormatError(path, line_no, None, f"not JSON ({e})") from None
-            if not isinstance(row, dict):
-                raise ProblemFormatError(path, line_no, None, "a sample must be a JSON object")
-            pid = next((row[k] for k in ID_KEYS if k in row), None)
-            if not isinstance(pid, str | int):
-                raise ProblemFormatError(path, line_no, "problem_id", "missing")
-            if isinstance(row.get("code"), str):
-                code = extract_code(row["code"])
-            elif isinstance(row.get("completion"), str):
-                code = row["completion"]
-            elif isinstance(row.get("reference_solution"), str):
-                code = row["reference_solution"]
-            else:
-                raise ProblemFormatError(path, line_no, "code", "missing or not a string")
-            samples.append(Sample(index=len(samples), problem_id=str(pid), code=code))
+    for line_no, row in iter_objects(path):
+        pid = next((row[k] for k in ID_KEYS if k in row), None)
+        if not isinstance(pid, str | int):
+            raise ProblemFormatError(path, line_no, "problem_id", "missing")
+        if isinstance(row.get("code"), str):
+            code = extract_code(row["code"])
+        elif isinstance(row.get("completion"), str):
+            code = row["completion"]
+        elif isinstance(row.get("reference_solution"), str):
+            code = row["reference_solution"]
+        else:
+            raise ProblemFormatError(path, line_no, "code", "missing or not a string")
+        samples.append(Sample(index=len(samples), problem_id=str(pid), code=code))
     return samples
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memdoor.errors import ProblemFormatError
+from memdoor.problems.jsonl import iter_objects
 from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.safepickle import loads_str
 
@@ -115,24 +116,4 @@ def problem_from_row(row: dict[str, Any], path: str = "<row>", line: int = 1) ->
 
 def load_jsonl(path: str | Path) -> list[Problem]:
     """Every row of a LiveCodeBench JSON Lines file. Blank lines are skipped."""
-    path = str(path)
-    problems = []
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as e:
-        raise ProblemFormatError(path, None, None, f"cannot read: {e.strerror or e}") from None
-    with handle:
-        try:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as e:
-                    raise ProblemFormatError(path, line_no, None, f"not JSON ({e})") from None
-                if not isinstance(row, dict):
-                    raise ProblemFormatError(path, line_no, None, "a row must be a JSON object")
-                problems.append(problem_from_row(row, path, line_no))
-        except UnicodeDecodeError as e:
-            raise ProblemFormatError(path, None, None, f"not UTF-8 text ({e.reason})") from None
-    return problems
+    return [problem_from_row(row, str(path), line_no) for line_no, row in iter_objects(path)]

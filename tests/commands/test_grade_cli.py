@@ -1,0 +1,95 @@
+"""`memdoor grade`: JSON lines in input order, hostile samples do not stop the next ones, bad input exits 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "problems.yaml"
+OK = "n=int(input())\ns=sorted(set(map(int,input().split())))\nprint(s[-2] if len(s)>1 else -1)"
+
+
+def fence(code: str) -> str:
+    return f"Here you go:\n```python\n{code}\n```\n"
+
+
+def grade(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "memdoor", "grade", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_json_lines_in_input_order_and_hostile_samples_do_not_stop_grading(tmp_path):
+    samples = [
+        {"problem_id": "second-largest", "code": fence(OK)},
+        {
+            "problem_id": "second-largest",
+            "code": fence("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"),
+        },
+        {"problem_id": "second-largest", "code": fence("while True:\n    print('x' * 100000)")},
+        {"problem_id": "second-largest", "code": fence("import os\nwhile True:\n    os.fork()")},
+        {"problem_id": "second-largest", "code": "no code block at all"},
+        {
+            "problem_id": "sum-of-digits",
+            "code": fence("def sum_digits(n):\n    return sum(map(int, str(n)))"),
+            "extra": "ignored",
+        },
+        {"problem_id": "sum-of-digits", "completion": "def sum_digits(n):\n    return n % 10\n"},
+    ]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    out = grade(str(EXAMPLES), str(path), "--json", "--timeout", "2")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["index"] for r in rows] == list(range(len(samples)))
+    assert [r["passed"] for r in rows] == [True, False, False, False, False, True, False]
+    assert rows[0]["tests_passed"] == rows[0]["tests_total"] == 6
+    assert rows[4]["verdict"] == "compile_error"
+    assert set(rows[0]) == {
+        "problem_id",
+        "index",
+        "passed",
+        "verdict",
+        "tests_passed",
+        "tests_total",
+        "seconds",
+    }
+
+
+def test_readable_table(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"problem_id": "second-largest", "code": fence(OK)}) + "\n")
+    out = grade(str(EXAMPLES), str(path))
+    assert out.returncode == 0 and "1/1 samples passed" in out.stdout and "isolation:" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("samples", "needle"),
+    [
+        ('{"problem_id": "second-largest", "code": "x"}\n{broken\n', "line 2: not JSON"),
+        ('{"code": "x"}\n', "line 1: field 'problem_id': missing"),
+        ('{"problem_id": "second-largest"}\n', "field 'code': missing"),
+        ('{"problem_id": "nope", "code": "x"}\n', "unknown problems"),
+    ],
+)
+def test_bad_samples_one_line_exit_2(tmp_path, samples, needle):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(samples)
+    out = grade(str(EXAMPLES), str(path), "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert needle in out.stderr and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_bad_problem_file_one_line_exit_2(tmp_path):
+    bad = tmp_path / "p.jsonl"
+    bad.write_text(
+        '{"question_id": "a", "question_content": "x", "public_test_cases": "[]", '
+        '"private_test_cases": "!!notbase64!!"}\n'
+    )
+    samples = tmp_path / "s.jsonl"
+    samples.write_text('{"problem_id": "a", "code": "x"}\n')
+    out = grade(str(bad), str(samples))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+    assert f"{bad}: line 1: field 'private_test_cases'" in out.stderr
