@@ -21,6 +21,9 @@ from memdoor.sandbox.verdict import Verdict
 CAP = 600
 """Characters of one test input/output shown to an agent before it is cut."""
 
+PEER_CAP = 4000
+"""Characters of a teammate's draft shown in a refine prompt (keeps prompts within small contexts)."""
+
 
 def _cap(text: str | None, limit: int = CAP) -> str:
     text = "" if text is None else text.rstrip("\n")
@@ -86,7 +89,9 @@ class Peer:
 
 def refine(problem: Problem, code: str, results: str, peers: Sequence[Peer]) -> list[Message]:
     """Ask an agent to refine its draft after reading its teammates' drafts and their results."""
-    shown = "".join(render("peer", agent=p.agent, summary=p.summary, code=p.code) for p in peers)
+    shown = "".join(
+        render("peer", agent=p.agent, summary=p.summary, code=_cap(p.code, PEER_CAP)) for p in peers
+    )
     body = render("refine", code=code, results=results, peers=shown or "(none)\n\n")
     return _chat(question(problem) + body + render("answer"))
 
