@@ -215,6 +215,15 @@ def summarize(path: Path) -> None:
                 f"\nbatching: a {name} draft round took {ratio:.2f}x the wall time of one single attempt "
                 f"(total over {len(pairs)} problems; median per problem {med:.2f}x)"
             )
+        singles = {r["problem_id"]: r for r in by.get("single", [])}
+        both = [(r, singles[r["problem_id"]]) for r in rs if r["problem_id"] in singles]
+        if both:
+            par = sum(r["completion_tokens"] for r, _ in both) / sum(r["model_s"] for r, _ in both)
+            one = sum(s["completion_tokens"] for _, s in both) / sum(s["model_s"] for _, s in both)
+            print(
+                f"throughput: {par:.1f} completion tokens/s during {name} rounds vs {one:.1f} for single "
+                f"attempts ({par / one:.2f}x)"
+            )
 
 
 def main() -> None:
