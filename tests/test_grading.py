@@ -25,7 +25,11 @@ def test_all_humaneval_canonical_solutions_pass_and_broken_ones_fail():
 
 
 def test_empty_code_fails_without_running(tmp_path):
-    [p] = [q for q in load_problems(Path(__file__).parents[1] / "examples" / "problems.yaml") if q.id == "second-largest"]
+    [p] = [
+        q
+        for q in load_problems(Path(__file__).parents[1] / "examples" / "problems.yaml")
+        if q.id == "second-largest"
+    ]
     with open_sandbox() as sb:
         v = grade(p, "   \n", sb)
         ok = grade(

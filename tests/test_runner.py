@@ -126,6 +126,32 @@ async def test_grades_on_hidden_tests_and_reports_the_oracle(sandbox, tmp_path):
     assert record.final == final and [e.kind for e in record.trace.events] == [e.kind for e in events]
 
 
+class SlowGrading:
+    """The real sandbox, with a pause before every run that includes hidden tests (the final grading)."""
+
+    def __init__(self, inner, pause: float):
+        self.inner, self.pause, self.name = inner, pause, inner.name
+
+    def run(self, code, tests, **kw):
+        if len(tests) > 2:
+            import time
+
+            time.sleep(self.pause)
+        return self.inner.run(code, tests, **kw)
+
+
+async def test_the_teams_seconds_exclude_the_final_grading(sandbox, tmp_path):
+    import time
+
+    env = env_with(SlowGrading(sandbox, 2.0), tmp_path, ScriptedModel([fenced(GOOD)], spec="scripted:a"))
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
+    t0 = time.monotonic()
+    sol = await solve_problem(problem(), config, env)
+    elapsed = time.monotonic() - t0
+    assert sol.passed is True and sol.verdict.tests_total == 4
+    assert 0 < sol.ledger.wall_seconds <= elapsed - 2.0
+
+
 async def test_without_hidden_tests_the_public_tests_grade(sandbox, tmp_path):
     env = env_with(sandbox, tmp_path, ScriptedModel([fenced(OVERFIT)], spec="scripted:a"))
     config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])

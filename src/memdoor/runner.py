@@ -220,6 +220,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         sandbox_slots=env.sandbox_slots,
     )
     started = time.monotonic()
+    solved_at: float | None = None
     solution: Solution | None = None
     try:
         await ctx.event(
@@ -229,7 +230,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         team = build_team(config, env.pool)
         solution = await strategy.solve(problem.public_view(), team, ctx)
         solution.strategy = label
-        ctx.ledger.wall_seconds = time.monotonic() - started
+        solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
         await grade_solution(problem, solution, ctx)
     except Exception as e:  # a failed run is a result, not a crash
         solution = failed_solution(problem, label, ctx, solution, e)
@@ -238,7 +239,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
     finally:
         if solution is None:  # cancelled before the strategy returned
             solution = failed_solution(problem, label, ctx, None, None)
-        ctx.ledger.wall_seconds = time.monotonic() - started
+        ctx.ledger.wall_seconds = (solved_at or time.monotonic()) - started
         solution.ledger = ctx.ledger
         solution.trace_id = trace.id
         await record(problem, config, solution, ctx, env)

@@ -9,6 +9,7 @@ def test_humaneval_ships_164_problems_with_check_as_hidden_test():
     assert p.id == "HumanEval/0" and p.func_name == "has_close_elements"
     assert [t.kind for t in p.hidden_tests] == ["check"] and "def check(candidate)" in p.hidden_tests[0].input
     assert p.grading_prefix == p.statement
+    assert p.graded_on == "hidden" and p.grading_tests == p.hidden_tests  # check() alone, as officially
     # docstring examples become public tests, and most problems have some
     assert [t.output for t in p.public_tests] == ["false", "true"]
     assert sum(bool(q.public_tests) for q in problems) > 100
@@ -28,5 +29,7 @@ def test_docstring_example_styles():
 '''
     tests = docstring_examples(prompt, "f")
     assert [(t.input, t.output) for t in tests] == [
-        ("1\n[2]", "[1, 2]"), ("3\n4", "[3, 4]"), ('"a"\n"b"', '"ab"'),
+        ("1\n[2]", "[1, 2]"),
+        ("3\n4", "[3, 4]"),
+        ('"a"\n"b"', '"ab"'),
     ]

@@ -18,10 +18,17 @@ def compressed(obj) -> str:
 
 def row(**over):
     r = {
-        "question_title": "sum", "question_content": "Add two numbers.", "platform": "atcoder",
-        "question_id": "abc001_a", "contest_id": "abc001", "contest_date": "2024-05-04T00:00:00",
-        "starter_code": "", "difficulty": "easy", "public_test_cases": json.dumps(TESTS),
-        "private_test_cases": compressed(TESTS * 2), "metadata": "{}",
+        "question_title": "sum",
+        "question_content": "Add two numbers.",
+        "platform": "atcoder",
+        "question_id": "abc001_a",
+        "contest_id": "abc001",
+        "contest_date": "2024-05-04T00:00:00",
+        "starter_code": "",
+        "difficulty": "easy",
+        "public_test_cases": json.dumps(TESTS),
+        "private_test_cases": compressed(TESTS * 2),
+        "metadata": "{}",
     }
     r.update(over)
     return r
@@ -44,8 +51,18 @@ def test_plain_and_compressed_tests_decode(tmp_path):
 
 def test_functional_needs_func_name(tmp_path):
     f = [{"input": "[1]\n2", "output": "3", "testtype": "functional"}]
-    [p] = load_jsonl(write(tmp_path, [row(public_test_cases=json.dumps(f), private_test_cases="[]",
-                                          metadata=json.dumps({"func_name": "add"}))]))
+    [p] = load_jsonl(
+        write(
+            tmp_path,
+            [
+                row(
+                    public_test_cases=json.dumps(f),
+                    private_test_cases="[]",
+                    metadata=json.dumps({"func_name": "add"}),
+                )
+            ],
+        )
+    )
     assert p.kind == "functional" and p.func_name == "add"
     with pytest.raises(ProblemFormatError, match="func_name"):
         load_jsonl(write(tmp_path, [row(public_test_cases=json.dumps(f), private_test_cases="[]")]))
@@ -56,10 +73,16 @@ def test_functional_needs_func_name(tmp_path):
     [
         ({"private_test_cases": base64.b64encode(b"not zlib at all").decode()}, "private_test_cases", "zlib"),
         ({"private_test_cases": "%%% not base64 %%%"}, "private_test_cases", "neither JSON nor base64"),
-        ({"private_test_cases": base64.b64encode(zlib.compress(pickle.dumps(["a list"]))).decode()},
-         "private_test_cases", "more than a plain string"),
-        ({"public_test_cases": json.dumps([{"input": "", "output": "", "testtype": "interactive"}])},
-         "public_test_cases[0].testtype", "unknown test type"),
+        (
+            {"private_test_cases": base64.b64encode(zlib.compress(pickle.dumps(["a list"]))).decode()},
+            "private_test_cases",
+            "more than a plain string",
+        ),
+        (
+            {"public_test_cases": json.dumps([{"input": "", "output": "", "testtype": "interactive"}])},
+            "public_test_cases[0].testtype",
+            "unknown test type",
+        ),
         ({"metadata": "{nope"}, "metadata", "not a JSON object"),
     ],
 )
@@ -96,7 +119,9 @@ def test_duplicate_ids_refused(tmp_path):
         load_problems(write(tmp_path, [row(), row()]))
 
 
-@pytest.mark.parametrize("name", ["leetcode_2024_dev.jsonl", "apps_stdin_dev.jsonl", "lcb_v5_public_only_dev.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["leetcode_2024_dev.jsonl", "apps_stdin_dev.jsonl", "lcb_v5_public_only_dev.jsonl"]
+)
 def test_every_shared_problem_file_loads(shared_data, name):
     problems = load_problems(shared_data / name)
     assert problems and all(p.statement and (p.public_tests or p.hidden_tests) for p in problems)

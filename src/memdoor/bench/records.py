@@ -88,8 +88,8 @@ class ResultRecord(BaseModel):
     wall_seconds: float = Field(default=0.0, description="Wall seconds of the whole solve, grading included.")
     strategy_seconds: float = Field(
         default=0.0,
-        description="Wall seconds of the run as the runner's ledger records it (strategy and grading), "
-        "0 when unknown.",
+        description="Wall seconds the team worked, as the runner's ledger records it (the strategy, "
+        "not the final grading), 0 when unknown.",
     )
     trace_id: str = Field(default="", description="Trace id of the run.")
     error: str | None = Field(default=None, description="Error type and message, when the run failed.")

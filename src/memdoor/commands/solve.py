@@ -1,7 +1,8 @@
 """A team solves one problem: strategy, team size and models chosen on the command line.
 
-The answer is graded in the sandbox on every test (public and hidden; a problem without hidden tests
-is graded on its public tests, and the output says so). Exit code 0 when the answer passes, 1 when it
+The answer is graded in the sandbox as the problem's benchmark grades it: public and hidden tests
+(LiveCodeBench, user files), the hidden check() alone (HumanEval), or the public tests when a problem
+has no hidden tests; the output says which. Exit code 0 when the answer passes, 1 when it
 does not (or the run failed), 2 for a usage error.
 
 Examples:
@@ -119,7 +120,7 @@ def build_config(args: argparse.Namespace):
     return config
 
 
-def result_json(solution: Solution, hidden_tests: int) -> dict[str, Any]:
+def result_json(solution: Solution, graded_on: str) -> dict[str, Any]:
     """The ``--json`` object."""
     v = solution.verdict
     t = solution.ledger.totals()
@@ -131,7 +132,7 @@ def result_json(solution: Solution, hidden_tests: int) -> dict[str, Any]:
         "verdict": None
         if v is None
         else {"status": v.status, "tests_passed": v.tests_passed, "tests_total": v.tests_total},
-        "graded_on": "public+hidden" if hidden_tests else "public",
+        "graded_on": graded_on,
         "ledger": {
             "calls": t.calls,
             "failed_calls": t.failed_calls,
@@ -151,13 +152,18 @@ def result_json(solution: Solution, hidden_tests: int) -> dict[str, Any]:
     }
 
 
-def summary(solution: Solution, hidden_tests: int) -> str:
+SCOPES = {
+    "public+hidden": "public and hidden tests",
+    "hidden": "the hidden tests",
+    "public": "public tests only: this problem has no hidden tests",
+}
+
+
+def summary(solution: Solution, graded_on: str) -> str:
     """A readable summary of the result."""
     v, t = solution.verdict, solution.ledger.totals()
     verdict = "not graded" if v is None else f"{v.status}, {v.tests_passed}/{v.tests_total} tests"
-    scope = (
-        "public and hidden tests" if hidden_tests else "public tests only: this problem has no hidden tests"
-    )
+    scope = SCOPES[graded_on]
     usd = "unpriced" if t.usd is None else f"${t.usd:.4f}"
     lines = [
         f"problem   {solution.problem_id}",
@@ -191,11 +197,10 @@ def run(args: argparse.Namespace) -> int:
         problem = find_problem(problems, args.problem)
     live = sys.stderr.isatty() and not args.json and not args.no_live
     solution = asyncio.run(_solve(problem, config, live, args.redis))
-    hidden = len(problem.hidden_tests)
     if args.json:
-        print(json.dumps(result_json(solution, hidden)))
+        print(json.dumps(result_json(solution, problem.graded_on)))
     else:
-        print(summary(solution, hidden))
+        print(summary(solution, problem.graded_on))
     return 0 if solution.passed else 1
 
 

@@ -88,6 +88,13 @@ class Problem(BaseModel):
             return list(self.hidden_tests)
         return self.all_tests
 
+    @property
+    def graded_on(self) -> Literal["public+hidden", "hidden", "public"]:
+        """Which tests :attr:`grading_tests` holds, as a short label for results."""
+        if not self.hidden_tests:
+            return "public"
+        return "hidden" if self.grade_on == "hidden" else "public+hidden"
+
     def public_view(self) -> Problem:
         """This problem as agents may see it: hidden tests removed. Strategies only ever get this."""
         return self.model_copy(update={"hidden_tests": []})
