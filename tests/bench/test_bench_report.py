@@ -168,3 +168,25 @@ def test_an_incomplete_run_is_reported_as_such(tmp_path):
     assert doc["strategies"]["parallel:2"]["pass_at_1"] is None
     assert doc["strategies"]["parallel:2"]["tokens_per_problem"] is None  # NaN becomes null
     assert doc["strategies"]["single"]["usd_per_problem"] == pytest.approx(0.003)
+
+
+def test_an_interrupted_run_compares_rows_on_the_problems_every_row_finished(tmp_path):
+    """Killed mid-problem: single finished p00-p02, parallel:2 only p00-p01. Rows are compared on p00-p01,
+    so the row that got further is not scored on a problem the other has not done yet."""
+    config = BenchConfig(suite="s", rows=parse_rows("single,parallel:2", ["local:qwen2.5-coder-0.5b"], []))
+    run = RunRecord(config=config, problems_sha256="x", problem_count=N)
+    with ResultsStore.create_or_resume(tmp_path, run, problems()) as store:
+        for i, row in [(0, "single"), (0, "parallel:2"), (1, "single"), (1, "parallel:2"), (2, "single")]:
+            store.record(
+                ResultRecord(problem_id=f"p{i:02d}", row=row, status="done", passed=i < 2 or row == "single")
+            )
+    with ResultsStore.open(tmp_path) as store:
+        a = analyse(store, resamples=500)
+    assert not a.complete and a.problems_compared == 2 and a.results_stored == 5
+    assert a.row("single").total == 2 and a.row("single").solved == 2
+    assert a.row("parallel:2").total == 2 and a.row("parallel:2").pass_at_1 == 1.0
+    write_report(a, tmp_path)
+    md = (tmp_path / REPORT_MD).read_text()
+    assert "5 of 40 results stored" in md and "covers the 2 problems with a result in every row" in md
+    assert "1 results of unfinished problems are left out" in md
+    assert a.summary()["problems_compared"] == 2

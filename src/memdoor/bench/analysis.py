@@ -130,6 +130,13 @@ class Analysis(BaseModel):
     breakdowns: list[Breakdown]
     pareto: list[str] = Field(description="Rows on the cost–accuracy front (tokens/problem vs pass@1).")
     complete: bool = Field(description="Every (problem, row) pair has a result.")
+    results_stored: int = Field(default=0, description="Results in the store (every row, every problem).")
+    problems_compared: int | None = Field(
+        default=None,
+        description="On an incomplete run, the problems with a result in every row: every number covers "
+        "only these, so rows are compared on the same problems (None: the run is complete, or no problem "
+        "has a result in every row yet, and the numbers cover the stored results).",
+    )
     resamples: int = Field(description="Bootstrap resamples.")
     seed: int = Field(description="Bootstrap seed.")
 
@@ -165,6 +172,7 @@ class Analysis(BaseModel):
             "problems": self.problems_total,
             "problems_without_hidden_tests": self.public_only,
             "complete": self.complete,
+            "problems_compared": self.problems_compared,
             "budget_tokens": self.run.config.budget_tokens,
             "bootstrap": {"resamples": self.resamples, "seed": self.seed},
             "run": {
@@ -282,6 +290,13 @@ def analyse_results(
     *,
     resamples: int = RESAMPLES,
 ) -> Analysis:
+    stored = len(results)
+    complete = stored >= len(problems) * len(rows) and all(
+        {res.problem_id for res in results if res.row == r.name} >= {p.id for p in problems} for r in rows
+    )
+    compared = None if complete else _finished_in_every_row(rows, results)
+    if compared:
+        results = [res for res in results if res.problem_id in compared]
     by_row: dict[str, dict[str, ResultRecord]] = {r.name: {} for r in rows}
     for res in results:
         if res.row in by_row:
@@ -327,11 +342,18 @@ def analyse_results(
         team_vs_single=vs,
         breakdowns=breakdowns,
         pareto=[scored[i].name for i in front],
-        complete=len(results) >= len(problems) * len(rows)
-        and all(len(v) == len(problems) for v in by_row.values()),
+        complete=complete,
+        results_stored=stored,
+        problems_compared=len(compared) if compared else None,
         resamples=resamples,
         seed=REPORT_SEED,
     )
+
+
+def _finished_in_every_row(rows: Sequence[RowSpec], results: Sequence[ResultRecord]) -> set[str]:
+    """Problems that have a result in every row (an interrupted run finishes problems row by row)."""
+    done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
+    return set.intersection(*done) if done else set()
 
 
 def _ratio(a: float, b: float) -> float | None:

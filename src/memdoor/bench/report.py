@@ -66,13 +66,22 @@ def build(analysis: Analysis) -> list[Block]:
     """The report's blocks, in order."""
     cfg = analysis.run.config
     blocks: list[Block] = [Heading(1, "Memdoor bench report")]
-    done = sum(r.total for r in analysis.rows)
     expected = analysis.problems_total * len(analysis.rows)
+    if analysis.complete:
+        scope = "."
+    elif analysis.problems_compared:
+        n = analysis.problems_compared
+        scope = (
+            f" (INCOMPLETE: every number below covers the {n} problems with a result in every row; "
+            f"{analysis.results_stored - n * len(analysis.rows)} results of unfinished problems are left out)."
+        )
+    else:
+        scope = " (INCOMPLETE: no problem has a result in every row yet; numbers cover the stored results)."
     blocks.append(
         Para(
             f"Suite: {cfg.suite} — {analysis.problems_total} problems × {len(analysis.rows)} rows; "
-            f"{done} of {expected} results stored"
-            + ("." if analysis.complete else " (INCOMPLETE: numbers cover the stored results only).")
+            f"{analysis.results_stored} of {expected} results stored"
+            + scope
             + f" Seed {cfg.seed}; max {cfg.max_tokens} completion tokens per call. "
             f"One sample per problem and row, so pass@1 = solved / total; a run that raised counts as failed."
         )
