@@ -8,6 +8,8 @@ from pydantic import BaseModel, Field
 
 from memdoor.errors import BudgetExceeded
 
+MIN_COMPLETION = 16  # a call that could not write even this many tokens is not worth making
+
 
 class Budget(BaseModel):
     """Limits for one problem. None means unlimited."""
@@ -28,6 +30,7 @@ class BudgetTracker:
         self.started = clock()
         self.tokens = 0
         self.calls = 0
+        self.reserved = 0  # tokens held by calls in flight (see reserve)
 
     @property
     def seconds(self) -> float:
@@ -54,6 +57,26 @@ class BudgetTracker:
         err = self.exhausted()
         if err is not None:
             raise err
+
+    def reserve(self, prompt_estimate: int, max_tokens: int, n: int = 1) -> tuple[int, int]:
+        """Hold room for one call so that concurrent calls cannot overshoot the token budget together.
+
+        Returns ``(completion cap, tokens held)``: the cap is ``max_tokens`` or less, so that this call's
+        estimated prompt and ``n`` completions fit in what is left after the calls in flight. Raises
+        :class:`BudgetExceeded` when fewer than ``MIN_COMPLETION`` tokens per completion would fit.
+        Give the held tokens back with :meth:`release` when the call ends (its real cost is charged)."""
+        if self.budget.tokens is None:
+            return max_tokens, 0
+        free = self.budget.tokens - self.tokens - self.reserved - prompt_estimate
+        cap = min(max_tokens, free // max(1, n))
+        if cap < MIN_COMPLETION:
+            raise BudgetExceeded("tokens", self.tokens + self.reserved, self.budget.tokens)
+        held = prompt_estimate + cap * max(1, n)
+        self.reserved += held
+        return cap, held
+
+    def release(self, held: int) -> None:
+        self.reserved -= held
 
     def remaining_tokens(self) -> int | None:
         return None if self.budget.tokens is None else max(0, self.budget.tokens - self.tokens)

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from memdoor.strategies.context import RunContext
 
 
+CHARS_PER_TOKEN = 4  # tokenizer-free estimate: code and English average 3.5-4.5 characters per token
+
+
+def prompt_estimate(messages: Sequence[Message]) -> int:
+    """About how many tokens a prompt will cost, known before the call (its usage says what it did cost)."""
+    return sum(len(m.get("content") or "") for m in messages) // CHARS_PER_TOKEN
+
+
 class AgentConfig(BaseModel):
     """How one agent samples."""
 
@@ -54,10 +62,7 @@ class Agent:
         ctx.budget.check()
         cfg = self.config
         seed = None if cfg.seed is None else cfg.seed + seed_offset
-        max_tokens = max_tokens or cfg.max_tokens
-        remaining = ctx.budget.remaining_tokens()
-        if remaining is not None:
-            max_tokens = max(16, min(max_tokens, remaining))
+        max_tokens, held = ctx.budget.reserve(prompt_estimate(messages), max_tokens or cfg.max_tokens, n)
         await ctx.event("call", self.id, role=role, n=n)
         try:
             resp = await self.model.complete(
@@ -69,10 +74,15 @@ class Agent:
                 seed=seed,
             )
         except ModelError as e:
+            ctx.budget.release(held)
             ctx.ledger.add(CallRecord.failed(agent=self.id, model=cfg.model, role=role, n=n, error=e))
             ctx.budget.charge(0)
             await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
             raise
+        except BaseException:  # cancelled: nothing was charged
+            ctx.budget.release(held)
+            raise
+        ctx.budget.release(held)
         u = resp.usage
         ctx.ledger.add(
             CallRecord(

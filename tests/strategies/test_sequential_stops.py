@@ -121,10 +121,17 @@ async def test_budget_spent_mid_loop_keeps_the_candidates_made(sandbox):
 async def test_token_budget_stops_the_loop(sandbox):
     author = scripted({"draft": [fenced(BAD)], "revise": [fenced(BAD2)]})
     reviewer = scripted({"review": [ISSUES]}, spec="scripted:r")
-    ctx = make_ctx(sandbox, budget=Budget(tokens=60))  # the draft prompt alone is longer
+    ctx = make_ctx(sandbox, budget=Budget(tokens=400))  # room for the draft, not for a review after it
     sol = await Sequential().solve(PROBLEM, team_of(author, reviewer), ctx)
     assert sol.stopped == "budget" and len(sol.ledger.calls) == 1 and sol.code == BAD
-    assert ctx.budget.tokens >= 60
+    assert 0 < ctx.budget.tokens <= 400  # a call that would not fit is not made: no overshoot
+
+
+async def test_a_budget_smaller_than_the_first_prompt_makes_no_call(sandbox):
+    author = scripted({"draft": [fenced(BAD)]})
+    ctx = make_ctx(sandbox, budget=Budget(tokens=60))  # the draft prompt alone is longer
+    sol = await Sequential().solve(PROBLEM, team_of(author, author), ctx)
+    assert sol.stopped == "budget" and sol.ledger.calls == [] and ctx.budget.tokens == 0
 
 
 async def test_reviewers_take_turns_in_a_larger_team(sandbox):
