@@ -71,9 +71,9 @@ def build(analysis: Analysis) -> list[Block]:
         scope = "."
     elif analysis.problems_compared:
         n = analysis.problems_compared
-        scope = (
-            f" (INCOMPLETE: every number below covers the {n} problems with a result in every row; "
-            f"{analysis.results_stored - n * len(analysis.rows)} results of unfinished problems are left out)."
+        left_out = analysis.results_stored - n * len(analysis.rows)
+        scope = f" (INCOMPLETE: every number below covers the {n} problems with a result in every row" + (
+            f"; {left_out} results of unfinished problems are left out)." if left_out else ")."
         )
     else:
         scope = " (INCOMPLETE: no problem has a result in every row yet; numbers cover the stored results)."
@@ -199,8 +199,9 @@ def build(analysis: Analysis) -> list[Block]:
     blocks.append(
         Para(
             "Tokens are prompt + completion over every call; seconds are the wall time of each run as the "
-            "runner's ledger records it (the strategy, then grading on the hidden tests; with --concurrency "
-            "above 1, runs share the machine and each takes longer). Dollars come "
+            "runner's ledger records it (the team's work, from the first call to the answer; the final "
+            "grading on the hidden tests is not counted; with --concurrency above 1, runs share the machine "
+            "and each takes longer). Dollars come "
             "from the price table; 'unpriced' when some model has no price (local models)."
         )
     )
