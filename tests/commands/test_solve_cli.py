@@ -105,6 +105,7 @@ def test_readable_summary_and_exit_code_when_the_answer_fails(home):
     run = memdoor(home, "solve", "problems.yaml", "--problem", "add", "--model", "scripted:overfit.json")
     assert run.returncode == 1
     assert "FAILED (wrong_answer, 2/4 tests; graded on public and hidden tests)" in run.stdout
+    assert "public tests: passed" in run.stdout  # the team saw its public tests pass; the hidden ones failed
     assert "memdoor trace " in run.stdout and "return 3 if a == 1 else 4" in run.stdout
 
 

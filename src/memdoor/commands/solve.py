@@ -159,6 +159,14 @@ SCOPES = {
 }
 
 
+def public_status(solution: Solution) -> str:
+    """How the chosen code did on the tests the team saw (confidence is agreement, not correctness)."""
+    v = solution.public_verdict
+    if v is None:
+        return "-"
+    return "passed" if v.passed else f"{v.status} ({v.tests_passed}/{v.tests_total})"
+
+
 def summary(solution: Solution, graded_on: str) -> str:
     """A readable summary of the result."""
     v, t = solution.verdict, solution.ledger.totals()
@@ -169,7 +177,7 @@ def summary(solution: Solution, graded_on: str) -> str:
         f"problem   {solution.problem_id}",
         f"strategy  {solution.strategy}  team: {', '.join(solution.agents)}",
         f"result    {'PASSED' if solution.passed else 'FAILED'} ({verdict}; graded on {scope})",
-        f"answer by {solution.agent or '-'}  confidence: "
+        f"answer by {solution.agent or '-'}  public tests: {public_status(solution)}  confidence: "
         + ("-" if solution.confidence is None else f"{solution.confidence:.2f}")
         + f"  any candidate correct: {'yes' if solution.oracle else 'no'}  stopped: {solution.stopped}",
         f"cost      {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
