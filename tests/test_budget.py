@@ -38,7 +38,7 @@ def test_a_call_that_could_not_write_the_minimum_is_refused():
     assert b.reserve(100 - MIN_COMPLETION, 512) == (MIN_COMPLETION, 100)
 
 
-def test_exhausted_by_tokens_calls_and_seconds():
+def test_exhausted_by_calls_and_seconds():
     now = [0.0]
     b = BudgetTracker(Budget(tokens=10, calls=2, seconds=5.0), clock=lambda: now[0])
     assert b.exhausted() is None

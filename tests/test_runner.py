@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 
@@ -134,15 +135,11 @@ class SlowGrading:
 
     def run(self, code, tests, **kw):
         if len(tests) > 2:
-            import time
-
             time.sleep(self.pause)
         return self.inner.run(code, tests, **kw)
 
 
 async def test_the_teams_seconds_exclude_the_final_grading(sandbox, tmp_path):
-    import time
-
     env = env_with(SlowGrading(sandbox, 2.0), tmp_path, ScriptedModel([fenced(GOOD)], spec="scripted:a"))
     config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
     t0 = time.monotonic()

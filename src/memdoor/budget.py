@@ -77,6 +77,3 @@ class BudgetTracker:
 
     def release(self, held: int) -> None:
         self.reserved -= held
-
-    def remaining_tokens(self) -> int | None:
-        return None if self.budget.tokens is None else max(0, self.budget.tokens - self.tokens)

@@ -63,8 +63,8 @@ class Agent:
         cfg = self.config
         seed = None if cfg.seed is None else cfg.seed + seed_offset
         max_tokens, held = ctx.budget.reserve(prompt_estimate(messages), max_tokens or cfg.max_tokens, n)
-        await ctx.event("call", self.id, role=role, n=n)
         try:
+            await ctx.event("call", self.id, role=role, n=n)
             resp = await self.model.complete(
                 messages,
                 n=n,
@@ -74,15 +74,12 @@ class Agent:
                 seed=seed,
             )
         except ModelError as e:
-            ctx.budget.release(held)
             ctx.ledger.add(CallRecord.failed(agent=self.id, model=cfg.model, role=role, n=n, error=e))
             ctx.budget.charge(0)
             await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
             raise
-        except BaseException:  # cancelled: nothing was charged
+        finally:  # answered, failed or cancelled: the hold goes back; the call's real cost is what is charged
             ctx.budget.release(held)
-            raise
-        ctx.budget.release(held)
         u = resp.usage
         ctx.ledger.add(
             CallRecord(

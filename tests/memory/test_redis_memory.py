@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import socket
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 
 import pytest
 
 from memdoor.errors import MemoryStoreError
 from memdoor.memory.redis_memory import RedisMemory
+from redis_helpers import start_redis_server
 
 redis = pytest.importorskip("redis")
 
@@ -199,45 +198,9 @@ async def test_bad_url_is_a_memory_store_error():
         RedisMemory("redis://127.0.0.1:notaport/0")
 
 
-def _start_server(port: int, workdir: str) -> subprocess.Popen:
-    exe = shutil.which("redis-server")
-    if exe is None:
-        pytest.skip("redis-server is not installed")
-    proc = subprocess.Popen(
-        [
-            exe,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            workdir,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.exceptions.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("could not start redis-server") from None
-            time.sleep(0.05)
-    client.close()
-    return proc
-
-
-async def test_a_restarted_redis_fails_clearly_then_the_same_memory_reconnects(tmp_path):
+async def test_a_restarted_redis_fails_clearly_then_the_same_memory_reconnects():
     port = _closed_port()
-    server = _start_server(port, str(tmp_path))
+    server, _ = start_redis_server(port)
     mem = RedisMemory(f"redis://127.0.0.1:{port}/0", retries=1, connect_timeout=2)
     try:
         assert await mem.append("t", "drafts", {"v": 1}) == 0
@@ -245,7 +208,7 @@ async def test_a_restarted_redis_fails_clearly_then_the_same_memory_reconnects(t
         server.wait(30)
         with pytest.raises(MemoryStoreError):
             await mem.append("t", "drafts", {"v": 2})
-        server = _start_server(port, str(tmp_path))
+        server, _ = start_redis_server(port)
         assert await mem.append("t", "drafts", {"v": 3}) == 0  # no persistence: a fresh, empty store
         assert await mem.entries("t", "drafts") == [{"v": 3}]
     finally:

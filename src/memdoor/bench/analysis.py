@@ -291,10 +291,10 @@ def analyse_results(
     resamples: int = RESAMPLES,
 ) -> Analysis:
     stored = len(results)
-    complete = stored >= len(problems) * len(rows) and all(
-        {res.problem_id for res in results if res.row == r.name} >= {p.id for p in problems} for r in rows
-    )
-    compared = None if complete else _finished_in_every_row(rows, results)
+    done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
+    complete = all(d >= {p.id for p in problems} for d in done)
+    # an interrupted run finishes problems row by row: compare the rows on those every row finished
+    compared = None if complete or not done else set.intersection(*done)
     if compared:
         results = [res for res in results if res.problem_id in compared]
     by_row: dict[str, dict[str, ResultRecord]] = {r.name: {} for r in rows}
@@ -348,12 +348,6 @@ def analyse_results(
         resamples=resamples,
         seed=REPORT_SEED,
     )
-
-
-def _finished_in_every_row(rows: Sequence[RowSpec], results: Sequence[ResultRecord]) -> set[str]:
-    """Problems that have a result in every row (an interrupted run finishes problems row by row)."""
-    done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
-    return set.intersection(*done) if done else set()
 
 
 def _ratio(a: float, b: float) -> float | None:
