@@ -7,6 +7,11 @@ Every error a user can cause carries a one-line message meant to be printed as i
 from __future__ import annotations
 
 
+def qualified_name(kind: type[BaseException]) -> str:
+    """``memdoor.errors.SandboxError``: how an error's type is recorded (stores, answers)."""
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 class MemdoorError(Exception):
     """Base of every error Memdoor raises on purpose."""
 

@@ -249,18 +249,10 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
 def failed_solution(
     problem: Problem, label: str, ctx: RunContext, partial: Solution | None, error: BaseException | None
 ) -> Solution:
-    """The run as far as it went, with ``error`` set (``interrupted`` when ``error`` is None)."""
-    message = "interrupted" if error is None else f"{type(error).__name__}: {error}"
-    if partial is not None:
-        return partial.model_copy(update={"error": message, "stopped": "error"})
-    return Solution(
-        problem_id=problem.id,
-        strategy=label,
-        stopped="error",
-        error=message,
-        ledger=ctx.ledger,
-        trace_id=ctx.trace.id,
-    )
+    """The run as far as it went, with ``error`` and its type set (``interrupted`` when ``error`` is None)."""
+    if partial is None:
+        partial = Solution(problem_id=problem.id, strategy=label, ledger=ctx.ledger, trace_id=ctx.trace.id)
+    return partial.failed_with(error)
 
 
 async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
+from memdoor.errors import qualified_name
 from memdoor.ledger import Ledger
 from memdoor.sandbox.verdict import Verdict
 from memdoor.select.types import Candidate, Selection
@@ -35,7 +36,30 @@ class Solution(BaseModel):
     ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
     trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")
     error: str | None = Field(default=None, description="Set when the run failed as a whole.")
+    error_type: str | None = Field(
+        default=None, description="Qualified type name of the error that failed the run (with ``error``)."
+    )
     # Grading, filled in by the runner after the strategy returned (hidden tests never reach strategies):
     verdict: Verdict | None = Field(default=None, description="Chosen code on public + hidden tests.")
     passed: bool | None = Field(default=None, description="verdict.passed, once graded.")
     oracle: bool | None = Field(default=None, description="Whether any candidate passes all tests.")
+    _error_class: type[BaseException] | None = PrivateAttr(default=None)
+
+    @property
+    def error_class(self) -> type[BaseException] | None:
+        """The type of the error that failed the run, in this process (callers decide by ``issubclass``,
+        never by message); None when the run did not fail or the Solution was read back from a record."""
+        return self._error_class
+
+    def failed_with(self, error: BaseException | None) -> Solution:
+        """A copy of this solution stopped by ``error`` (``interrupted`` when None), its type kept."""
+        kind = None if error is None else type(error)
+        out = self.model_copy(
+            update={
+                "error": "interrupted" if kind is None else f"{kind.__name__}: {error}",
+                "error_type": None if kind is None else qualified_name(kind),
+                "stopped": "error",
+            }
+        )
+        out._error_class = kind
+        return out

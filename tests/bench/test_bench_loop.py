@@ -14,7 +14,7 @@ from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import problems_digest
-from memdoor.errors import ModelUnavailable
+from memdoor.errors import ModelUnavailable, SandboxError
 from memdoor.memory import open_memory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
@@ -145,3 +145,44 @@ async def test_a_deterministic_error_is_kept_and_only_retried_on_request(tmp_pat
     assert len(calls) == 6  # not looped on
     results = await once(retry_errors=True)
     assert len(calls) == 12 and {r.attempts for r in results} == {2}
+
+
+class FailsOnceWhileGrading:
+    """The real sandbox, except that the first grading run (public + hidden tests) raises SandboxError."""
+
+    def __init__(self, sandbox, graded_tests: int):
+        self._sandbox, self._graded_tests = sandbox, graded_tests
+        self.name = sandbox.name
+        self.failed = 0
+
+    def run(self, code, tests, **kw):
+        if len(tests) == self._graded_tests and not self.failed:
+            self.failed += 1
+            raise SandboxError("the isolation tool broke")
+        return self._sandbox.run(code, tests, **kw)
+
+
+async def test_a_sandbox_error_while_grading_is_stored_with_its_type_and_retried(
+    tmp_path, problem_file, sandbox
+):
+    problems, config, run, infos, _ = setup(tmp_path, problem_file, sandbox, strategies="single")
+    problems, infos = problems[:1], infos[:1]  # add: 1 public test, graded on 3
+    run = run.model_copy(update={"problems_sha256": problems_digest(problems), "problem_count": 1})
+    flaky = FailsOnceWhileGrading(sandbox, graded_tests=3)
+    pool = ModelPool()
+    pool.add(GOOD, ScriptedModel([ALL_FUNCTIONS], spec=GOOD))
+
+    def make_env() -> RunEnv:
+        return RunEnv(pool=pool, sandbox=flaky, memory=open_memory(None))
+
+    _, results, _ = await bench(tmp_path, problems, config, run, infos, make_env)
+    assert flaky.failed == 1
+    (first,) = results
+    assert first.status == "error" and first.retryable and first.attempts == 1
+    assert first.error_type == "memdoor.errors.SandboxError" and first.calls == 1
+
+    # Resume: the environmental error is retried, and this time the run is graded.
+    outcome, results, _ = await bench(tmp_path, problems, config, run, infos, make_env)
+    (second,) = results
+    assert outcome.ran == 1 and second.status == "done" and second.passed and second.attempts == 2
+    assert second.error_type is None and second.tests_total == 3

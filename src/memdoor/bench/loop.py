@@ -10,8 +10,9 @@ Resume rules (what a rerun of the same command does):
 - a pair with a stored ``done`` result is never run again;
 - a pair with no stored result (the run was killed while it ran, or never reached it) runs;
 - a pair stored as ``error`` is retried automatically when the error was environmental — every model
-  call failed for good, or the runner raised a :class:`ModelError`, :class:`SandboxError`,
-  :class:`MemoryStoreError` or ``OSError`` (decided by type, never by message) — up to
+  call failed for good, or the run failed with (or the runner raised) a :class:`ModelError`,
+  :class:`SandboxError`, :class:`MemoryStoreError` or ``OSError`` — decided by type, never by message:
+  the runner keeps the type on the Solution (``error_class``; ``error_type`` in the store) — up to
   :data:`MAX_AUTO_ATTEMPTS` attempts in all; any other error is presumed deterministic and kept, so it
   is not looped on. ``retry_errors`` (``--retry-errors``) retries every stored error once more.
 
@@ -33,7 +34,7 @@ from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
 from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.budget import Budget
-from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError
+from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
 from memdoor.problems.model import Problem
 from memdoor.solution import Solution
 
@@ -125,6 +126,7 @@ def result_from_solution(
     verdict = solution.verdict
     endpoint_down = totals.calls > 0 and totals.failed_calls == totals.calls
     failed = solution.stopped == "error" or endpoint_down
+    kind = solution.error_class
     return ResultRecord(
         problem_id=problem.id,
         row=row.name,
@@ -148,8 +150,8 @@ def result_from_solution(
         strategy_seconds=solution.ledger.wall_seconds,
         trace_id=solution.trace_id,
         error=solution.error or ("every model call failed" if endpoint_down else None),
-        error_type=None,
-        retryable=endpoint_down,
+        error_type=solution.error_type,
+        retryable=endpoint_down or (kind is not None and issubclass(kind, RETRYABLE)),
         started_at=started,
         finished_at=now_iso(),
         verdict_json=verdict.model_dump_json() if verdict else None,
@@ -170,7 +172,7 @@ def result_from_error(
         status="error",
         passed=False,
         error=f"{kind.__name__}: {error}",
-        error_type=f"{kind.__module__}.{kind.__qualname__}",
+        error_type=qualified_name(kind),
         retryable=isinstance(error, RETRYABLE),
         wall_seconds=seconds,
         started_at=started,
