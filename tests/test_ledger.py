@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdoor.errors import ModelError, RateLimited
+from memdoor.judge import Judge
 from memdoor.ledger import CallRecord, Ledger, LedgerTotals, merge_ledgers, sum_totals, totals_of
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.prices import PriceTable
@@ -153,7 +154,7 @@ async def test_agent_calls_land_in_the_ledger_with_prices():
     model = ScriptedModel(["def f():\n    return 1", down], spec="scripted")
     agent = Agent(AgentConfig(id="a0", model="scripted"), model)
     table = PriceTable({"scripted": {"input": 1_000_000.0, "output": 2_000_000.0}})  # $1 / $2 per token
-    ctx = RunContext(sandbox=NoSandbox(), memory=InProcMemory(), selector=None, price=table.price)
+    ctx = RunContext(judge=Judge(NoSandbox()), memory=InProcMemory(), selector=None, price=table.price)
     resp = await agent.ask([{"role": "user", "content": "write f please"}], ctx, role="draft")
     with pytest.raises(ModelError):
         await agent.ask([{"role": "user", "content": "again"}], ctx, role="repair")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from memdoor.problems.model import Problem
+from memdoor.problems.model import Problem, TestCase
 from memdoor.protocols import Sandbox
 from memdoor.sandbox.verdict import TestResult, Verdict
 
@@ -22,6 +22,13 @@ def grade(
     public tests only. Empty code fails without running, as with LiveCodeBench (no code block in the
     answer means a failed sample)."""
     tests = problem.grading_tests if hidden else problem.public_tests
+    return run_on(problem, code, tests, sandbox, stop_at_first_failure=stop_at_first_failure)
+
+
+def run_on(
+    problem: Problem, code: str, tests: Sequence[TestCase], sandbox: Sandbox, *, stop_at_first_failure: bool
+) -> Verdict:
+    """Run ``code`` (after the problem's grading prefix) on ``tests``; empty code fails without running."""
     if not code.strip():
         results = [TestResult(status="compile_error", detail="no code")] + [
             TestResult(status="skipped") for _ in tests[1:]

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from memdoor.models.types import Usage
+
+PriceFn = Callable[[str, "Usage"], "float | None"]
+"""Dollars of one call of a model (its spec) with that usage; None when the model is unpriced."""
+
+
+def unpriced(model: str, usage: Usage) -> float | None:
+    """The price function that knows no prices (every call is unpriced)."""
+    return None
 
 
 class CallRecord(BaseModel):

@@ -1,6 +1,9 @@
-"""The interfaces, in one place. Implementations fit them without inheriting (structural typing).
+"""The ports, in one place. Implementations fit them without inheriting (structural typing).
 
-Implementations are plain classes chosen by a short name from :mod:`memdoor.registry`.
+Implementations are plain classes chosen by a short name from :mod:`memdoor.registry`. This module
+sits low (see docs/architecture.md): it names only records (problems, verdicts, candidates). The
+strategies' own interface, which speaks of a Team and a RunContext, is
+:class:`memdoor.strategies.base.Strategy`.
 """
 
 from __future__ import annotations
@@ -13,9 +16,6 @@ if TYPE_CHECKING:
     from memdoor.problems.model import Problem, TestCase
     from memdoor.sandbox.verdict import Verdict
     from memdoor.select.types import Candidate, Selection
-    from memdoor.solution import Solution
-    from memdoor.strategies.context import RunContext
-    from memdoor.team import Team
 
 
 @runtime_checkable
@@ -90,26 +90,36 @@ class Memory(Protocol):
 
 
 @runtime_checkable
+class CodeRunner(Protocol):
+    """Runs code on tests off the event loop, within the run's sandbox slots (:class:`memdoor.judge.Judge`)."""
+
+    async def run_tests(
+        self,
+        problem: Problem,
+        code: str,
+        tests: Sequence[TestCase] | None = None,
+        *,
+        stop_at_first_failure: bool = False,
+    ) -> Verdict:
+        """``code`` on ``tests`` (default: the problem's public tests)."""
+        ...
+
+
+@runtime_checkable
 class Selector(Protocol):
-    """Chooses one candidate among many, using only public tests and agent-written inputs."""
+    """Chooses one candidate among many, using only public tests and agent-written inputs.
+
+    A selector only decides: the strategy records its decision (memory kind ``votes``, a ``vote`` event).
+    """
 
     async def select(
         self,
         problem: Problem,
         candidates: Sequence[Candidate],
-        ctx: RunContext,
+        runner: CodeRunner,
         *,
         extra_inputs: Sequence[TestCase] = (),
     ) -> Selection:
-        """Pick a candidate. ``problem`` is the public view (no hidden tests); ``extra_inputs`` are
-        agent-written inputs (``output`` None) whose outputs help tell candidates apart."""
+        """Pick a candidate. ``problem`` is the public view (no hidden tests); ``runner`` runs candidates;
+        ``extra_inputs`` are agent-written inputs (``output`` None) whose outputs help tell candidates apart."""
         ...
-
-
-@runtime_checkable
-class Strategy(Protocol):
-    """A team topology. Gets the public view of a problem; returns a :class:`Solution`."""
-
-    name: str
-
-    async def solve(self, problem: Problem, team: Team, ctx: RunContext) -> Solution: ...

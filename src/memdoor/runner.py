@@ -26,15 +26,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memdoor.budget import Budget, BudgetTracker
 from memdoor.errors import MemdoorError, UsageError
-from memdoor.grading import grade
-from memdoor.ledger import Ledger
+from memdoor.judge import Judge
+from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.models.pool import ModelPool
 from memdoor.problems.model import Problem
 from memdoor.protocols import Memory, Sandbox
 from memdoor.registry import load, names
-from memdoor.sandbox.verdict import Verdict
 from memdoor.solution import Solution
-from memdoor.strategies.context import PriceFn, RunContext, _unpriced
+from memdoor.strategies.base import Strategy
+from memdoor.strategies.context import RunContext
 from memdoor.team import Agent, Team, team_configs
 from memdoor.trace import Trace, TraceEvent
 from memdoor.tracestore import TraceRecord, save_trace
@@ -118,7 +118,7 @@ class SolveConfig(BaseModel):
         except TypeError as e:
             raise UsageError(f"bad settings for selector {self.selector}: {e}") from None
 
-    def make_strategy(self) -> Any:
+    def make_strategy(self) -> Strategy:
         """The configured strategy object (options checked against its Config: UsageError if bad)."""
         cls = load("strategy", self.strategy.name)
         try:
@@ -141,7 +141,7 @@ class RunEnv:
     pool: ModelPool
     sandbox: Sandbox
     memory: Memory
-    price: PriceFn = _unpriced
+    price: PriceFn = unpriced
     on_event: Callable[[TraceEvent], None] | None = None
     trace_dir: Path | None = None
     sandbox_slots: asyncio.Semaphore | None = None
@@ -208,8 +208,9 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
     (UsageError, before anything runs)."""
     label = str(config.strategy)
     trace = Trace()
+    judge = Judge(env.sandbox, env.sandbox_slots)
     ctx = RunContext(
-        sandbox=env.sandbox,
+        judge=judge,
         memory=env.memory,
         selector=config.make_selector(),
         budget=BudgetTracker(config.budget),
@@ -217,7 +218,6 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         trace=trace,
         price=env.price,
         on_event=env.on_event,
-        sandbox_slots=env.sandbox_slots,
     )
     started = time.monotonic()
     solved_at: float | None = None
@@ -231,7 +231,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         solution = await strategy.solve(problem.public_view(), team, ctx)
         solution.strategy = label
         solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
-        await grade_solution(problem, solution, ctx)
+        await grade_solution(problem, solution, ctx, judge)
     except Exception as e:  # a failed run is a result, not a crash
         solution = failed_solution(problem, label, ctx, solution, e)
         with contextlib.suppress(MemdoorError):  # the event is in the trace even if memory is down
@@ -255,22 +255,12 @@ def failed_solution(
     return partial.failed_with(error)
 
 
-async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext) -> None:
+async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext, judge: Judge) -> None:
     """Grade the chosen code on public + hidden tests, and the oracle over every distinct candidate.
 
     A problem with no hidden tests is graded on its public tests only (``hidden_tests`` is 0 in the record).
     """
-
-    async def graded(code: str) -> Verdict:
-        def run() -> Verdict:
-            return grade(problem, code, ctx.sandbox)
-
-        if ctx.sandbox_slots is None:
-            return await asyncio.to_thread(run)
-        async with ctx.sandbox_slots:
-            return await asyncio.to_thread(run)
-
-    solution.verdict = await graded(solution.code)
+    solution.verdict = await judge.grade(problem, solution.code)
     solution.passed = solution.verdict.passed
     verdicts = {solution.code.strip(): solution.verdict}
     oracle = solution.passed
@@ -280,7 +270,7 @@ async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext) 
             continue
         if problem.public_tests and c.public is not None and not c.public.passed:
             continue  # fails a public test, so it fails grading (public tests are graded first)
-        verdicts[key] = await graded(c.code)
+        verdicts[key] = await judge.grade(problem, c.code)
         oracle = verdicts[key].passed
     solution.oracle = oracle
     await ctx.event(

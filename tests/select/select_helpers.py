@@ -1,14 +1,12 @@
-"""Helpers for selector tests: problems, agent-written inputs, a context, a run-counting sandbox wrapper."""
+"""Helpers for selector tests: problems, agent-written inputs, a judge, a run-counting sandbox wrapper."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memdoor.memory.inproc import InProcMemory
+from memdoor.judge import Judge
 from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.verdict import Verdict
-from memdoor.select.vote import VoteSelector
-from memdoor.strategies.context import RunContext
 
 
 class Counting:
@@ -40,5 +38,6 @@ def extra(*inputs: str, kind: str = "functional") -> list[TestCase]:
     return [TestCase(kind=kind, input=i) for i in inputs]
 
 
-def make_ctx(sandbox, selector: VoteSelector | None = None) -> RunContext:
-    return RunContext(sandbox=sandbox, memory=InProcMemory(), selector=selector or VoteSelector())
+def make_runner(sandbox) -> Judge:
+    """What a selector runs candidates with (the runner gives it the run's judge)."""
+    return Judge(sandbox)

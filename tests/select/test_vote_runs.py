@@ -3,7 +3,7 @@ known verdicts reused."""
 
 from __future__ import annotations
 
-from select_helpers import Counting, extra, functional_problem, make_ctx
+from select_helpers import Counting, extra, functional_problem, make_runner
 
 from memdoor.select.types import Candidate
 from memdoor.select.vote import VoteSelector
@@ -18,7 +18,7 @@ async def test_identical_code_runs_once(sandbox):
     cands = [
         Candidate(code=c, agent=f"a{i}") for i, c in enumerate([DOUBLE, SMALL, DOUBLE, "\n" + DOUBLE, SMALL])
     ]
-    sel = await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
+    sel = await VoteSelector().select(PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("10"))
     assert sel.groups == [[0, 2, 3], [1, 4]]
     assert sorted(sandbox.programs) == sorted([(DOUBLE, 2), (SMALL, 2), (DOUBLE, 1), (SMALL, 1)])
 
@@ -27,12 +27,12 @@ async def test_known_public_verdicts_are_reused(sandbox):
     verdict = sandbox.run(DOUBLE, PROBLEM.public_tests, func_name="f")
     sandbox = Counting(sandbox)
     cands = [Candidate(code=DOUBLE, agent="a0", public=verdict), Candidate(code=DOUBLE, agent="a1")]
-    sel = await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox))
+    sel = await VoteSelector().select(PROBLEM, cands, make_runner(sandbox))
     assert sel.index == 0 and sandbox.programs == []
 
 
 async def test_a_single_surviving_behaviour_skips_the_extra_inputs(sandbox):
     sandbox = Counting(sandbox)
     cands = [Candidate(code=DOUBLE, agent="a0"), Candidate(code=DOUBLE, agent="a1")]
-    await VoteSelector().select(PROBLEM, cands, make_ctx(sandbox), extra_inputs=extra("10"))
+    await VoteSelector().select(PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("10"))
     assert sandbox.programs == [(DOUBLE, 2)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from select_helpers import Counting, extra, functional_problem, make_ctx
+from select_helpers import Counting, extra, functional_problem, make_runner
 
 from memdoor.problems.model import Problem, TestCase
 from memdoor.select.types import Candidate
@@ -37,7 +37,7 @@ async def test_stdin_formatting_noise_does_not_split_but_real_differences_do(san
         cand(SMALL_ONLY, "a3", -0.01),
     ]
     sel = await VoteSelector().select(
-        STDIN, cands, make_ctx(sandbox), extra_inputs=extra("5\n", "1000\n", kind="stdin")
+        STDIN, cands, make_runner(sandbox), extra_inputs=extra("5\n", "1000\n", kind="stdin")
     )
     assert sel.survivors == [0, 1, 2, 3]
     assert sel.groups == [[0, 1, 2], [3]]
@@ -48,7 +48,7 @@ async def test_a_candidate_that_hangs_drops_out_or_forms_its_own_group(quick_san
     forever = "while True:\n    pass\n"
     cands = [cand(forever, "a0", -0.01), cand(PLAIN, "a1", -2.0), cand(HANGS_ON_BIG, "a2", -0.5)]
     sel = await VoteSelector(k=3).select(
-        STDIN, cands, make_ctx(quick_sandbox), extra_inputs=extra("1000\n", kind="stdin")
+        STDIN, cands, make_runner(quick_sandbox), extra_inputs=extra("1000\n", kind="stdin")
     )
     assert sel.survivors == [1, 2]  # the endless loop fails the public tests (time limit)
     assert sel.groups == [[1], [2]]  # on the big input one answers and the other runs out of time
@@ -63,7 +63,7 @@ async def test_without_public_tests_agent_inputs_decide_and_broken_code_drops_ou
     broken = "def is_palindrome(s)\n    return True\n"
     cands = [cand(broken, "a0", -0.01), cand(good, "a1"), cand(folded, "a2"), cand(good_too, "a3")]
     inputs = extra('"abba"', '"Abba"', '"été"', '""')
-    sel = await VoteSelector().select(problem, cands, make_ctx(sandbox), extra_inputs=inputs)
+    sel = await VoteSelector().select(problem, cands, make_runner(sandbox), extra_inputs=inputs)
     assert sel.survivors == [1, 2, 3]
     assert sel.groups == [[1, 3], [2]]
     assert sel.reason == "majority" and sel.index == 1
@@ -95,6 +95,6 @@ async def test_candidates_run_concurrently(sandbox):
     counting = Counting(meeting)
     problem = functional_problem("f", [("2", "4")])
     cands = [cand(f"def f(x):\n    return x * 2  # {i}\n", f"a{i}") for i in range(3)]
-    sel = await VoteSelector().select(problem, cands, make_ctx(counting))
+    sel = await VoteSelector().select(problem, cands, make_runner(counting))
     assert meeting.met and sel.groups == [[0, 1, 2]]
     assert len(counting.programs) == 3

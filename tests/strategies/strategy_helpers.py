@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from memdoor.budget import Budget, BudgetTracker
+from memdoor.judge import Judge
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.scripted import ScriptedModel
 from memdoor.models.types import Completion, Message, ModelResponse, Usage
@@ -111,7 +112,7 @@ def team_of(*models, temperatures: Sequence[float] = (0.2, 0.6, 0.8, 0.4, 1.0)) 
 
 def make_ctx(sandbox, *, budget: Budget | None = None, memory=None, events: list | None = None) -> RunContext:
     return RunContext(
-        sandbox=sandbox,
+        judge=Judge(sandbox),
         memory=memory or InProcMemory(),
         selector=VoteSelector(),
         budget=BudgetTracker(budget),

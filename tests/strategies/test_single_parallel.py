@@ -113,3 +113,24 @@ async def test_mixed_team_uses_each_agents_own_model(sandbox):
     ]
     assert {c.model for c in sol.ledger.calls} == {"scripted:small", "scripted:big"}
     assert sol.code == GOOD and sol.agent in ("agent1", "agent3")
+
+
+async def test_the_strategy_records_the_selectors_vote_in_memory_and_the_timeline(sandbox):
+    """The selector only decides; the team's run writes its vote (memory kind votes, a vote event)."""
+    from memdoor.select.types import Candidate
+    from memdoor.strategies.base import TeamRun
+
+    ctx = make_ctx(sandbox)
+    run = TeamRun(PROBLEM, team_of(scripted({}), scripted({}, spec="scripted:b")), ctx)
+    pool = [Candidate(code=GOOD, agent="a0", mean_logprob=-1.0), Candidate(code=BAD, agent="a1")]
+    pool.append(Candidate(code=GOOD2, agent="a2", mean_logprob=-0.7))
+    _, sel = await run.select(pool)
+    (vote,) = await ctx.memory.entries(ctx.task_id, "votes")
+    assert vote["index"] == sel.index == 2 and vote["agent"] == "a2" and vote["reason"] == "majority"
+    assert [c["survived"] for c in vote["candidates"]] == [True, False, True]
+    assert [c["group"] for c in vote["candidates"]] == [0, None, 0]
+    assert "public_verdict" not in vote and vote["extra_inputs"] == 0
+    timeline = await ctx.memory.entries(ctx.task_id, "timeline")
+    assert [e["kind"] for e in timeline] == ["vote"]
+    assert timeline[0]["data"]["chosen_agent"] == "a2"
+    assert [e.kind for e in ctx.trace.events] == ["vote"]

@@ -1,5 +1,8 @@
 """The vote selector: filter by public tests, group by behaviour, then the k-of-N rule or confidence.
 
+It decides only: candidates run through the :class:`~memdoor.protocols.CodeRunner` it is given, and
+the strategy records the decision (see :meth:`memdoor.strategies.base.TeamRun.select`).
+
 1. Every distinct candidate code runs on the public tests (a verdict the candidate already carries
    is reused); failures and empty code drop out.
 2. Survivors are grouped by behaviour: their normalised outputs on the public tests and on the
@@ -25,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,8 +38,8 @@ from memdoor.select.types import Candidate, Selection
 
 if TYPE_CHECKING:
     from memdoor.problems.model import Problem, TestCase
+    from memdoor.protocols import CodeRunner
     from memdoor.sandbox.verdict import Verdict
-    from memdoor.strategies.context import RunContext
 
 Weighting = Literal["sum", "mean", "max"]
 
@@ -77,19 +80,17 @@ class VoteSelector:
         self,
         problem: Problem,
         candidates: Sequence[Candidate],
-        ctx: RunContext,
+        runner: CodeRunner,
         *,
         extra_inputs: Sequence[TestCase] = (),
     ) -> Selection:
-        """Pick a candidate using only the public tests and ``extra_inputs``; record the vote in memory."""
-        selection = await self._decide(problem, list(candidates), ctx, list(extra_inputs))
-        await self._record(selection, candidates, ctx, len(extra_inputs))
-        return selection
+        """Pick a candidate using only the public tests and ``extra_inputs`` (run by ``runner``)."""
+        return await self._decide(problem, list(candidates), runner, list(extra_inputs))
 
     # -- the decision ----------------------------------------------------------------------------
 
     async def _decide(
-        self, problem: Problem, candidates: list[Candidate], ctx: RunContext, extra: list[TestCase]
+        self, problem: Problem, candidates: list[Candidate], runner: CodeRunner, extra: list[TestCase]
     ) -> Selection:
         k = self.config.k or max(1, math.ceil(len(candidates) / 2))
         by_code: dict[str, list[int]] = {}  # identical code (up to surrounding blank space) runs once
@@ -100,7 +101,7 @@ class VoteSelector:
         if not by_code:
             return Selection(index=None, reason="none", k=k)
 
-        public = await self._public_verdicts(problem, by_code, program, candidates, ctx)
+        public = await self._public_verdicts(problem, by_code, program, candidates, runner)
         if problem.public_tests:
             pool = [c for c, v in public.items() if v is not None and v.passed]
         else:
@@ -112,7 +113,7 @@ class VoteSelector:
 
         extra_runs: dict[str, Verdict] = {}
         if extra and len(pool) > 1:
-            runs = await asyncio.gather(*(ctx.run_tests(problem, program[c], extra) for c in pool))
+            runs = await asyncio.gather(*(runner.run_tests(problem, program[c], extra) for c in pool))
             extra_runs = dict(zip(pool, runs, strict=True))
             if not problem.public_tests:  # code that cannot even load drops out here
                 pool = [c for c in pool if extra_runs[c].status != "compile_error"] or pool
@@ -168,7 +169,7 @@ class VoteSelector:
         by_code: dict[str, list[int]],
         program: dict[str, str],
         candidates: list[Candidate],
-        ctx: RunContext,
+        runner: CodeRunner,
     ) -> dict[str, Verdict | None]:
         """Each distinct code's verdict on the public tests: reused when a candidate carries a complete
         one, else run (all concurrently). None for every code when there are no public tests."""
@@ -187,7 +188,7 @@ class VoteSelector:
                 out[code] = known[0]
             else:
                 to_run.append(code)
-        runs = await asyncio.gather(*(ctx.run_tests(problem, program[code]) for code in to_run))
+        runs = await asyncio.gather(*(runner.run_tests(problem, program[code]) for code in to_run))
         out.update(zip(to_run, runs, strict=True))
         return out
 
@@ -205,40 +206,3 @@ class VoteSelector:
         if self.config.weighting == "max":
             return max(member_weights)
         return sum(member_weights)
-
-    # -- the record ------------------------------------------------------------------------------
-
-    @staticmethod
-    async def _record(
-        selection: Selection, candidates: Sequence[Candidate], ctx: RunContext, n_extra: int
-    ) -> None:
-        group_of = {i: gi for gi, g in enumerate(selection.groups) for i in g}
-        chosen_agent = candidates[selection.index].agent if selection.index is not None else None
-        entry: dict[str, Any] = {
-            **selection.model_dump(exclude={"public_verdict"}),
-            "agent": chosen_agent,
-            "extra_inputs": n_extra,
-            "candidates": [
-                {
-                    "agent": c.agent,
-                    "round": c.round,
-                    "mean_logprob": c.mean_logprob,
-                    "survived": i in selection.survivors,
-                    "group": group_of.get(i),
-                }
-                for i, c in enumerate(candidates)
-            ],
-        }
-        await ctx.memory.append(ctx.task_id, "votes", entry)
-        await ctx.event(
-            "vote",
-            None,
-            index=selection.index,
-            chosen_agent=chosen_agent,
-            reason=selection.reason,
-            rule=selection.rule,
-            confidence=round(selection.confidence, 4),
-            groups=selection.groups,
-            votes=selection.votes,
-            survivors=selection.survivors,
-        )

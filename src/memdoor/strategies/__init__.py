@@ -1,7 +1,7 @@
 """Team topologies: single, parallel, sequential, shared, hybrid.
 
 Every strategy gets the *public view* of a problem (no hidden tests), a :class:`~memdoor.team.Team`
-and a :class:`~memdoor.strategies.context.RunContext` (sandbox, memory, selector, budget, ledger,
+and a :class:`~memdoor.strategies.context.RunContext` (judge, memory, selector, budget, ledger,
 trace), and returns a :class:`~memdoor.solution.Solution`. Grading on hidden tests happens afterwards,
 in :mod:`memdoor.runner`.
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdoor.errors import BudgetExceeded, ModelError, UsageError
 from memdoor.extract import extract_code
-from memdoor.grading import grade
 from memdoor.models.types import Completion, Message
 from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.verdict import Verdict
@@ -125,9 +124,7 @@ class TeamRun:
         """``code`` on the public tests (all of them, so agents see every failure)."""
         if not self.problem.public_tests:
             return Verdict(status="passed", tests=[])
-        if not code.strip():  # no code block: fails without running, as in grading
-            return grade(self.problem, code, self.ctx.sandbox, hidden=False, stop_at_first_failure=False)
-        return await self.ctx.run_tests(self.problem, code)
+        return await self.ctx.judge.run_tests(self.problem, code)  # no code: fails without running
 
     def results(self, c: Candidate) -> str:
         """What an agent is told about ``c`` on the public tests."""
@@ -185,14 +182,48 @@ class TeamRun:
         return sorted(best.values(), key=lambda c: order.get(c.agent, len(order)))
 
     async def select(self, pool: list[Candidate]) -> tuple[list[Candidate], Selection | None]:
-        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs).
-
-        The selector records its vote (memory kind ``votes`` and a ``vote`` event) itself.
-        """
+        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs), and record
+        its vote (memory kind ``votes`` and a ``vote`` event)."""
         if not pool:
             return pool, None
-        sel = await self.ctx.selector.select(self.problem, pool, self.ctx, extra_inputs=self.extra_inputs)
+        sel = await self.ctx.selector.select(
+            self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs
+        )
+        await self.record_vote(sel, pool)
         return pool, sel
+
+    async def record_vote(self, selection: Selection, pool: Sequence[Candidate]) -> None:
+        """The selector's decision, in memory (kind ``votes``) and in the trace (a ``vote`` event)."""
+        group_of = {i: gi for gi, g in enumerate(selection.groups) for i in g}
+        chosen_agent = pool[selection.index].agent if selection.index is not None else None
+        entry: dict[str, Any] = {
+            **selection.model_dump(exclude={"public_verdict"}),
+            "agent": chosen_agent,
+            "extra_inputs": len(self.extra_inputs),
+            "candidates": [
+                {
+                    "agent": c.agent,
+                    "round": c.round,
+                    "mean_logprob": c.mean_logprob,
+                    "survived": i in selection.survivors,
+                    "group": group_of.get(i),
+                }
+                for i, c in enumerate(pool)
+            ],
+        }
+        await self.ctx.memory.append(self.ctx.task_id, "votes", entry)
+        await self.ctx.event(
+            "vote",
+            None,
+            index=selection.index,
+            chosen_agent=chosen_agent,
+            reason=selection.reason,
+            rule=selection.rule,
+            confidence=round(selection.confidence, 4),
+            groups=selection.groups,
+            votes=selection.votes,
+            survivors=selection.survivors,
+        )
 
     # -- the result -----------------------------------------------------------------------------
 
@@ -218,6 +249,19 @@ class TeamRun:
             ledger=self.ctx.ledger,
             trace_id=self.ctx.trace.id,
         )
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A team topology (what the runner calls). Gets the public view of a problem; returns a Solution.
+
+    It lives here, not in :mod:`memdoor.protocols`, because it speaks of a Team and a RunContext,
+    which themselves use the ports there (see docs/architecture.md).
+    """
+
+    name: str
+
+    async def solve(self, problem: Problem, team: Team, ctx: RunContext) -> Solution: ...
 
 
 class BaseStrategy:

@@ -1,42 +1,35 @@
-"""What a strategy gets besides the problem and the team: sandbox, memory, budget, ledger, trace."""
+"""What a strategy gets besides the problem and the team: a judge, memory, selector, budget, ledger, trace."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdoor.budget import BudgetTracker
-from memdoor.ledger import Ledger
-from memdoor.models.types import Usage
+from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.trace import Trace, TraceEvent
 
 if TYPE_CHECKING:
-    from memdoor.problems.model import Problem, TestCase
-    from memdoor.protocols import Memory, Sandbox, Selector
-    from memdoor.sandbox.verdict import Verdict
-
-PriceFn = Callable[[str, Usage], "float | None"]
-
-
-def _unpriced(model: str, usage: Usage) -> float | None:
-    return None
+    from memdoor.protocols import CodeRunner, Memory, Selector
 
 
 @dataclass
 class RunContext:
-    """Everything a strategy may use on one problem. One per (problem, strategy) run; never shared."""
+    """Everything a strategy may use on one problem. One per (problem, strategy) run; never shared.
 
-    sandbox: Sandbox
+    ``judge`` runs code on tests (a :class:`memdoor.judge.Judge`: off the event loop, within the
+    sandbox slots); a strategy never touches the sandbox itself.
+    """
+
+    judge: CodeRunner
     memory: Memory
     selector: Selector
     budget: BudgetTracker = field(default_factory=BudgetTracker)
     ledger: Ledger = field(default_factory=Ledger)
     trace: Trace = field(default_factory=Trace)
-    price: PriceFn = _unpriced
+    price: PriceFn = unpriced
     on_event: Callable[[TraceEvent], None] | None = None
-    sandbox_slots: asyncio.Semaphore | None = None
 
     @property
     def task_id(self) -> str:
@@ -48,30 +41,3 @@ class RunContext:
         await self.memory.append(self.task_id, "timeline", ev.model_dump())
         if self.on_event is not None:
             self.on_event(ev)
-
-    async def run_tests(
-        self,
-        problem: Problem,
-        code: str,
-        tests: Sequence[TestCase] | None = None,
-        *,
-        stop_at_first_failure: bool = False,
-    ) -> Verdict:
-        """Run ``code`` on ``tests`` (default: the problem's public tests) in the sandbox, off the event loop."""
-        tests = problem.public_tests if tests is None else list(tests)
-        prefix = problem.grading_prefix
-        program = f"{prefix}\n{code}" if prefix else code
-
-        def run() -> Verdict:
-            return self.sandbox.run(
-                program,
-                tests,
-                func_name=problem.func_name,
-                prelude=problem.prelude,
-                stop_at_first_failure=stop_at_first_failure,
-            )
-
-        if self.sandbox_slots is None:
-            return await asyncio.to_thread(run)
-        async with self.sandbox_slots:
-            return await asyncio.to_thread(run)
