@@ -9,10 +9,11 @@ import uuid
 import pytest
 import redis.asyncio as aioredis
 
+from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import ensure_group
 from memdoor.distributed.jobs import GROUP, JobResult
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
-from memdoor.distributed.worker import Worker, WorkerConfig
+from memdoor.distributed.worker import Worker
 from memdoor.errors import ModelUnavailable, RateLimited
 from memdoor.models.scripted import ScriptedModel
 

@@ -94,7 +94,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def worker_config(args: argparse.Namespace):
     """The WorkerConfig the arguments describe (UsageError for unusable values)."""
-    from memdoor.distributed.worker import SeedOptions, WorkerConfig
+    from memdoor.distributed.config import SeedOptions, WorkerConfig
 
     if args.role != "lead" and not args.model:
         raise UsageError("worker needs a model: --model SPEC or MODEL_NAME (e.g. local:qwen2.5-coder-0.5b)")

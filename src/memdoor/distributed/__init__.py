@@ -3,6 +3,8 @@
 - :mod:`.jobs` — what travels on the streams (a model call, its result) and the key layout;
 - :mod:`.remote` — :class:`RemoteModel`, a ``Model`` whose calls are jobs answered by workers, so
   every strategy runs unchanged in the orchestrator (``memdoor solve --redis``);
-- :mod:`.worker` — ``memdoor worker``: one agent taking jobs for its model;
-- :mod:`.seed` — the seed client protocol (``task:<id>`` in, ``memory:<id>`` out), run by workers.
+- :mod:`.config` — a worker's settings: its role and the seed options it leads with;
+- :mod:`.worker` — ``memdoor worker``: one agent taking jobs for its model (and, by role, leading);
+- :mod:`.seed` — the seed client protocol (``task:<id>`` in, ``memory:<id>`` out): :class:`SeedLeader`
+  needs only the worker's settings, its Redis client and its instance id.
 """

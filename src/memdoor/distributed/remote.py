@@ -29,7 +29,7 @@ from memdoor.models.pool import ModelPool
 from memdoor.models.types import Message, ModelResponse
 
 ANSWERING_ROLES = ("all", "answer")
-"""Worker roles that take model jobs (see :class:`memdoor.distributed.worker.WorkerConfig`)."""
+"""Worker roles that take model jobs (see :class:`memdoor.distributed.config.WorkerConfig`)."""
 
 
 _ENQUEUE = """

@@ -26,9 +26,12 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
+from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
 from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
@@ -36,13 +39,15 @@ from memdoor.problems.model import Problem
 from memdoor.strategies.testgen import write_tests
 
 if TYPE_CHECKING:
-    from memdoor.distributed.worker import Worker
     from memdoor.solution import Solution
     from memdoor.trace import TraceEvent
 
 log = logging.getLogger("memdoor.worker")
 
 MAX_DEFAULT_AGENTS = 5
+
+SEED_TEST_INPUTS = 5
+"""Test inputs the team writes for a task that comes with no tests."""
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
@@ -61,12 +66,13 @@ def _glob_escape(text_: str) -> str:
 class SeedLeader:
     """The seed-protocol side of a worker: finds tasks, claims them, orchestrates, writes answers."""
 
-    def __init__(self, worker: Worker):
-        self.worker = worker
-        self.options = worker.config.seed
-        self.redis = worker.redis
-        self.keys = worker.keys
-        self.token = f"{worker.config.agent_id}:{worker.instance}"
+    def __init__(self, config: WorkerConfig, redis: aioredis.Redis, instance: str):
+        """``config``: the worker's settings; ``redis``: its client; ``instance``: its run's unique id."""
+        self.config = config
+        self.options = config.seed
+        self.redis = redis
+        self.keys = Keys(config.prefix)
+        self.token = f"{config.agent_id}:{instance}"
         self._slots = asyncio.Semaphore(self.options.max_tasks)
         self._running: dict[str, asyncio.Task] = {}
         self._env: Any = None
@@ -121,7 +127,7 @@ class SeedLeader:
             if not self._waiting_logged:
                 log.warning(
                     "%s: %d seed task(s) waiting: no live worker answers model jobs",
-                    self.worker.config.agent_id,
+                    self.config.agent_id,
                     len(todo),
                 )
                 self._waiting_logged = True
@@ -149,7 +155,7 @@ class SeedLeader:
 
     async def _lead(self, task_id: str) -> None:
         """Orchestrate one claimed task; release the claim when done or stopped."""
-        agent = self.worker.config.agent_id
+        agent = self.config.agent_id
         keeper = asyncio.create_task(self._keep_claim(task_id, asyncio.current_task()))
         try:
             answer = await self._solve(task_id)
@@ -181,9 +187,7 @@ class SeedLeader:
                 if held_by is None:  # lost with a Redis restart: take it again
                     await self.redis.set(self.keys.claim(task_id), self.token, nx=True, px=lease_ms)
                     continue
-                log.warning(
-                    "%s: lost the claim on %s to %s", self.worker.config.agent_id, task_id, text(held_by)
-                )
+                log.warning("%s: lost the claim on %s to %s", self.config.agent_id, task_id, text(held_by))
                 if owner is not None:
                     owner.cancel()
                 return
@@ -239,7 +243,7 @@ class SeedLeader:
         from memdoor.budget import Budget
         from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
 
-        opts, wcfg = self.options, self.worker.config
+        opts, wcfg = self.options, self.config
         started = time.monotonic()
         plan = await self._plan(task)
         models = plan["models"]
@@ -251,7 +255,7 @@ class SeedLeader:
                 strategy=spec,
                 models=models,
                 max_tokens=opts.max_tokens,
-                budget=Budget(seconds=opts.budget_seconds, tokens=opts.budget_tokens),
+                budget=Budget(seconds=opts.budget_seconds),
             )
         except (MemdoorError, ValueError) as e:
             return error_answer(task.id, e)
@@ -266,7 +270,7 @@ class SeedLeader:
                 problem, note = await write_tests(
                     problem,
                     run.model(models[0]),
-                    opts.tests,
+                    SEED_TEST_INPUTS,
                     seed=len(task.id),
                     max_tokens=min(512, opts.max_tokens),
                 )
@@ -310,7 +314,7 @@ class SeedLeader:
     async def _shared_env(self) -> Any:
         """The sandbox and memory this leader's tasks share, opened at the first task."""
         if self._env is None:
-            self._env = await _SharedEnv.open(self.worker.config)
+            self._env = await _SharedEnv.open(self.config)
         return self._env
 
 
@@ -319,12 +323,12 @@ class _SharedEnv:
         self.sandbox, self.memory, self.price = sandbox, memory, price
 
     @classmethod
-    async def open(cls, config: Any) -> _SharedEnv:
+    async def open(cls, config: WorkerConfig) -> _SharedEnv:
         from memdoor.memory import open_memory
         from memdoor.runner import default_price
         from memdoor.sandbox import SandboxConfig, open_sandbox
 
-        sandbox = open_sandbox(SandboxConfig(timeout_s=config.seed.sandbox_timeout))
+        sandbox = open_sandbox(SandboxConfig())
         memory = open_memory(config.redis, prefix=config.prefix)
         return cls(sandbox, memory, default_price())
 

@@ -26,22 +26,20 @@ import os
 import socket
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 import redis.asyncio as aioredis
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 from redis.exceptions import RedisError, ResponseError
 
+from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, ensure_group, text
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
+from memdoor.distributed.seed import SeedLeader
 from memdoor.errors import MemoryStoreError, ModelError
 from memdoor.protocols import Model
 
 log = logging.getLogger("memdoor.worker")
-
-Role = Literal["all", "answer", "lead"]
-"""``answer``: takes model jobs; ``lead``: orchestrates seed tasks (needs no model); ``all``: both."""
-
 
 _STORE = """
 local stored = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
@@ -64,69 +62,6 @@ return 0
 """Store a result once (first wins), push it to the waiting orchestrator, log the work, then ack —
 in one round trip. Keys: result, reply, stats, stream, queued, work; args: result JSON, TTL, agent,
 group, entry id, work entry JSON."""
-
-
-class SeedOptions(BaseModel):
-    """How a worker serves the seed protocol (``task:<id>`` in, ``memory:<id>`` out)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    task_prefix: str = Field(default="task:", description="Keys clients set: <task_prefix><id>.")
-    answer_prefix: str = Field(default="memory:", description="Key of the answer: <answer_prefix><id>.")
-    strategy: str = Field(default="parallel", description="Strategy for tasks that name none.")
-    agents: int | None = Field(
-        default=None,
-        ge=1,
-        description="Team size for tasks that name none; None: live answering workers, at most 5.",
-    )
-    max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per model call.")
-    tests: int = Field(default=5, ge=1, description="Test inputs the team writes when a task has no tests.")
-    poll: float = Field(default=0.5, gt=0, description="Seconds between scans for new tasks.")
-    lease: float = Field(default=30.0, gt=0, description="Seconds a task claim lasts unless renewed.")
-    max_tasks: int = Field(default=2, ge=1, description="Seed tasks one worker orchestrates at once.")
-    budget_seconds: float | None = Field(default=None, gt=0, description="Wall-second budget per task.")
-    budget_tokens: int | None = Field(default=None, gt=0, description="Token budget per task.")
-    sandbox_timeout: float = Field(default=6.0, gt=0, description="Seconds per test in the sandbox.")
-
-
-class WorkerConfig(BaseModel):
-    """One worker (agent) of a distributed team."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    redis: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (REDIS_URL).")
-    prefix: str = Field(
-        default="memdoor:", description="Prefix of every key the team uses (except seed keys)."
-    )
-    agent_id: str = Field(
-        min_length=1, description="AGENT_ID: unique name of this agent (its consumer name)."
-    )
-    model: str | None = Field(default=None, description="MODEL_NAME: the model spec this agent answers with.")
-    role: Role = Field(default="all", description="answer (model jobs), lead (seed tasks) or all (both).")
-    concurrency: int = Field(default=1, ge=1, description="Jobs taken at once (e.g. for a batching server).")
-    visibility_timeout: float = Field(
-        default=30.0,
-        gt=0,
-        description="Seconds a job may go without its lease renewed before another worker takes it.",
-    )
-    heartbeat_ttl: float = Field(
-        default=15.0, gt=0, description="TTL of the heartbeat key, renewed at a third of it."
-    )
-    result_ttl: int = Field(default=86400, gt=0, description="Seconds results are kept.")
-    block: float = Field(default=1.0, gt=0, description="Seconds one read waits for a job.")
-    grace: float = Field(
-        default=30.0, ge=0, description="Seconds SIGTERM waits for the current job before handing it back."
-    )
-    startup_timeout: float = Field(default=60.0, gt=0, description="Seconds to wait for Redis at start.")
-    seed: SeedOptions = Field(default_factory=SeedOptions, description="Seed protocol settings.")
-
-    @property
-    def answers(self) -> bool:
-        return self.role in ("all", "answer")
-
-    @property
-    def leads(self) -> bool:
-        return self.role in ("all", "lead")
 
 
 class Worker:
@@ -192,9 +127,8 @@ class Worker:
         ]
         lead_task = None
         if self.config.leads:
-            from memdoor.distributed.seed import SeedLeader
-
-            lead_task = asyncio.create_task(SeedLeader(self).run(self._stopping))
+            leader = SeedLeader(self.config, self.redis, self.instance)
+            lead_task = asyncio.create_task(leader.run(self._stopping))
         watched = [*slots, *([lead_task] if lead_task else [])]
         stop_wait = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stop_wait, *watched], return_when=asyncio.FIRST_COMPLETED)
