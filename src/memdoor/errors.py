@@ -6,10 +6,20 @@ Every error a user can cause carries a one-line message meant to be printed as i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 def qualified_name(kind: type[BaseException]) -> str:
     """``memdoor.errors.SandboxError``: how an error's type is recorded (stores, answers)."""
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def validation_problems(error: ValidationError) -> str:
+    """Every problem of a pydantic validation error on one line: ``field.sub: message; other: message``."""
+    return "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in error.errors())
 
 
 class MemdoorError(Exception):

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memdoor.budget import Budget, BudgetTracker
-from memdoor.errors import MemdoorError, UsageError
+from memdoor.errors import MemdoorError, UsageError, validation_problems
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.models.pool import ModelPool
@@ -124,7 +124,7 @@ class SolveConfig(BaseModel):
         try:
             return cls(cls.Config(**self.options))
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            problems = validation_problems(e)
             known = ", ".join(cls.Config.model_fields)
             raise UsageError(
                 f"bad options for strategy {self.strategy.name}: {problems} (its options: {known})"

@@ -13,7 +13,6 @@ from memdoor.models.openai_model import (
     OpenAIConfig,
     OpenAIModel,
     RequestRejected,
-    is_loopback,
     parse_spec,
 )
 from memdoor.models.pool import ModelPool
@@ -317,22 +316,6 @@ async def test_loopback_server_ignores_proxies_from_the_environment(server, monk
     finally:
         await model.aclose()
     assert resp.completions[0].text == answer_text("add two numbers", 0, None)
-
-
-@pytest.mark.parametrize(
-    ("url", "loopback"),
-    [
-        ("http://127.0.0.1:8080/v1", True),
-        ("http://127.1.2.3/v1", True),
-        ("http://localhost:8000/v1", True),
-        ("http://[::1]:8000/v1", True),
-        ("https://api.openai.com/v1", False),
-        ("http://10.0.0.5:8000/v1", False),
-        ("http://gpu-box:8000/v1", False),
-    ],
-)
-def test_is_loopback(url, loopback):
-    assert is_loopback(url) is loopback
 
 
 def test_spec_settings_override_the_config():

@@ -11,7 +11,7 @@ from memdoor.runner import StrategySpec
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import QueueFull
-from memdoor.server.launch import check_bind, is_loopback
+from memdoor.server.launch import check_bind
 from memdoor.server.teams import DEFAULT_TEAMS, parse_team, team_id, team_table
 
 
@@ -83,13 +83,6 @@ async def test_admission_counts_running_and_waiting():
 
 
 def test_loopback_rule():
-    assert (
-        is_loopback("127.0.0.1")
-        and is_loopback("::1")
-        and is_loopback("localhost")
-        and is_loopback("127.8.0.1")
-    )
-    assert not is_loopback("0.0.0.0") and not is_loopback("::") and not is_loopback("10.1.2.3")
     with pytest.raises(UsageError, match="without a token"):
         check_bind(ServeConfig(host="0.0.0.0"))
     check_bind(ServeConfig(host="0.0.0.0", token="t"))  # a token allows any address

@@ -27,7 +27,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
-from memdoor.errors import MemoryStoreError, UsageError
+from memdoor.errors import MemoryStoreError, UsageError, validation_problems
 from memdoor.memory.codec import decode, encode, encode_entry
 
 
@@ -86,7 +86,7 @@ class RedisMemory:
         try:
             self.config = RedisMemoryConfig(url=url, **options)
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            problems = validation_problems(e)
             raise UsageError(f"bad Redis memory options: {problems}") from e
         cfg = self.config
         try:

@@ -26,9 +26,10 @@ from urllib.parse import parse_qsl
 import httpx
 from pydantic import ValidationError
 
-from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable
+from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, validation_problems
 from memdoor.models.catalog import CatalogEntry, get_entry
 from memdoor.models.engine import Engine, EngineConfig
+from memdoor.models.gather import all_or_nothing
 from memdoor.models.types import Completion, Message, ModelResponse, Usage
 from memdoor.models.weights import WeightsNotInstalled, WeightsStore, find_parts
 
@@ -83,7 +84,7 @@ class LocalModel:
         try:
             config = EngineConfig.model_validate(options)
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            problems = validation_problems(e)
             raise ModelSpecError(f"bad options in local:{rest}: {problems}") from None
         return cls(name, config=config, spec=f"local:{rest}")
 
@@ -189,7 +190,7 @@ class LocalModel:
             if seed is not None:
                 b["seed"] = seed + k
             bodies.append(b)
-        answers = await _all_or_nothing([self._post(client, b) for b in bodies])
+        answers = await all_or_nothing([self._post(client, b) for b in bodies])
         completions = [_completion(a, logprobs) for a in answers]
         prompt_tokens = max((_usage(a, "prompt_tokens") for a in answers), default=0)
         completion_tokens = sum(_usage(a, "completion_tokens") for a in answers)
@@ -221,18 +222,6 @@ class LocalModel:
         if resp.status_code != 200 or not isinstance(data, dict) or "error" in data:
             raise _error(self.spec, resp.status_code, data)
         return data
-
-
-async def _all_or_nothing(calls: list[Any]) -> list[dict[str, Any]]:
-    """Run ``calls`` concurrently; on the first failure cancel the rest (freeing their slots) and raise it."""
-    tasks = [asyncio.ensure_future(c) for c in calls]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 def _is_path(name: str) -> bool:

@@ -23,12 +23,11 @@ against a real socket server:
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import os
 import random
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
@@ -36,10 +35,12 @@ from urllib.parse import parse_qsl, urlsplit
 import openai
 from pydantic import ConfigDict, Field, ValidationError
 
-from memdoor.errors import ModelError, ModelSpecError
+from memdoor.errors import ModelError, ModelSpecError, validation_problems
+from memdoor.models.gather import all_or_nothing
 from memdoor.models.pool import ModelPool, split_model_url, split_options
 from memdoor.models.retry import FailureKind, RetryConfig, Transient, call_with_retries
 from memdoor.models.types import Completion, Message, ModelResponse, Usage
+from memdoor.net import is_loopback_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENV_VARS = ("MEMDOOR_API_KEY", "OPENAI_API_KEY")
@@ -114,7 +115,7 @@ class ParsedSpec:
         try:
             return OpenAIConfig.model_validate(merged)
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            problems = validation_problems(e)
             raise ModelSpecError(f"bad settings in model spec {self.spec!r}: {problems}") from None
 
 
@@ -152,17 +153,6 @@ def endpoint_key(base_url: str) -> str:
     p = urlsplit(base_url)
     port = p.port or (443 if p.scheme == "https" else 80)
     return f"{p.scheme}://{(p.hostname or '').lower()}:{port}{p.path.rstrip('/')}"
-
-
-def is_loopback(base_url: str) -> bool:
-    """True when the URL names this machine (localhost, 127.0.0.0/8, ::1)."""
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def api_key_from_env(base_url: str, env: dict[str, str] | None = None) -> str | None:
@@ -250,7 +240,7 @@ class OpenAIModel:
             timeout=self.config.request_timeout_s,
             # a server on this machine is reached directly, never through a proxy from the environment
             http_client=openai.DefaultAsyncHttpxClient(trust_env=False)
-            if is_loopback(self.base_url)
+            if is_loopback_url(self.base_url)
             else None,
         )
         self._fan_out_learned = False  # auto mode found that this server will not give n at once
@@ -335,7 +325,7 @@ class OpenAIModel:
 
     async def _fan_out(self, base: dict[str, Any], start: int, n: int, seed: int | None) -> list[_Result]:
         """Completions ``start`` … ``n - 1``, one request each, concurrently, each with its own seed."""
-        return await _all_or_nothing([self._one(base, 1, _seed(seed, k)) for k in range(start, n)])
+        return await all_or_nothing([self._one(base, 1, _seed(seed, k)) for k in range(start, n)])
 
     async def _one(self, base: dict[str, Any], n: int, seed: int | None) -> _Result:
         """One logical request (retried as needed)."""
@@ -420,22 +410,6 @@ def _token_logprobs(lp: Any) -> list[float] | None:
         return None
     values = [getattr(t, "logprob", None) for t in content]
     return [float(v) for v in values if isinstance(v, int | float)]
-
-
-async def _all_or_nothing(calls: Sequence[Awaitable[_Result]]) -> list[_Result]:
-    """Run concurrently, results in order; on the first failure cancel the rest and raise it."""
-    tasks = [asyncio.ensure_future(c) for c in calls]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for t in tasks:
-            if t in done and t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
-        return [t.result() for t in tasks]
-    finally:
-        for t in tasks:
-            if not t.done():
-                t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memdoor.errors import UsageError
+from memdoor.errors import UsageError, validation_problems
 from memdoor.select.behaviour import behaviour_key, group_by_key
 from memdoor.select.types import Candidate, Selection
 
@@ -73,7 +73,7 @@ class VoteSelector:
         try:
             self.config = VoteConfig(k=k, weighting=weighting)
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            problems = validation_problems(e)
             raise UsageError(f"bad vote selector settings: {problems}") from e
 
     async def select(

@@ -6,35 +6,20 @@ otherwise make this machine run teams (and their code, in the sandbox) at will.
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import threading
 import time
 from typing import Any
 
 from memdoor.errors import UsageError
 from memdoor.models.pool import ModelPool
+from memdoor.net import is_loopback_host
 from memdoor.protocols import Sandbox
 from memdoor.server.config import TOKEN_ENV, ServeConfig
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or a name) resolves to loopback addresses only."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    addrs = {str(info[4][0]).split("%")[0] for info in infos}
-    return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)
-
-
 def check_bind(config: ServeConfig) -> None:
     """UsageError when ``config`` would serve a non-loopback address without a token."""
-    if config.token is None and not is_loopback(config.host):
+    if config.token is None and not is_loopback_host(config.host, resolve=True):
         raise UsageError(
             f"refusing to serve on {config.host} without a token: anyone who reaches it could run teams "
             f"here. Set --token (or ${TOKEN_ENV}), or bind 127.0.0.1"

@@ -102,7 +102,7 @@ class MeteredModel:
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
+class PlannedRequest:
     """A checked request, before any work: the team, the problem and the limits."""
 
     model: str
@@ -118,7 +118,7 @@ class Job:
 class Outcome:
     """A finished run the client gets as an answer."""
 
-    job: Job
+    job: PlannedRequest
     solution: Solution
     problem: Problem
     tests_source: str
@@ -229,7 +229,7 @@ class TeamService:
             )
         return canonical
 
-    def plan(self, request: ChatRequest) -> Job:
+    def plan(self, request: ChatRequest) -> PlannedRequest:
         """Check ``request`` and plan its run (no work done). ModelNotFound, InvalidRequest."""
         model = self.resolve(request.model)
         if request.n != 1:
@@ -240,7 +240,7 @@ class TeamService:
             raise InvalidRequest("max_tokens must be at least 16 for a team", param="max_tokens")
         opts = request.memdoor
         seed = self.config.seed if request.seed is None else request.seed
-        return Job(
+        return PlannedRequest(
             model=model,
             chat=chat,
             config=self._solve_config(self.teams[model], seed=seed, max_tokens=cap),
@@ -251,7 +251,7 @@ class TeamService:
 
     async def run(
         self,
-        job: Job,
+        job: PlannedRequest,
         ticket: Ticket,
         *,
         on_event: Callable[[TraceEvent], None] | None = None,
@@ -281,7 +281,7 @@ class TeamService:
                 await self.env.memory.delete(probe.task_id)  # the trace is on disk; memory must not grow
 
     async def _solve(
-        self, job: Job, probe: TaskProbe, on_event: Callable[[TraceEvent], None] | None
+        self, job: PlannedRequest, probe: TaskProbe, on_event: Callable[[TraceEvent], None] | None
     ) -> Outcome:
         problem, source = job.chat.problem, job.chat.tests_source
         writing, writing_calls = CallUsage(), 0
@@ -320,7 +320,9 @@ class TeamService:
             raise NoSolution(f"the team produced no code: {why}", trace_id=solution.trace_id)
         return Outcome(job, solution, problem, source, writing, writing_calls)
 
-    async def _write_tests(self, problem: Problem, job: Job) -> tuple[Problem, str, CallUsage, int]:
+    async def _write_tests(
+        self, problem: Problem, job: PlannedRequest
+    ) -> tuple[Problem, str, CallUsage, int]:
         """The team's first model writes test inputs (no outputs), as the seed protocol does."""
         model = MeteredModel(self.env.pool.get(job.config.models[0]))
         written, note = await write_tests(problem, model, self.config.test_inputs, seed=job.config.seed)
