@@ -93,3 +93,58 @@ def test_bad_problem_file_one_line_exit_2(tmp_path):
     out = grade(str(bad), str(samples))
     assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.count("\n") == 1
     assert f"{bad}: line 1: field 'private_test_cases'" in out.stderr
+
+
+# Issue 11, item 1: samples that write their own frames on the harness's result pipe (sys.argv[1]).
+FORGE = (
+    "import json, os, struct, sys\n"
+    "def send(head, payload=b''):\n"
+    "    h = json.dumps(head).encode()\n"
+    "    os.write(int(sys.argv[1]), struct.pack('>II', len(h), len(payload)) + h + payload)\n"
+)
+LAST = 5  # second-largest: 2 public + 4 hidden tests; its last input starts with "2"
+LAST_RESULT = f"send({{'ev': 'res', 'i': {LAST}, 'status': 'ok', 't': 0.0}}, (str(ans) + chr(10)).encode())"
+SECOND = "n = int(input())\ns = sorted(set(map(int, input().split())))\nans = s[-2] if len(s) > 1 else -1\nprint(ans)\n"
+
+
+def test_samples_breaking_the_harness_protocol_get_their_own_verdicts(tmp_path):
+    """A result frame more than the tests, a stall before the end, a forged 1,000,000-digit result: each is
+    that sample's runtime_error; grading goes on and the other samples keep their verdicts (exit 0)."""
+    hostile = {
+        "extra frame after the last result": FORGE + SECOND + f"if n == 2:\n    {LAST_RESULT}\n",
+        "stall before the end": FORGE
+        + SECOND
+        + f"if n == 2:\n    {LAST_RESULT}\n    import time\n    time.sleep(60)\n",
+        "frame for another test": FORGE
+        + "send({'ev': 'res', 'i': 3, 'status': 'ok', 't': 0.0}, b'4')\n"
+        + SECOND,
+        "end too early": FORGE + "send({'ev': 'end'})\n" + SECOND,
+    }
+    forged_digits = FORGE + (
+        "def sum_digits(n):\n"
+        "    send({'ev': 'res', 'i': 0, 'status': 'ok', 't': 0.0}, b'7' * 1000000)\n"
+        "    return sum(map(int, str(n)))\n"
+    )
+    samples = []
+    for code in hostile.values():
+        samples += [
+            {"problem_id": "second-largest", "code": fence(code)},
+            {"problem_id": "second-largest", "code": fence(OK)},
+        ]
+    samples += [
+        {"problem_id": "sum-of-digits", "code": fence(forged_digits)},
+        {
+            "problem_id": "sum-of-digits",
+            "code": fence("def sum_digits(n):\n    return sum(map(int, str(n)))"),
+        },
+    ]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    out = grade(str(EXAMPLES), str(path), "--json", "--timeout", "2", "--workers", "2")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["index"] for r in rows] == list(range(len(samples)))
+    assert [r["verdict"] for r in rows] == ["runtime_error", "passed"] * (len(hostile) + 1), rows
+    assert rows[0]["tests_passed"] == LAST and rows[2]["tests_passed"] == LAST  # the forged last one fails
+    assert all(r["tests_passed"] == r["tests_total"] == 6 for r in rows[1 : 2 * len(hostile) : 2])

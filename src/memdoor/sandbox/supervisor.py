@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import struct
@@ -38,6 +39,9 @@ _MAX_HEADER = 64 * 1024
 _START_RETRIES = 2
 TOOL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where the isolation tools are found
 
+PROTOCOL_VIOLATION = "harness protocol violation"  # the detail's start when the candidate broke the stream
+LATE_GRACE_S = 0.5  # past a deadline, how long a result already arriving may take to be read in full
+
 
 def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
     """[lo, hi) ranges of consecutive tests of one kind."""
@@ -47,6 +51,22 @@ def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
             bounds.append((lo, i))
             lo = i
     return bounds
+
+
+def _timed_within(head: dict, limit: float) -> bool:
+    """The harness reported the test's run time and it is within ``limit``."""
+    t = head.get("t")
+    return type(t) in (int, float) and 0 <= t <= limit
+
+
+def _unexpected(ev: object, i: object, phase: str, nxt: int, n: int) -> str:
+    """What was wrong with a frame the harness would not have sent (shown to users: kept short)."""
+    what = f"unexpected {str(ev)[:20]!r} frame" + (f" for test {str(i)[:20]}" if ev == "res" else "")
+    if phase != "test":
+        return f"{what} while the program was loading"
+    if nxt >= n:
+        return f"{what} after the last test's result"
+    return f"{what} while test {nxt} was running"
 
 
 @dataclass
@@ -79,7 +99,10 @@ class _FrameReader:
             end = _HEAD.size + hlen + plen
             if len(self.buf) < end:
                 break
-            head = json.loads(bytes(self.buf[_HEAD.size : _HEAD.size + hlen]))  # ValueError if broken
+            try:
+                head = json.loads(bytes(self.buf[_HEAD.size : _HEAD.size + hlen]))
+            except RecursionError as e:  # nested too deep: as malformed
+                raise ValueError("malformed result stream") from e
             if not isinstance(head, dict):
                 raise ValueError("malformed result stream")
             frames.append((head, bytes(self.buf[_HEAD.size + hlen : end])))
@@ -88,10 +111,14 @@ class _FrameReader:
 
 
 class _Pipes:
-    """The sandbox's pipes: the job written to its stdin, its stderr kept (a little), results read."""
+    """The sandbox's pipes: the job written to its stdin, its stderr kept (a little), results read.
+
+    ``looked``: a time at which the results pipe was seen with nothing new in it (a lower bound: the last
+    look was at or after it)."""
 
     def __init__(self, proc: subprocess.Popen, results_fd: int, job: bytes):
         self.proc, self.r = proc, results_fd
+        self.looked = time.monotonic()
         self.stdin_fd, self.err_fd = proc.stdin.fileno(), proc.stderr.fileno()
         os.set_blocking(self.stdin_fd, False)
         self.pending = memoryview(job)
@@ -101,10 +128,14 @@ class _Pipes:
         self.poller.register(self.stdin_fd, select.POLLOUT)
 
     def pump(self, wait_s: float, s: _Session) -> bytes | None:
-        """Move data for up to ``wait_s``; the bytes read from the results pipe (b"" at its end), or None."""
+        """Move data for up to ``wait_s`` (0: only what is there); the bytes read from the results pipe (b""
+        at its end), or None."""
+        wait_ms = math.ceil(wait_s * 1000)  # rounded up: a poll that times out ends at or after the deadline
+        before = time.monotonic()
         try:
-            ready = dict(self.poller.poll(max(1, int(wait_s * 1000))))
+            ready = dict(self.poller.poll(wait_ms))
         except InterruptedError:
+            self.looked = before
             return None
         if self.stdin_fd in ready:
             try:
@@ -115,7 +146,8 @@ class _Pipes:
                 self.pending = memoryview(b"")
             if not self.pending:
                 self.poller.unregister(self.stdin_fd)
-                self.proc.stdin.close()
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
                 self.stdin_fd = -1
         if self.err_fd in ready:
             chunk = os.read(self.err_fd, 65536)
@@ -124,7 +156,8 @@ class _Pipes:
                 self.err_fd = -1
             elif len(s.stderr) < 8192:
                 s.stderr += chunk[: 8192 - len(s.stderr)]
-        if self.r not in ready:
+        if self.r not in ready:  # seen empty when poll returned: at its timeout, or when another fd woke it
+            self.looked = before + (0.0 if ready else wait_ms / 1000)
             return None
         return os.read(self.r, 1 << 20)
 
@@ -224,6 +257,10 @@ class Supervisor:
             ahead = None
             for i, r in s.results:
                 results[i] = r
+            if s.load is None and results[first] is None:  # cannot happen (every end is recorded); never loop
+                results[first] = TestResult(
+                    status="runtime_error", detail="the sandbox ended without a result"
+                )
             if s.load is not None:  # the program did not load: that status applies to every test
                 for i in range(first, len(tests)):
                     results[i] = s.load if (i == first or not stop) else None
@@ -328,34 +365,43 @@ class Supervisor:
         return s
 
     def _converse(self, proc, r: int, job: bytes, tests, first: int, stop: bool, s: _Session) -> None:
-        """Feed the job, read the result stream, judge each result, until the run ends or must be cut."""
+        """Feed the job, read the result stream, judge each result, until the run ends or must be cut.
+
+        The candidate runs in the harness's process and can write to the result pipe itself: a frame the
+        harness would not send at that point ends the run as the candidate's ``runtime_error``; nothing in
+        the stream can raise out of here. Deadlines hold when this thread runs late (docs/sandbox.md,
+        "Deadlines"): past a deadline the pipe is read before a time limit is declared, and a result found
+        late counts only when the harness timed it within the limit."""
         c = self.config
+        n = len(tests)
         io = _Pipes(proc, r, job)
         reader = _FrameReader(max_payload=c.max_output_bytes + (1 << 20))
         nxt = first
-        mark = time.monotonic()  # when the current phase (boot, load, a test) started
+        mark = io.looked  # when the current phase (boot, job, load, a test) started
         deadline = mark + c.start_timeout_s
+        late_since = None  # when this thread first ran past the deadline
         while True:
             now = time.monotonic()
             if now >= deadline:
-                s.killed_for = "timeout"
-                self._fail(s, nxt, "time_limit", now - mark, "wall-clock limit")
-                return
-            chunk = io.pump(min(deadline - now, 1.0), s)
+                late_since = now if late_since is None else late_since
+                if io.looked >= deadline or now >= late_since + LATE_GRACE_S:
+                    s.killed_for = "timeout"
+                    self._timed_out(s, nxt, n, now - mark)
+                    return
+            chunk = io.pump(min(max(deadline - now, 0.0), 1.0), s)
             if chunk is None:
                 continue
             if not chunk:  # the sandbox is gone
-                self._died(proc, s, nxt, time.monotonic() - mark)
+                self._died(proc, s, nxt, n, time.monotonic() - mark)
                 return
             try:
                 frames = reader.feed(chunk)
             except ValueError as e:
-                s.killed_for = "protocol"
-                self._fail(s, nxt, "runtime_error", 0.0, str(e))
+                self._violation(s, nxt, n, str(e))
                 return
             for head, payload in frames:
                 now = time.monotonic()
-                ev = head.get("ev")
+                ev, i = head.get("ev"), head.get("i")
                 if ev == "boot" and s.phase == "boot":
                     s.booted, s.phase = True, "job"
                 elif ev == "job" and s.phase == "job":
@@ -364,33 +410,58 @@ class Supervisor:
                     status = head.get("status")
                     if status != "ok":
                         status = status if status in ("compile_error", "memory_limit") else "runtime_error"
-                        self._fail(s, nxt, status, now - mark, str(head.get("detail", ""))[:500])
+                        detail = str(head.get("detail", ""))[:500]
+                        self._record(s, nxt, n, TestResult(status=status, seconds=now - mark, detail=detail))
                         return
                     s.phase = "test"
-                elif ev == "res" and s.phase == "test" and head.get("i") == nxt and nxt < len(tests):
+                elif ev == "res" and s.phase == "test" and nxt < n and type(i) is int and i == nxt:
+                    if now > deadline and not _timed_within(head, c.timeout_s):  # late, and not by our fault
+                        s.killed_for = "timeout"
+                        self._timed_out(s, nxt, n, now - mark)
+                        return
                     result = self._judge_safely(tests[nxt], head, payload, now - mark)
                     s.results.append((nxt, result))
                     nxt += 1
                     if result.status != "passed" and stop:
                         s.killed_for = "failure"
                         return
-                elif ev == "end" and s.phase == "test" and nxt == len(tests):
+                elif ev == "end" and s.phase == "test" and nxt == n:
                     s.ended = True
                     return
                 else:
-                    s.killed_for = "protocol"
-                    self._fail(s, nxt, "runtime_error", 0.0, f"unexpected {ev!r} in the result stream")
+                    self._violation(s, nxt, n, _unexpected(ev, i, s.phase, nxt, n))
                     return
                 mark, deadline = now, now + (c.start_timeout_s if s.phase == "job" else c.timeout_s)
+                late_since = None
 
-    def _fail(self, s: _Session, nxt: int, status: Status, seconds: float, detail: str) -> None:
-        """Record a non-passing outcome for the current phase: the load, or test ``nxt``."""
+    def _record(self, s: _Session, nxt: int, n: int, result: TestResult) -> None:
+        """Record a non-passing outcome for the current phase: the load, or test ``nxt``; when every one of
+        the ``n`` tests already has its result (the run's end is missing, or more follows), the last test,
+        during which the candidate's code still ran, takes it (keeping its time and output)."""
         if s.phase in ("job", "load"):
-            if status == "time_limit":
-                detail = "loading the program timed out"
-            s.load = TestResult(status=status, seconds=seconds, detail=detail)
-        elif s.phase == "test":
-            s.results.append((nxt, TestResult(status=status, seconds=seconds, detail=detail)))
+            s.load = result
+        elif s.phase == "test" and nxt < n:
+            s.results.append((nxt, result))
+        elif s.phase == "test" and s.results:
+            i, last = s.results[-1]
+            s.results[-1] = (i, result.model_copy(update={"seconds": last.seconds, "output": last.output}))
+        elif s.phase == "test":  # no tests at all (only loading was checked): the run's one outcome
+            s.load = result
+
+    def _violation(self, s: _Session, nxt: int, n: int, why: str) -> None:
+        """The stream broke the harness's protocol: only a candidate writing to the pipe can do that."""
+        s.killed_for = "protocol"
+        self._record(s, nxt, n, TestResult(status="runtime_error", detail=f"{PROTOCOL_VIOLATION}: {why}"))
+
+    def _timed_out(self, s: _Session, nxt: int, n: int, seconds: float) -> None:
+        if s.phase in ("job", "load"):
+            s.load = TestResult(status="time_limit", seconds=seconds, detail="loading the program timed out")
+        elif s.phase == "test" and nxt >= n:
+            self._violation(s, nxt, n, "the run did not end after the last result (the program stalled it)")
+        else:
+            self._record(
+                s, nxt, n, TestResult(status="time_limit", seconds=seconds, detail="wall-clock limit")
+            )
 
     def _judge_safely(self, test: TestCase, head: dict, payload: bytes, elapsed: float) -> TestResult:
         # The stream comes from the sandbox, where the candidate could have forged it: never trust it.
@@ -399,13 +470,19 @@ class Supervisor:
         except Exception as e:
             return TestResult(status="runtime_error", detail=f"unreadable result ({type(e).__name__})")
 
-    def _died(self, proc, s: _Session, nxt: int, seconds: float) -> None:
+    def _died(self, proc, s: _Session, nxt: int, n: int, seconds: float) -> None:
         try:
             code = proc.wait(2)
         except subprocess.TimeoutExpired:
             code = None
-        detail = "the program ended the sandbox" + (f" (exit status {code})" if code is not None else "")
-        self._fail(s, nxt, "runtime_error", seconds, detail)
+        status = f" (exit status {code})" if code is not None else ""
+        if s.phase == "test" and nxt >= n:  # after the last result: the harness would have ended the run
+            self._violation(s, nxt, n, "the sandbox ended without ending the run" + status)
+            return
+        died = TestResult(
+            status="runtime_error", seconds=seconds, detail="the program ended the sandbox" + status
+        )
+        self._record(s, nxt, n, died)
 
     def _judge(self, test: TestCase, head: dict, payload: bytes, elapsed: float) -> TestResult:
         """The result of one test from the harness's report; ``elapsed`` is the supervisor's own measure."""
@@ -438,7 +515,7 @@ class Supervisor:
             value = compare.decode_value(payload)
         except ValueError as e:
             return TestResult(status="runtime_error", seconds=seconds, detail=str(e))
-        shown = compare.keep(compare.value_text(value), c.keep_output_chars)
+        shown = compare.keep(compare.value_text(value, payload), c.keep_output_chars)
         if test.output is None:
             return TestResult(status="passed", seconds=seconds, output=shown)
         ok, why = compare.functional_matches(value, test.output)
