@@ -1,4 +1,4 @@
-"""Shared fixtures: the developers' benchmark data (skip when absent) and a real Redis server."""
+"""Shared fixtures: the real sandbox, the developers' benchmark data (skip when absent) and a real Redis server."""
 
 from __future__ import annotations
 
@@ -15,6 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 def _shared_data() -> Path:
     env = os.environ.get("MEMDOOR_SHARED_DATA")
     return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """The real sandbox (bwrap or unshare, default settings), as Memdoor uses it; opened once, closed at
+    the end (the sandboxes it started ahead hold uids)."""
+    from memdoor.sandbox import SandboxConfig, open_sandbox
+
+    with open_sandbox(SandboxConfig()) as box:
+        yield box
 
 
 @pytest.fixture(scope="session")

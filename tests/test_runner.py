@@ -39,13 +39,6 @@ def problem(hidden: bool = True) -> Problem:
     )
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    from memdoor.sandbox import SandboxConfig, open_sandbox
-
-    return open_sandbox(SandboxConfig())
-
-
 def env_with(sandbox, tmp_path, *models, **kw) -> RunEnv:
     pool = ModelPool()
     for m in models:

@@ -20,15 +20,9 @@ from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.load import load_problems
 from memdoor.runner import RunEnv
-from memdoor.sandbox import SandboxConfig, open_sandbox
 
 GOOD = "scripted:good"
 DOWN = "scripted:down"
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    return open_sandbox(SandboxConfig())
 
 
 def setup(tmp_path, problem_file, sandbox, strategies="single,parallel:3", model=GOOD, baselines=()):

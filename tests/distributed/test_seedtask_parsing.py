@@ -102,9 +102,7 @@ def test_unusable_tests_name_the_field(prompt, tests, field):
     assert e.value.field == field
 
 
-def test_assert_tests_run_in_the_real_sandbox():
-    from memdoor.sandbox import SandboxConfig, open_sandbox
-
+def test_assert_tests_run_in_the_real_sandbox(sandbox):
     task = parse_task(
         "t1",
         json.dumps(
@@ -118,7 +116,6 @@ def test_assert_tests_run_in_the_real_sandbox():
     )
     p = task_problem(task, key=KEY)
     assert p.public_tests[0].kind == "check"
-    sandbox = open_sandbox(SandboxConfig())
 
     def run(code: str):
         return sandbox.run(code, p.public_tests, func_name=p.func_name, prelude=p.prelude)

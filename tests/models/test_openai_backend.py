@@ -292,7 +292,6 @@ def test_bad_spec_through_the_pool():
 
 
 def test_bad_spec_from_the_command_line_exits_2(capsys, tmp_path):
-    pytest.importorskip("memdoor.commands.solve")
     from memdoor.cli import main
 
     problems = tmp_path / "p.yaml"

@@ -23,7 +23,6 @@ def problems(tmp_path):
 
 
 def solve(problems, spec: str, capsys) -> tuple[int, dict | None, str]:
-    pytest.importorskip("memdoor.commands.solve")
     from memdoor.cli import main
 
     code = main(

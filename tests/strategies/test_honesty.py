@@ -13,6 +13,7 @@ import json
 import pytest
 from strategy_helpers import ByRole, fenced
 
+from memdoor.errors import UsageError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
@@ -99,5 +100,5 @@ async def test_hidden_tests_never_reach_a_strategy(strategy, sandbox, tmp_path):
 async def test_strategies_refuse_a_problem_with_hidden_tests(sandbox):
     from strategy_helpers import make_ctx, scripted, team_of
 
-    with pytest.raises(Exception, match="public view"):
+    with pytest.raises(UsageError, match="public view"):
         TeamRun(marked_problem(), team_of(scripted({"draft": ["x"]})), make_ctx(sandbox))

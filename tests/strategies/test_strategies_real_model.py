@@ -43,13 +43,6 @@ def pool():
     asyncio.run(p.aclose())
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    from memdoor.sandbox import SandboxConfig, open_sandbox
-
-    return open_sandbox(SandboxConfig())
-
-
 def check_complete(sol, config: SolveConfig) -> None:
     assert sol.error is None, sol.error
     assert sol.verdict is not None and isinstance(sol.passed, bool) and isinstance(sol.oracle, bool)
