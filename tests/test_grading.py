@@ -39,3 +39,13 @@ def test_empty_code_fails_without_running(tmp_path):
     assert v.status == "compile_error" and not v.passed
     assert ok.passed and ok.tests_total == len(p.public_tests) + len(p.hidden_tests)
     assert public_only.tests_total == len(p.public_tests) and public_only.tests_passed == 1
+
+
+def test_a_problem_without_tests_never_passes():
+    """Loaders refuse such problems; grading itself also refuses to call 0 of 0 tests a pass."""
+    from memdoor.problems.model import Problem
+
+    bare = Problem(id="bare", statement="Print anything.")
+    with open_sandbox() as sb:
+        verdicts = [grade(bare, code, sb) for code in ('print("garbage")', "", "import os\nos._exit(0)")]
+    assert [(v.status, v.passed, v.tests_total) for v in verdicts] == [("no_tests", False, 0)] * 3

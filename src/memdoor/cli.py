@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from memdoor import __version__
 from memdoor.errors import MemdoorError
@@ -28,10 +29,20 @@ def _command(name: str):
     return importlib.import_module(f"memdoor.commands.{name}")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (``memdoor: --timeout: must be more than 0 ...``), exit 2.
+
+    Subcommand parsers are of this class too (argparse makes them with the parent's class). Option
+    values are checked by the types of :mod:`memdoor.commands.options`.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split()).removeprefix("argument ")
+        self.exit(2, f"memdoor: {line} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="memdoor", description="Teams of language models solving programming problems."
-    )
+    parser = Parser(prog="memdoor", description="Teams of language models solving programming problems.")
     parser.add_argument("--version", action="version", version=f"memdoor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
@@ -54,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (2, its line already printed), --help or --version (0)
+        return e.code if isinstance(e.code, int) else 2
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

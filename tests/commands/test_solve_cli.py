@@ -163,8 +163,8 @@ def test_mixed_team_and_options(home):
         (["--option", "rounds=2", "--strategy", "parallel"], "bad options for strategy parallel"),
         (["--option", "rounds"], "expected KEY=VALUE"),
         (["--problem", "nope"], "no problem 'nope'"),
-        (["--budget-tokens", "0"], "--budget-tokens must be at least 1"),
-        (["--vote-k", "0"], "bad vote selector settings"),
+        (["--budget-tokens", "0"], "--budget-tokens: must be at least 1"),
+        (["--vote-k", "0"], "--vote-k: must be at least 1"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(home, args, message):

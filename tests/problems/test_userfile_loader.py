@@ -28,8 +28,8 @@ def test_yaml_with_stdin_and_function_problems(tmp_path):
 
 
 def test_folder_and_json(tmp_path):
-    (tmp_path / "a.json").write_text('{"id": "x", "statement": "s", "tests": []}')
-    (tmp_path / "b.yaml").write_text("id: y\nstatement: t\n")
+    (tmp_path / "a.json").write_text('{"id": "x", "statement": "s", "tests": [{"input": "", "output": "1"}]}')
+    (tmp_path / "b.yaml").write_text("id: y\nstatement: t\nhidden_tests: [{input: '', output: '2'}]\n")
     assert [p.id for p in load_problems(tmp_path)] == ["x", "y"]
 
 

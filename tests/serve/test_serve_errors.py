@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import openai
 import pytest
@@ -196,3 +198,96 @@ def test_a_body_over_the_limit_is_413(sandbox):
         assert r.status_code == 413
         ok = client(srv).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
         assert GOOD in ok.choices[0].message.content
+
+
+def post_raw(srv, raw: str | bytes, content_type: str = "application/json") -> httpx.Response:
+    """A completion request with exactly this body and content-type (no client reformats it)."""
+    body = raw.encode() if isinstance(raw, str) else raw
+    return httpx.post(
+        f"{srv.base_url}/chat/completions", content=body, headers={"content-type": content_type}, timeout=120
+    )
+
+
+ADD_BODY = json.dumps({"model": "memdoor/single", "messages": user(ADD_PROMPT)})
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]
+)
+def test_a_body_that_is_not_declared_json_is_415(server, content_type):
+    r = post_raw(server, ADD_BODY, content_type)
+    assert r.status_code == 415
+    error = shape(r.json())
+    assert error["code"] == "unsupported_media_type" and error["type"] == "invalid_request_error"
+    assert content_type.split(";")[0] in error["message"]
+    assert r.headers["x-should-retry"] == "false"
+
+
+def test_json_with_a_charset_is_json(server):
+    r = post_raw(server, ADD_BODY, "application/json; charset=utf-8")
+    assert r.status_code == 200 and GOOD in r.json()["choices"][0]["message"]["content"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "[" * 200_000 + "]" * 200_000,
+        '{"model": "memdoor/single", "messages": [{"role": "user", "content": "x"}], "user": '
+        + "[" * 200_000
+        + "]" * 200_000
+        + "}",
+        '{"model": "memdoor/single", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+    ids=["array", "extra-field", "messages"],
+)
+def test_a_deeply_nested_body_is_422_and_the_server_goes_on(server, raw):
+    r = post_raw(server, raw)
+    assert r.status_code == 422, r.text[:500]
+    error = shape(r.json())
+    assert error["code"] == "invalid_body" and "nested too deeply" in error["message"]
+    ok = client(server).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
+    assert GOOD in ok.choices[0].message.content
+
+
+@pytest.mark.parametrize(
+    ("raw", "param"),
+    [
+        ('{"model": "memdoor/single", "messages": MSGS, "seed": -1}', "seed"),
+        ('{"model": "memdoor/single", "messages": MSGS, "seed": 1e400}', "seed"),
+        ('{"model": "memdoor/single", "messages": MSGS, "seed": 99999999999999999999}', "seed"),
+        (
+            '{"model": "memdoor/single", "messages": MSGS, "memdoor": {"timeout": Infinity}}',
+            "memdoor.timeout",
+        ),
+        ('{"model": "memdoor/single", "messages": MSGS, "memdoor": {"timeout": NaN}}', "memdoor.timeout"),
+        ('{"model": "memdoor/single", "messages": MSGS, "temperature": NaN}', "temperature"),
+        ('{"model": "memdoor/single", "messages": MSGS, "max_tokens": "lots"}', "max_tokens"),
+        (
+            '{"model": "memdoor/single", "messages": MSGS, "memdoor": {"budget_tokens": 0}}',
+            "memdoor.budget_tokens",
+        ),
+        (
+            '{"model": "memdoor/single", "messages": [{"role": "user", "content": 7}]}',
+            "messages.0.content.str",
+        ),
+    ],
+)
+def test_out_of_range_values_are_422_naming_the_field(server, raw, param):
+    raw = raw.replace("MSGS", json.dumps(user(ADD_PROMPT)))
+    r = post_raw(server, raw)
+    assert r.status_code == 422, r.text[:500]
+    assert shape(r.json())["param"] == param
+
+
+def test_a_request_without_examples_is_served_but_never_graded_as_passed(sandbox):
+    """Not a load error: the team answers. With no test inputs written (--test-inputs 0), nothing
+    grades the answer, and the answer says so instead of claiming 0/0 passed."""
+    models = {"scripted:good": scripted("scripted:good", fenced("def double(x):\n    return 2 * x"))}
+    with running(models, sandbox, teams=["memdoor/single"], test_inputs=0) as srv:
+        answer = client(srv).chat.completions.create(
+            model="memdoor/single", messages=user("Write a function `double(x)` returning twice x.")
+        )
+    tests = answer.model_extra["memdoor"]["tests"]
+    assert "return 2 * x" in answer.choices[0].message.content
+    assert tests["source"] == "none" and tests["count"] == 0
+    assert tests["status"] == "no_tests" and tests["total"] == 0

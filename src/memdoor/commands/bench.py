@@ -36,6 +36,14 @@ from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.bench.suite import problems_digest, select_problems
 from memdoor.bench.versions import package_versions
+from memdoor.commands.options import (
+    MAX_TOKENS_PER_CALL,
+    POSITIVE,
+    SEED,
+    TOKENS,
+    at_least,
+    check_team_size,
+)
 from memdoor.errors import UsageError
 
 TRACES = "traces"
@@ -73,27 +81,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--until", metavar="DATE", help="keep problems released on or before DATE (YYYY-MM-DD)"
     )
-    parser.add_argument("--limit", type=int, metavar="N", help="keep the first N problems after filtering")
     parser.add_argument(
-        "--budget-tokens", type=int, metavar="T", help="the same token budget per problem for every row"
+        "--limit", type=POSITIVE, metavar="N", help="keep the first N problems after filtering"
     )
-    parser.add_argument("--seed", type=int, default=0, help="base sampling seed (default 0)")
     parser.add_argument(
-        "--max-tokens", type=int, default=1024, help="completion token cap per call (default 1024)"
+        "--budget-tokens", type=TOKENS, metavar="T", help="the same token budget per problem for every row"
+    )
+    parser.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
+    parser.add_argument(
+        "--max-tokens",
+        type=MAX_TOKENS_PER_CALL,
+        default=1024,
+        help="completion token cap per call, at least 16 (default 1024)",
     )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=at_least(1, 1024),
         default=1,
         metavar="K",
-        help="(problem, row) pairs solved at once (default 1)",
+        help="(problem, row) pairs solved at once, 1 to 1024 (default 1)",
     )
     parser.add_argument(
         "--retry-errors", action="store_true", help="also retry stored non-environmental errors"
     )
     parser.add_argument(
         "--max-errors",
-        type=int,
+        type=POSITIVE,
         default=10,
         metavar="N",
         help="stop after N environmental errors in a row (default 10)",
@@ -109,22 +122,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(flag: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise UsageError(f"{flag} must be at least 1 (got {value})")
-
-
 def build_config(args: argparse.Namespace) -> BenchConfig:
-    """Validate every flag (no file touched) into a BenchConfig."""
-    for flag, value in (
-        ("--limit", args.limit),
-        ("--budget-tokens", args.budget_tokens),
-        ("--concurrency", args.concurrency),
-        ("--max-tokens", args.max_tokens),
-        ("--max-errors", args.max_errors),
-    ):
-        _positive(flag, value)
+    """Validate the flags argparse cannot check alone (no file touched) into a BenchConfig."""
+    from memdoor.runner import StrategySpec
+
     rows = parse_rows(args.strategies, args.model, args.baseline)
+    for row in rows:
+        check_team_size(StrategySpec.parse(row.strategy).agents, row.strategy)
     filters = ProblemFilter(
         difficulty=parse_difficulty(args.difficulty),
         since=parse_date("--since", args.since),

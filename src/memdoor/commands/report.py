@@ -15,20 +15,21 @@ from memdoor.bench.analysis import analyse
 from memdoor.bench.report import write_report
 from memdoor.bench.stats import RESAMPLES
 from memdoor.bench.store import ResultsStore
-from memdoor.errors import UsageError
+from memdoor.commands.options import at_least
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="DIR", help="a memdoor bench --out directory")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     parser.add_argument(
-        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES:,})"
+        "--resamples",
+        type=at_least(100, 1_000_000),
+        default=RESAMPLES,
+        help=f"bootstrap resamples, at least 100 (default {RESAMPLES:,})",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.resamples < 100:
-        raise UsageError(f"--resamples must be at least 100 (got {args.resamples})")
     store = ResultsStore.open(args.directory)
     try:
         analysis = analyse(store, resamples=args.resamples)

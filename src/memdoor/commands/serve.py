@@ -22,6 +22,16 @@ import os
 
 from pydantic import ValidationError
 
+from memdoor.commands.options import (
+    MAX_TOKENS_PER_CALL,
+    NON_NEGATIVE,
+    PORT,
+    POSITIVE,
+    SECONDS_OR_ZERO,
+    SEED,
+    TOKENS,
+    at_least,
+)
 from memdoor.errors import UsageError
 
 
@@ -31,7 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     from memdoor.server.teams import DEFAULT_TEAMS
 
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port to bind (default 8080; 0: any free port)")
+    p.add_argument("--port", type=PORT, default=8080, help="port to bind (default 8080; 0: any free port)")
     p.add_argument(
         "--model",
         action="append",
@@ -50,36 +60,41 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=os.environ.get(TOKEN_ENV),
         help=f"bearer token clients must send (default ${TOKEN_ENV}); without one, loopback only",
     )
-    p.add_argument("--concurrency", type=int, default=1, metavar="C", help="team runs at once (default 1)")
+    p.add_argument(
+        "--concurrency", type=POSITIVE, default=1, metavar="C", help="team runs at once (default 1)"
+    )
     p.add_argument(
         "--max-queue",
-        type=int,
+        type=NON_NEGATIVE,
         default=16,
         metavar="N",
         help="requests that may wait for a free team; more are answered 429 (default 16)",
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=600.0,
         metavar="S",
         help="seconds a request may take, queue wait included; then 504 (default 600; 0: no limit)",
     )
     p.add_argument(
         "--budget-tokens",
-        type=int,
+        type=TOKENS,
         metavar="T",
         help="tokens the whole team may spend on a request; then 504 (default: no limit)",
     )
     p.add_argument(
-        "--max-tokens", type=int, default=1024, help="completion tokens per model call (default 1024)"
+        "--max-tokens",
+        type=MAX_TOKENS_PER_CALL,
+        default=1024,
+        help="completion tokens per model call, at least 16 (default 1024)",
     )
     p.add_argument(
         "--test-inputs",
-        type=int,
+        type=at_least(0, 100),
         default=5,
         metavar="N",
-        help="test inputs the team writes when a request shows no examples (default 5; 0: none)",
+        help="test inputs the team writes when a request shows no examples, 0 to 100 (default 5; 0: none)",
     )
     p.add_argument(
         "--option",
@@ -96,13 +111,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-body-bytes",
-        type=int,
+        type=at_least(1024, 1 << 30),
         default=4 * 1024 * 1024,
         metavar="B",
-        help="largest request body accepted, else 413 (default 4 MiB)",
+        help="largest request body accepted, else 413; 1 KiB to 1 GiB (default 4 MiB)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="base sampling seed when a request gives none (default 0)"
+        "--seed", type=SEED, default=0, help="base sampling seed when a request gives none (default 0)"
     )
     p.add_argument(
         "--no-traces",

@@ -24,7 +24,18 @@ import sys
 from typing import Any
 
 from memdoor.budget import Budget
+from memdoor.commands.options import (
+    AGENTS,
+    MAX_AGENTS,
+    MAX_TOKENS_PER_CALL,
+    SECONDS,
+    SEED,
+    TOKENS,
+    at_least,
+    check_team_size,
+)
 from memdoor.errors import UsageError
+from memdoor.problems.jsonl import parse_json
 from memdoor.registry import names
 from memdoor.solution import Solution
 
@@ -44,18 +55,28 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="NAME[:N]",
         help=f"team strategy: {', '.join(names('strategy'))} (default single); NAME:N sets the team size",
     )
-    p.add_argument("--agents", type=int, metavar="N", help="team size (default 1 for single, else 5)")
+    p.add_argument(
+        "--agents",
+        type=AGENTS,
+        metavar="N",
+        help=f"team size, 1 to {MAX_AGENTS} (default 1 for single, else 5)",
+    )
     p.add_argument(
         "--model",
         action="append",
         metavar="SPEC",
         help=f"model spec, repeatable for a mixed team, assigned round-robin (default {DEFAULT_MODEL})",
     )
-    p.add_argument("--budget-tokens", type=int, metavar="T", help="stop after T prompt+completion tokens")
-    p.add_argument("--budget-calls", type=int, metavar="C", help="stop after C model calls")
-    p.add_argument("--budget-seconds", type=float, metavar="S", help="stop after S seconds of solving")
-    p.add_argument("--seed", type=int, default=0, help="base sampling seed (default 0)")
-    p.add_argument("--max-tokens", type=int, default=1024, help="completion tokens per call (default 1024)")
+    p.add_argument("--budget-tokens", type=TOKENS, metavar="T", help="stop after T prompt+completion tokens")
+    p.add_argument("--budget-calls", type=TOKENS, metavar="C", help="stop after C model calls")
+    p.add_argument("--budget-seconds", type=SECONDS, metavar="S", help="stop after S seconds of solving")
+    p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
+    p.add_argument(
+        "--max-tokens",
+        type=MAX_TOKENS_PER_CALL,
+        default=1024,
+        help="completion tokens per call, at least 16 (default 1024)",
+    )
     p.add_argument(
         "--option",
         action="append",
@@ -65,7 +86,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--vote-k",
-        type=int,
+        type=at_least(1),
         metavar="K",
         help="agreeing candidates that win the vote outright (default: half the candidates, rounded up)",
     )
@@ -87,8 +108,8 @@ def parse_options(items: list[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise UsageError(f"bad --option {item!r}: expected KEY=VALUE")
         try:
-            out[key.strip()] = json.loads(value)
-        except ValueError:
+            out[key.strip()] = parse_json(value)
+        except ValueError:  # not JSON (or nested too deeply): the text itself
             out[key.strip()] = value
     return out
 
@@ -101,11 +122,7 @@ def build_config(args: argparse.Namespace):
         raise UsageError(f"--strategy {args.strategy} and --agents {args.agents} disagree on the team size")
     if args.agents is None and ":" not in args.strategy and spec.name != "single":
         spec = StrategySpec(name=spec.name, agents=5)
-    for flag, value in (("--budget-tokens", args.budget_tokens), ("--budget-calls", args.budget_calls)):
-        if value is not None and value < 1:
-            raise UsageError(f"{flag} must be at least 1")
-    if args.max_tokens < 16:
-        raise UsageError("--max-tokens must be at least 16")
+    check_team_size(spec.agents, args.strategy)
     config = SolveConfig(
         strategy=spec,
         models=args.model or [DEFAULT_MODEL],

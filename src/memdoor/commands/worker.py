@@ -24,6 +24,14 @@ import sys
 
 from pydantic import ValidationError
 
+from memdoor.commands.options import (
+    AGENTS,
+    MAX_TOKENS_PER_CALL,
+    POSITIVE,
+    SECONDS,
+    SECONDS_OR_ZERO,
+    at_least,
+)
 from memdoor.errors import UsageError
 
 
@@ -49,22 +57,27 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="answer: model jobs only; lead: orchestrate seed tasks only (no model); all: both",
     )
     p.add_argument("--prefix", default="memdoor:", help="prefix of the team's Redis keys (default memdoor:)")
-    p.add_argument("--concurrency", type=int, default=1, help="jobs taken at once (default 1)")
+    p.add_argument("--concurrency", type=at_least(1, 1024), default=1, help="jobs taken at once (default 1)")
     p.add_argument(
         "--visibility-timeout",
-        type=float,
+        type=SECONDS,
         default=30.0,
         help="seconds before a dead worker's job is taken over (default 30)",
     )
-    p.add_argument("--heartbeat-ttl", type=float, default=15.0, help="heartbeat TTL in seconds (default 15)")
+    p.add_argument(
+        "--heartbeat-ttl", type=SECONDS, default=15.0, help="heartbeat TTL in seconds (default 15)"
+    )
     p.add_argument(
         "--grace",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=30.0,
         help="seconds SIGTERM waits for the current job before handing it back (default 30)",
     )
     p.add_argument(
-        "--startup-timeout", type=float, default=60.0, help="seconds to wait for Redis at start (default 60)"
+        "--startup-timeout",
+        type=SECONDS,
+        default=60.0,
+        help="seconds to wait for Redis at start (default 60)",
     )
     seed = p.add_argument_group("seed protocol (task:<id> → memory:<id>)")
     seed.add_argument(
@@ -72,23 +85,28 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     seed.add_argument(
         "--agents",
-        type=int,
+        type=AGENTS,
         default=None,
         help="team size for tasks naming none (default: live answering workers, at most 5)",
     )
     seed.add_argument(
-        "--max-tokens", type=int, default=1024, help="completion token cap per call (default 1024)"
+        "--max-tokens",
+        type=MAX_TOKENS_PER_CALL,
+        default=1024,
+        help="completion token cap per call, at least 16 (default 1024)",
     )
     seed.add_argument(
-        "--max-tasks", type=int, default=2, help="seed tasks this worker leads at once (default 2)"
+        "--max-tasks", type=POSITIVE, default=2, help="seed tasks this worker leads at once (default 2)"
     )
-    seed.add_argument("--budget-seconds", type=float, default=None, help="wall-second budget per task")
+    seed.add_argument("--budget-seconds", type=SECONDS, default=None, help="wall-second budget per task")
     seed.add_argument("--task-prefix", default="task:", help="key prefix clients set (default task:)")
     seed.add_argument("--answer-prefix", default="memory:", help="key prefix of answers (default memory:)")
     seed.add_argument(
-        "--lease", type=float, default=30.0, help="seconds a task claim lasts unless renewed (default 30)"
+        "--lease", type=SECONDS, default=30.0, help="seconds a task claim lasts unless renewed (default 30)"
     )
-    seed.add_argument("--poll", type=float, default=0.5, help="seconds between scans for tasks (default 0.5)")
+    seed.add_argument(
+        "--poll", type=SECONDS, default=0.5, help="seconds between scans for tasks (default 0.5)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
 
 

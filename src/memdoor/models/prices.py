@@ -137,6 +137,8 @@ def parse_prices(text: str, source: str) -> dict[str, ModelPrice]:
         data = json.loads(text)
     except ValueError as e:
         raise UsageError(f"{source}: prices are not valid JSON: {e}") from None
+    except RecursionError:
+        raise UsageError(f"{source}: prices are not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError(f"{source}: prices must be a JSON object mapping model to prices")
     prices: dict[str, ModelPrice] = {}
@@ -148,8 +150,11 @@ def parse_prices(text: str, source: str) -> dict[str, ModelPrice]:
                 f'{source}: price of {key!r} must be {{"input": $, "output": $}} or [input, output]'
                 " in dollars per million tokens"
             )
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in value.values()):
-            raise UsageError(f"{source}: price of {key!r} must be non-negative numbers")
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < float("inf")
+            for v in value.values()
+        ):
+            raise UsageError(f"{source}: price of {key!r} must be finite non-negative numbers")
         prices[key] = ModelPrice(input=float(value["input"]), output=float(value["output"]))
     return prices
 

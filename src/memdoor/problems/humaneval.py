@@ -12,10 +12,14 @@ import gzip
 import importlib.util
 import json
 import re
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from memdoor.errors import ProblemFormatError
+from memdoor.problems.inflate import limit_for
+from memdoor.problems.jsonl import parse_json
 from memdoor.problems.model import Problem, TestCase
 
 _ARROWS = r"(?:==>|==|➞|->|=>|should return|returns|should be)"
@@ -92,6 +96,24 @@ def docstring_examples(prompt: str, entry_point: str) -> list[TestCase]:
     return tests
 
 
+def check_code(prompt: str, entry_point: str, test: str) -> str:
+    """The hidden test's code: the prompt's own helpers that check() may call (``poly``, ``encode_cyclic``:
+    its imports and functions other than the entry point), then the official test. The sandbox runs it
+    outside the program's process, so check() uses the prompt's helpers even when a completion redefines
+    them (under the official harness a completion that redefines ``poly`` can pass find_zero's check)."""
+    try:
+        body = ast.parse(prompt).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return test
+    helpers = [
+        ast.unparse(s)
+        for s in body
+        if isinstance(s, ast.Import | ast.ImportFrom)
+        or (isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name != entry_point)
+    ]
+    return "\n".join(helpers) + "\n\n" + test if helpers else test
+
+
 def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
     return Problem(
         id=rec["task_id"],
@@ -100,7 +122,9 @@ def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
         starter_code=rec["prompt"],
         func_name=rec["entry_point"],
         public_tests=docstring_examples(rec["prompt"], rec["entry_point"]),
-        hidden_tests=[TestCase(kind="check", input=rec["test"])],
+        hidden_tests=[
+            TestCase(kind="check", input=check_code(rec["prompt"], rec["entry_point"], rec["test"]))
+        ],
         prelude="none",
         grading_prefix=rec["prompt"],
         grade_on="hidden",
@@ -109,24 +133,58 @@ def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
     )
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a .jsonl or .jsonl.gz file. A .gz file may decompress to at most
+    :func:`memdoor.problems.inflate.limit_for` its size (a gzip bomb is refused as it reaches that)."""
+    gz = path.suffix == ".gz"
+    limit = limit_for(path.stat().st_size)
+    budget = limit if gz else None
+    opener = gzip.open if gz else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        line_no = 0
+        while True:
+            line = f.readline() if budget is None else f.readline(budget + 1)
+            if not line:
+                return
+            line_no += 1
+            if budget is not None:
+                budget -= len(line)
+                if budget < 0:
+                    raise ProblemFormatError(
+                        str(path),
+                        line_no,
+                        None,
+                        f"decompresses to more than {limit:,} characters",
+                    )
+            yield line_no, line
+
+
+def _record(line: str, path: Path, line_no: int) -> dict[str, Any]:
+    try:
+        rec = parse_json(line)
+    except ValueError as e:
+        raise ProblemFormatError(str(path), line_no, None, f"not JSON ({e})") from None
+    if not isinstance(rec, dict):
+        raise ProblemFormatError(str(path), line_no, None, "a line must hold a JSON object")
+    for field in ("task_id", "prompt", "entry_point", "test"):
+        if not isinstance(rec.get(field), str) or not rec[field].strip():
+            raise ProblemFormatError(str(path), line_no, field, "missing, empty or not a string")
+    if not rec["entry_point"].isidentifier():
+        raise ProblemFormatError(str(path), line_no, "entry_point", "must be a Python identifier")
+    return rec
+
+
 def load_humaneval(path: str | Path | None = None) -> list[Problem]:
-    """The 164 HumanEval problems (or those of a file in the same format, .jsonl or .jsonl.gz)."""
+    """The 164 HumanEval problems (or those of a file in the same format, .jsonl or .jsonl.gz).
+
+    Every record needs a non-empty ``test`` (its check() is what grades): nothing to grade is refused.
+    """
     path = Path(path) if path else data_path()
-    opener = gzip.open if path.suffix == ".gz" else open
     problems = []
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except ValueError as e:
-                    raise ProblemFormatError(str(path), line_no, None, f"not JSON ({e})") from None
-                for field in ("task_id", "prompt", "entry_point", "test"):
-                    if not isinstance(rec.get(field), str):
-                        raise ProblemFormatError(str(path), line_no, field, "missing or not a string")
-                problems.append(problem_from_record(rec, str(path)))
-    except OSError as e:
+        for line_no, line in _lines(path):
+            if line.strip():
+                problems.append(problem_from_record(_record(line, path, line_no), str(path)))
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
         raise ProblemFormatError(str(path), None, None, f"cannot read: {e}") from None
     return problems

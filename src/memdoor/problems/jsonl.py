@@ -10,6 +10,18 @@ from typing import Any
 from memdoor.errors import ProblemFormatError
 
 
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads``, with ValueError (never RecursionError) for a value nested too deeply to parse.
+
+    Python's decoder recurses once per nesting level; past the interpreter's recursion limit (about
+    1,000 levels) it raises RecursionError, which callers would not expect from bad input.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line; ProblemFormatError for anything else."""
     path = str(path)
@@ -23,7 +35,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    row = json.loads(line)
+                    row = parse_json(line)
                 except ValueError as e:
                     raise ProblemFormatError(path, line_no, None, f"not JSON ({e})") from None
                 if not isinstance(row, dict):
@@ -31,3 +43,5 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield line_no, row
         except UnicodeDecodeError as e:
             raise ProblemFormatError(path, None, None, f"not UTF-8 text ({e.reason})") from None
+        except OSError as e:  # a folder, a device that fails mid-read
+            raise ProblemFormatError(path, None, None, f"cannot read: {e.strerror or e}") from None

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-import zlib
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from memdoor.errors import ProblemFormatError
-from memdoor.problems.jsonl import iter_objects
+from memdoor.problems.inflate import inflate
+from memdoor.problems.jsonl import iter_objects, parse_json
 from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.safepickle import loads_str
 
@@ -20,24 +21,32 @@ TEST_KINDS = ("stdin", "functional")
 
 
 def decode_tests(field: Any) -> list[dict[str, Any]]:
-    """A test-case field: plain JSON, or base64 → zlib → pickled str → JSON. ValueError when neither."""
+    """A test-case field: plain JSON, or base64 → zlib → pickled str → JSON. ValueError when neither.
+
+    The decompression is bounded (:mod:`memdoor.problems.inflate`): a field that would expand past its
+    limit is refused as soon as it reaches it.
+    """
     if isinstance(field, list):
         return field
     if not isinstance(field, str):
         raise ValueError(f"expected a JSON string, got {type(field).__name__}")
     try:
-        value = json.loads(field)
-    except ValueError:
+        value = parse_json(field)
+    except ValueError as e:
+        if field.lstrip().startswith(("[", "{")):  # meant as JSON (base64 never starts so)
+            raise ValueError(f"not JSON ({e})") from None
         try:
             raw = base64.b64decode(field.encode(), validate=True)
         except (binascii.Error, ValueError):
             raise ValueError("neither JSON nor base64") from None
         try:
-            text = loads_str(zlib.decompress(raw))
-        except zlib.error as e:
-            raise ValueError(f"base64 but not zlib data ({e})") from None
+            data = inflate(raw)
+        except ValueError as e:
+            raise ValueError(f"base64 but {e}") from None
+        text = loads_str(data)
+        del data
         try:
-            value = json.loads(text)
+            value = parse_json(text)
         except ValueError as e:
             raise ValueError(f"decompressed tests are not JSON ({e})") from None
     if not isinstance(value, list):
@@ -78,40 +87,80 @@ def _date(value: Any) -> date | None:
         return None
 
 
+def _text(row: dict[str, Any], name: str, where: tuple[str, int]) -> str | None:
+    """An optional text field: a string (or a number, as ids are), else None when absent or empty."""
+    value = row.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ProblemFormatError(*where, name, f"must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _func_name(meta: dict[str, Any], where: tuple[str, int]) -> str | None:
+    value = meta.get("func_name")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.isidentifier():
+        shown = repr(value) if isinstance(value, str | int | float) else type(value).__name__
+        raise ProblemFormatError(*where, "metadata.func_name", f"must be a Python identifier, got {shown}")
+    return value
+
+
 def problem_from_row(row: dict[str, Any], path: str = "<row>", line: int = 1) -> Problem:
-    """One ``code_generation_lite`` row → Problem. Raises ProblemFormatError naming file, line and field."""
+    """One ``code_generation_lite`` row → Problem. Raises ProblemFormatError naming file, line and field.
+
+    A row must have at least one test (public or private): a problem with nothing to grade would pass
+    any program, so it is refused here rather than graded.
+    """
+    where = (path, line)
     for name in REQUIRED:
         if name not in row:
             raise ProblemFormatError(path, line, name, "missing field")
+    qid = _text(row, "question_id", where)
+    if qid is None or not qid.strip():
+        raise ProblemFormatError(path, line, "question_id", "empty")
+    statement = _text(row, "question_content", where)
+    if statement is None or not statement.strip():
+        raise ProblemFormatError(path, line, "question_content", "empty")
     meta_raw = row.get("metadata") or "{}"
     try:
-        meta = json.loads(meta_raw) if isinstance(meta_raw, str) else dict(meta_raw)
-    except (ValueError, TypeError) as e:
+        meta = parse_json(meta_raw) if isinstance(meta_raw, str) else meta_raw
+    except ValueError as e:
         raise ProblemFormatError(path, line, "metadata", f"not a JSON object ({e})") from None
     if not isinstance(meta, dict):
         raise ProblemFormatError(path, line, "metadata", "not a JSON object")
+    func_name = _func_name(meta, where)
     public = _tests(row["public_test_cases"], (path, line, "public_test_cases"))
     hidden = _tests(row["private_test_cases"], (path, line, "private_test_cases"))
-    func_name = meta.get("func_name")
+    if not public and not hidden:
+        raise ProblemFormatError(
+            path, line, "public_test_cases", "no tests (public and private are both empty): nothing to grade"
+        )
     kinds = {t.kind for t in public + hidden}
     if len(kinds) > 1:
         raise ProblemFormatError(path, line, "public_test_cases", "tests mix stdin and functional types")
     if "functional" in kinds and not func_name:
         raise ProblemFormatError(path, line, "metadata", "functional tests need metadata.func_name")
-    return Problem(
-        id=str(row["question_id"]),
-        title=str(row.get("question_title") or ""),
-        statement=str(row["question_content"]),
-        starter_code=str(row.get("starter_code") or ""),
-        func_name=func_name,
-        public_tests=public,
-        hidden_tests=hidden,
-        prelude="livecodebench",
-        difficulty=(row.get("difficulty") or None),
-        platform=(row.get("platform") or None),
-        release_date=_date(row.get("contest_date")),
-        source=path,
-    )
+    try:
+        return Problem(
+            id=qid,
+            title=_text(row, "question_title", where) or "",
+            statement=statement,
+            starter_code=_text(row, "starter_code", where) or "",
+            func_name=func_name,
+            public_tests=public,
+            hidden_tests=hidden,
+            prelude="livecodebench",
+            difficulty=_text(row, "difficulty", where),
+            platform=_text(row, "platform", where),
+            release_date=_date(row.get("contest_date")),
+            source=path,
+        )
+    except ValidationError as e:  # a field the checks above let through (kept as a last lock)
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or None
+        raise ProblemFormatError(path, line, field, err["msg"]) from None
 
 
 def load_jsonl(path: str | Path) -> list[Problem]:

@@ -14,7 +14,8 @@ from memdoor.problems.userfile import SUFFIXES, load_dir, load_file
 
 def load_problems(source: str | Path) -> list[Problem]:
     """Problems from ``humaneval``, a LiveCodeBench ``.jsonl`` file, a user ``.yaml``/``.json`` file, or a
-    folder of user files. Ids must be unique. Raises ProblemFormatError for anything unreadable."""
+    folder of user files. Ids must be unique, and every problem has a test (else nothing would grade it).
+    Raises ProblemFormatError for anything unreadable or empty."""
     text = str(source)
     if text.lower() == "humaneval":
         problems = load_humaneval()
@@ -34,6 +35,8 @@ def load_problems(source: str | Path) -> list[Problem]:
             raise ProblemFormatError(
                 text, None, None, "unknown problem file type (.jsonl, .yaml, .yml, .json)"
             )
+    if not problems:
+        raise ProblemFormatError(text, None, None, "no problems in it")
     seen: set[str] = set()
     for p in problems:
         if p.id in seen:

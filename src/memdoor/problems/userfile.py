@@ -16,7 +16,9 @@ Format (YAML shown; JSON has the same fields)::
 
 With ``function``, a test is ``{args: [1, 2], expected: 3}`` (arguments and result as JSON values);
 the candidate defines that function (or a ``class Solution`` method of that name). A file may hold
-one problem, a list of problems, or ``{problems: [...]}``.
+one problem, a list of problems, or ``{problems: [...]}``. Every problem needs at least one test
+(public or hidden): a problem with nothing to grade would pass any program. YAML aliases (``*name``)
+are refused, so a small file cannot expand into a huge one.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from memdoor.errors import ProblemFormatError
+from memdoor.problems.jsonl import parse_json
 from memdoor.problems.model import Problem, TestCase
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -43,6 +47,35 @@ _KNOWN = {
     "hidden_tests",
     "release_date",
 }
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """yaml.safe_load without aliases: ``*a`` repeated inside lists of ``*a`` grows exponentially."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", mark)
+        return super().compose_node(parent, index)
+
+
+def _parse(text: str, suffix: str) -> Any:
+    """The file's data; ValueError or yaml.YAMLError when it cannot be read."""
+    if suffix == ".json":
+        return parse_json(text)
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader, without aliases
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _optional_text(raw: dict[str, Any], field: str, label: str) -> str | None:
+    value = raw.get(field)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ProblemFormatError(label, None, field, f"must be text, got {type(value).__name__}")
+    return str(value)
 
 
 def _test(raw: Any, func: str | None, where: tuple[str, str]) -> TestCase:
@@ -92,19 +125,28 @@ def problem_from_mapping(raw: Any, path: str, index: int | None = None) -> Probl
         if not isinstance(items, list):
             raise ProblemFormatError(label, None, field, "must be a list")
         tests[field] = [_test(t, func, (label, f"{field}[{i}]")) for i, t in enumerate(items)]
-    return Problem(
-        id=str(raw["id"]),
-        title=str(raw.get("title") or raw["id"]),
-        statement=str(raw["statement"]),
-        starter_code=str(raw.get("starter_code") or ""),
-        func_name=func,
-        public_tests=tests["tests"],
-        hidden_tests=tests["hidden_tests"],
-        difficulty=raw.get("difficulty"),
-        platform=raw.get("platform") or "user",
-        release_date=raw.get("release_date"),
-        source=path,
-    )
+    if not tests["tests"] and not tests["hidden_tests"]:
+        raise ProblemFormatError(
+            label, None, "tests", "no tests (tests and hidden_tests are both empty): nothing to grade"
+        )
+    try:
+        return Problem(
+            id=str(raw["id"]),
+            title=_optional_text(raw, "title", label) or str(raw["id"]),
+            statement=str(raw["statement"]),
+            starter_code=_optional_text(raw, "starter_code", label) or "",
+            func_name=func,
+            public_tests=tests["tests"],
+            hidden_tests=tests["hidden_tests"],
+            difficulty=_optional_text(raw, "difficulty", label),
+            platform=_optional_text(raw, "platform", label) or "user",
+            release_date=raw.get("release_date"),
+            source=path,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or None
+        raise ProblemFormatError(label, None, field, err["msg"]) from None
 
 
 def load_file(path: str | Path) -> list[Problem]:
@@ -114,7 +156,7 @@ def load_file(path: str | Path) -> list[Problem]:
     except (OSError, UnicodeDecodeError) as e:
         raise ProblemFormatError(str(path), None, None, f"cannot read: {e}") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = _parse(text, path.suffix)
     except (ValueError, yaml.YAMLError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ProblemFormatError(

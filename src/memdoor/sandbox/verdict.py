@@ -7,9 +7,17 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Status = Literal[
-    "passed", "wrong_answer", "runtime_error", "time_limit", "memory_limit", "compile_error", "skipped"
+    "passed",
+    "wrong_answer",
+    "runtime_error",
+    "time_limit",
+    "memory_limit",
+    "compile_error",
+    "skipped",
+    "no_tests",
 ]
-"""Outcome of one test. ``skipped``: not run because an earlier test failed (stop at first failure)."""
+"""Outcome of one test. ``skipped``: not run because an earlier test failed (stop at first failure).
+``no_tests`` (a whole verdict only): there was nothing to grade, which is never a pass."""
 
 
 class TestResult(BaseModel):

@@ -7,7 +7,8 @@ Routes (all answers and errors in OpenAI's shapes):
   (``stream: true`` for server-sent events); header ``x-memdoor-trace-id``;
 - ``GET /health`` — ``{"status": "ok", "running", "waiting"}``, without authentication.
 
-Order of checks on a completion request: token (401), body (422), model (404), request (400),
+Order of checks on a completion request: token (401), content type (415: JSON only), body size (413),
+body (422), model (404), request (400),
 queue (429); then the run (504 on its deadline or token budget, 502 when no code came out).
 A client that disconnects cancels its team.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import os
 from collections.abc import AsyncIterator
 
@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memdoor.models.pool import ModelPool
+from memdoor.problems.jsonl import parse_json
 from memdoor.protocols import Sandbox
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import (
@@ -38,6 +39,7 @@ from memdoor.server.errors import (
     NotFound,
     PayloadTooLarge,
     Unauthorized,
+    UnsupportedMediaType,
 )
 from memdoor.server.schema import ChatRequest, completion_body, model_card
 from memdoor.server.service import Outcome, TeamService
@@ -55,11 +57,23 @@ def _param(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc) or "body"
 
 
+def check_media_type(content_type: str | None) -> None:
+    """UnsupportedMediaType unless the body is declared JSON (``application/json``, ``...+json``, with
+    parameters such as charset) or not declared at all (some minimal clients send no content-type)."""
+    if content_type is None:
+        return
+    media = content_type.partition(";")[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise UnsupportedMediaType(
+            f"the body must be JSON (content-type: application/json), not {media or repr(content_type)}"
+        )
+
+
 def parse_body(raw: bytes) -> ChatRequest:
     """The request body as a ChatRequest; InvalidBody naming the first bad field."""
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+        data = parse_json(raw)  # never RecursionError, however deeply the body is nested
+    except ValueError as e:  # UnicodeDecodeError included
         raise InvalidBody(f"the body is not JSON: {e}") from None
     if not isinstance(data, dict):
         raise InvalidBody("the body must be a JSON object")
@@ -190,6 +204,7 @@ def create_app(
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
         authorize(request)
+        check_media_type(request.headers.get("content-type"))  # before reading a body to refuse
         body = parse_body(await read_body(request, config.max_body_bytes))
         svc = service(request)
         job = svc.plan(body)

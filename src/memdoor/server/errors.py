@@ -94,6 +94,15 @@ class InvalidBody(APIError):
     retry = False
 
 
+class UnsupportedMediaType(APIError):
+    """The body is declared as something else than JSON (``content-type`` other than application/json)."""
+
+    status = 415
+    type = "invalid_request_error"
+    code = "unsupported_media_type"
+    retry = False
+
+
 class PayloadTooLarge(APIError):
     """The body is larger than the server accepts."""
 

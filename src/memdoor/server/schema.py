@@ -53,7 +53,13 @@ class MemdoorOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    timeout: float | None = Field(default=None, gt=0, description="Wall seconds for this request.")
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=7 * 24 * 3600,
+        allow_inf_nan=False,
+        description="Wall seconds for this request.",
+    )
     budget_tokens: int | None = Field(default=None, ge=1, description="Team tokens for this request.")
 
 
@@ -71,9 +77,13 @@ class ChatRequest(BaseModel):
     max_completion_tokens: int | None = Field(
         default=None, ge=1, description="Same as max_tokens (the newer name); the smaller one wins."
     )
-    seed: int | None = Field(default=None, description="Base sampling seed of the team.")
+    seed: int | None = Field(
+        default=None, ge=0, le=2**31 - 1, description="Base sampling seed of the team (0 to 2**31 - 1)."
+    )
     temperature: float | None = Field(
-        default=None, description="Ignored: each agent samples at its own temperature (team diversity)."
+        default=None,
+        allow_inf_nan=False,
+        description="Ignored: each agent samples at its own temperature (team diversity).",
     )
     memdoor: MemdoorOptions | None = Field(default=None, description="Memdoor's per-request limits.")
 
