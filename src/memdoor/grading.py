@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from pydantic import Field
+
+from memdoor.errors import MemdoorError
 from memdoor.problems.model import Problem, TestCase
 from memdoor.protocols import Sandbox
 from memdoor.sandbox.verdict import TestResult, Verdict
@@ -49,6 +52,24 @@ def run_on(
     )
 
 
+class FailedGrading(Verdict):
+    """A sample that could not be graded because of an error of Memdoor's own (a bug: anything a candidate
+    does is its verdict). Never a pass; ``grade_many`` yields it in the sample's place and goes on."""
+
+    error: str = Field(description="The unexpected error, as 'Type: message'.")
+
+
+def _grade_one(problem: Problem, code: str, sandbox: Sandbox, stop_at_first_failure: bool) -> Verdict:
+    try:
+        return grade(problem, code, sandbox, stop_at_first_failure=stop_at_first_failure)
+    except MemdoorError:  # the sandbox cannot start, a bad setting: the run's error, not one sample's
+        raise
+    except Exception as e:
+        return FailedGrading(
+            status="runtime_error", isolation=sandbox.name, error=f"{type(e).__name__}: {e}"[:500]
+        )
+
+
 def grade_many(
     jobs: Iterable[tuple[Problem, str]],
     sandbox: Sandbox,
@@ -59,15 +80,19 @@ def grade_many(
 ) -> Iterator[Verdict]:
     """Grade many (problem, code) pairs with ``workers`` candidates running at once; yields in input order.
 
-    Each candidate is its own sandbox process, so threads here only wait on subprocesses.
+    Each candidate is its own sandbox process, so threads here only wait on subprocesses. A sample whose
+    grading fails unexpectedly yields a ``FailedGrading`` and the others go on; a MemdoorError (e.g.
+    SandboxError: the sandbox cannot start) ends the run, and the samples not started are dropped.
     """
     jobs = list(jobs)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="grade") as pool:
-        futures = [
-            pool.submit(grade, p, c, sandbox, stop_at_first_failure=stop_at_first_failure) for p, c in jobs
-        ]
-        for i, f in enumerate(futures):
-            v = f.result()
-            if on_done is not None:
-                on_done(i, v)
-            yield v
+        futures = [pool.submit(_grade_one, p, c, sandbox, stop_at_first_failure) for p, c in jobs]
+        try:
+            for i, f in enumerate(futures):
+                v = f.result()
+                if on_done is not None:
+                    on_done(i, v)
+                yield v
+        finally:
+            for f in futures:  # after an error, or when the caller stops early: start no more
+                f.cancel()

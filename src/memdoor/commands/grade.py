@@ -82,7 +82,7 @@ def read_samples(path: str) -> list[Sample]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memdoor.grading import grade_many
+    from memdoor.grading import FailedGrading, grade_many
     from memdoor.problems.load import load_problems
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
@@ -102,33 +102,34 @@ def run(args: argparse.Namespace) -> int:
     jobs = [(problems[s.problem_id], s.code) for s in samples]
     verdicts = grade_many(jobs, sandbox, workers=workers, stop_at_first_failure=not args.all_tests)
     out = sys.stdout
-    passed = 0
+    passed = failed = 0
     if not args.json:
         out.write(f"{'#':>4}  {'problem':<28} {'verdict':<14} {'tests':>9} {'seconds':>8}\n")
     for s, v in zip(samples, verdicts, strict=True):
         passed += v.passed
         ran = sum(t.status != "skipped" for t in v.tests)
+        error = v.error if isinstance(v, FailedGrading) else None  # Memdoor's own failure, not a verdict
+        if error is not None:
+            failed += 1
+            sys.stderr.write(f"memdoor grade: sample {s.index} could not be graded: {error}\n")
+        verdict = "error" if error is not None else v.status
         if args.json:
-            out.write(
-                json.dumps(
-                    {
-                        "problem_id": s.problem_id,
-                        "index": s.index,
-                        "passed": v.passed,
-                        "verdict": v.status,
-                        "tests_passed": v.tests_passed,
-                        "tests_total": v.tests_total,
-                        "seconds": round(v.seconds, 4),
-                    }
-                )
-                + "\n"
-            )
+            row = {
+                "problem_id": s.problem_id,
+                "index": s.index,
+                "passed": v.passed,
+                "verdict": verdict,
+                "tests_passed": v.tests_passed,
+                "tests_total": v.tests_total,
+                "seconds": round(v.seconds, 4),
+            }
+            out.write(json.dumps(row | ({"error": error} if error is not None else {})) + "\n")
         else:
             out.write(
-                f"{s.index:>4}  {s.problem_id[:28]:<28} {v.status:<14} "
+                f"{s.index:>4}  {s.problem_id[:28]:<28} {verdict:<14} "
                 f"{v.tests_passed:>4}/{v.tests_total:<4} {v.seconds:>8.2f}   (ran {ran})\n"
             )
         out.flush()
     if not args.json:
         out.write(f"{passed}/{len(samples)} samples passed · isolation: {sandbox.name}\n")
-    return 0
+    return 1 if failed else 0  # every verdict is written; exit 1 says some samples have none
