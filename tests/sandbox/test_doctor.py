@@ -25,9 +25,23 @@ def test_doctor_json_reports_every_check_ok_under_bwrap(capsys):
     assert report["ok"] is True
     names = [c["name"] for c in report["checks"]]
     assert {"unprivileged uid", "clean environment", "no network", "file system", "rlimits"} <= set(names)
+    assert {"per-candidate limits", "candidate memory", "disk", "cpu share"} <= set(names)
+    assert set(report["limits"]) == {"memory", "processes", "cpu", "disk"}
     if os.geteuid() == 0:  # as root nothing is weak; otherwise the uid check warns (the grader's own uid)
         assert report["weak"] is False
         assert all(c["status"] == "ok" for c in report["checks"]), report["checks"]
+        assert report["limits"]["memory"].startswith("cgroup v")
+        assert report["limits"]["cpu"].startswith("cgroup v")
+
+
+def test_doctor_says_when_limits_are_per_process_only(capsys):
+    assert main(["doctor", "--no-cgroups"]) == 0
+    text = capsys.readouterr().out
+    by_name = {line.split("]")[1].split()[0]: line for line in text.splitlines() if line.startswith("  [")}
+    assert "WARN" in by_name["per-candidate"] and "cgroups=False" in by_name["per-candidate"]
+    assert "WARN" in by_name["candidate"] and "all held" in by_name["candidate"]
+    assert "ok" in by_name["disk"]
+    assert "memory     rlimit only" in text
 
 
 def test_doctor_checks_the_unshare_fallback(capsys):
@@ -83,6 +97,6 @@ def test_uid_probe_catches_root():
 
 
 def test_record_reads_printed_output():
-    v, out = probes._record(NoIsolation(), "print('hello')")
+    v, out = probes.record(NoIsolation(), "print('hello')")
     assert v.passed and out.strip() == "hello"
     assert TestCase(kind="stdin", input="\n").output is None

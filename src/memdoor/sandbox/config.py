@@ -31,12 +31,16 @@ class SandboxConfig(BaseModel):
         description="Wall-clock seconds allowed per test (and for loading the program), as LiveCodeBench's 6 s.",
     )
     memory_mb: int = Field(
-        default=2048, ge=64, description="Address-space limit of every process of the candidate, in MiB."
+        default=2048,
+        ge=64,
+        description="Memory of the candidate, in MiB: the address-space limit of each of its processes and, "
+        "with a cgroup, the limit of all its processes and the files it writes (tmpfs) together.",
     )
     max_processes: int = Field(
         default=64,
         ge=1,
-        description="Process/thread limit (RLIMIT_NPROC) of the candidate's uid; a fork storm stops here.",
+        description="Process/thread limit of the candidate (RLIMIT_NPROC of its uid; with a cgroup, also "
+        "pids.max of its group); a fork storm stops here.",
     )
     max_file_mb: int = Field(
         default=64, ge=1, description="Largest file the candidate may write (RLIMIT_FSIZE), in MiB."
@@ -84,6 +88,18 @@ class SandboxConfig(BaseModel):
         description="Start each next candidate's sandbox while the current one runs (a fresh sandbox that has "
         "run nothing yet, holding its own uid), so that candidates do not wait for the interpreter to start. "
         "Call close() on the sandbox to stop the ones waiting.",
+    )
+    cgroups: bool = Field(
+        default=True,
+        description="Put each candidate in a control group of its own (cgroup v1 or v2, when Memdoor may "
+        "create groups: normally as root) so memory, processes and CPU are limited per candidate; False, "
+        "or where no cgroup can be used: per-process rlimits only (memdoor doctor says which).",
+    )
+    cpu_cores: float = Field(
+        default=1.0,
+        ge=0,
+        description="With a cgroup: CPU a candidate may use, in cores (a CFS quota; 0 = no cap). Candidates "
+        "graded at once also get equal CPU shares whatever their process count.",
     )
     start_timeout_s: float = Field(
         default=30.0,

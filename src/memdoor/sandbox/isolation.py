@@ -24,8 +24,25 @@ from memdoor.sandbox.supervisor import Supervisor
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 
 
+# The only devices (as unshare's root has); /dev/shm is a link to /tmp, so shared memory is in the one
+# bounded writable place.
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_DEV_LINKS = (
+    ("/proc/self/fd", "fd"),
+    ("fd/0", "stdin"),
+    ("fd/1", "stdout"),
+    ("fd/2", "stderr"),
+    ("/tmp", "shm"),
+)
+
+
 def _etc_binds() -> list[str]:
     return [arg for path in _ETC for arg in ("--ro-bind-try", path, path)]
+
+
+def _dev_binds() -> list[str]:
+    devices = [arg for d in _DEVICES for arg in ("--dev-bind", f"/dev/{d}", f"/dev/{d}")]
+    return [*devices, *(arg for target, name in _DEV_LINKS for arg in ("--symlink", target, f"/dev/{name}"))]
 
 
 def _drop_privileges(uid: int | None) -> list[str]:
@@ -35,7 +52,8 @@ def _drop_privileges(uid: int | None) -> list[str]:
 
 
 class BwrapSandbox(Supervisor):
-    """bubblewrap: new user, pid, network, ipc, uts and mount namespaces; only /usr visible (read-only)."""
+    """bubblewrap: new user, pid, network, ipc, uts and mount namespaces; only /usr visible (read-only); the
+    root (bwrap's own tmpfs, /dev included) read-only, so the private /tmp is the only writable place."""
 
     name = "bwrap"
 
@@ -56,17 +74,18 @@ class BwrapSandbox(Supervisor):
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             *_etc_binds(),
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc", "/proc", "--perms", "0755", "--dir", "/dev", *_dev_binds(),
             "--size", str(c.tmp_mb << 20), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
             *self._program(args),
         ]  # fmt: skip
 
     def _program(self, args: list[str]) -> list[str]:
+        ro_root = ["--remount-ro", "/"]  # after every mount point is made: / and /dev stay as they are
         if self.harness_file:
-            return ["--ro-bind", self.harness_file, "/memdoor.pyc",
+            return ["--ro-bind", self.harness_file, "/memdoor.pyc", *ro_root,
                     self.config.python, "-I", "-S", "/memdoor.pyc", *args]  # fmt: skip
-        return [self.config.python, "-I", "-S", "-c", self.harness, *args]
+        return [*ro_root, self.config.python, "-I", "-S", "-c", self.harness, *args]
 
 
 class UnshareSandbox(Supervisor):
@@ -108,8 +127,8 @@ class UnshareSandbox(Supervisor):
             "ln -s usr/lib lib; ln -s usr/lib64 lib64; ln -s usr/bin bin; ln -s usr/sbin sbin",
             f"mount -t tmpfs -o size={c.tmp_mb}m,mode=1777,nosuid,nodev tmpfs tmp",
             "mount -t proc -o nosuid,nodev,noexec proc proc",
-            "for d in null zero full random urandom; do touch dev/$d; mount -o bind /dev/$d dev/$d; done",
-            "ln -s /proc/self/fd dev/fd; ln -s fd/0 dev/stdin; ln -s fd/1 dev/stdout; ln -s fd/2 dev/stderr",
+            f"for d in {' '.join(_DEVICES)}; do touch dev/$d; mount -o bind /dev/$d dev/$d; done",
+            *(f"ln -s {target} dev/{name}" for target, name in _DEV_LINKS),
             *(
                 f"if [ -d {e} ]; then mkdir -p .{e}; mount -o bind,ro {e} .{e}; "
                 f"elif [ -f {e} ]; then touch .{e}; mount -o bind,ro {e} .{e}; fi"

@@ -19,26 +19,49 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memdoor.errors import SandboxError
+from memdoor.sandbox.cgroups import Group
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid
+
+_CLOSE_WAIT_S = 60.0  # close() waits at most this long for a sandbox being started to be discarded
 
 
 @dataclass
 class Started:
-    """A started sandbox: its process, the read end of its result pipe, and the uid it holds."""
+    """A started sandbox: its process, the read end of its result pipe, the uid it holds and the control
+    group all its processes are in (None: rlimits only)."""
 
     proc: subprocess.Popen
     results_fd: int
     lease: Lease | None
+    group: Group | None = None
 
     def discard(self) -> None:
-        """Kill it and give its uid back."""
+        """Kill it, give its uid back and remove its group."""
         kill_tree(self.proc)
-        for closer in (lambda: os.close(self.results_fd), self.proc.stdin.close, self.proc.stderr.close):
+        self.close_results()
+        for closer in (self.proc.stdin.close, self.proc.stderr.close):
             with contextlib.suppress(OSError):
                 closer()
         if self.lease is not None:
             self.lease.clean = reap_uid(self.lease.uid)
             UidPool.release(self.lease)
+        self.close_group()
+
+    def close_results(self) -> None:
+        """Close the result pipe once (a second close could hit another sandbox's pipe that reused the fd)."""
+        fd, self.results_fd = self.results_fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def oom_killed(self) -> bool:
+        """The kernel killed a process of this sandbox because its group ran out of memory."""
+        return self.group is not None and self.group.oom_killed()
+
+    def close_group(self) -> None:
+        """Remove the group (killing anything left in it); its processes must be gone or going."""
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
 
 
 class Prestarter:
@@ -86,9 +109,16 @@ class Prestarter:
         for started in ready:  # before the thread ends: a sandbox dies (unreaped) with its starting thread
             started.discard()
         self._requests.put(None)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_CLOSE_WAIT_S)  # one being started now is discarded by the thread: wait for it
 
     def _loop(self) -> None:
         while (prelude := self._requests.get()) is not None:
+            with self._lock:
+                if self._closed:  # requests queued before close: start nothing more
+                    self._wanted -= 1
+                    continue
             owner = self._owner()
             if owner is None:
                 return

@@ -10,7 +10,6 @@ the program started survives it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import signal
@@ -20,63 +19,18 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from memdoor.errors import SandboxError
 from memdoor.problems.model import TestCase
 from memdoor.protocols import Sandbox
+from memdoor.sandbox import resource_probes
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.open import open_sandbox
+from memdoor.sandbox.probe_kit import Check, DoctorReport, json_line, record
 from memdoor.sandbox.verdict import Verdict
 
-CheckStatus = Literal["ok", "warn", "fail"]
 _CANARY = "MEMDOOR_DOCTOR_CANARY_KEY"
 _ENV_ALLOWED = {"PATH", "HOME", "PWD", "LC_CTYPE", "LANG", "TMPDIR", "OMP_NUM_THREADS", "SHLVL", "_"}
-
-
-class Check(BaseModel):
-    """One property of the isolation and how the probe found it."""
-
-    name: str = Field(description="Short name of the property (uid, environment, network...).")
-    status: CheckStatus = Field(description="ok; warn (works, but weaker than it should be); fail.")
-    detail: str = Field(default="", description="What the probe saw.")
-
-
-class DoctorReport(BaseModel):
-    """Everything ``memdoor doctor`` found."""
-
-    isolation: str = Field(description="Active isolation (bwrap, unshare) or 'none' when no tool works.")
-    python: str = Field(description="The interpreter candidates run with.")
-    grader_is_root: bool = Field(description="Whether Memdoor runs as root (needed for per-candidate uids).")
-    checks: list[Check] = Field(default_factory=list, description="One entry per property, in order.")
-
-    @property
-    def ok(self) -> bool:
-        """No check failed."""
-        return all(c.status != "fail" for c in self.checks)
-
-    @property
-    def weak(self) -> bool:
-        """Some check only warned: the isolation works but is weaker than the bwrap setup."""
-        return any(c.status == "warn" for c in self.checks)
-
-
-def _record(sb: Sandbox, code: str) -> tuple[Verdict, str]:
-    """Run a probe program (stdin kind, no prelude) and return its verdict and printed output."""
-    v = sb.run(code, [TestCase(kind="stdin", input="\n", output=None)], prelude="none")
-    out = v.tests[0].output if v.tests and v.tests[0].output is not None else ""
-    return v, out
-
-
-def _json_line(out: str) -> dict:
-    for line in reversed(out.strip().splitlines()):
-        with contextlib.suppress(ValueError):
-            value = json.loads(line)
-            if isinstance(value, dict):
-                return value
-    return {}
 
 
 @contextlib.contextmanager
@@ -111,7 +65,7 @@ print("done")
 """
     found: list[int] | None = None
     with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(_record, sb, code)
+        future = pool.submit(record, sb, code)
         deadline = time.monotonic() + config.timeout_s + 30
         while found is None and not future.done() and time.monotonic() < deadline:
             for pid in _processes_with(marker):
@@ -131,8 +85,8 @@ import os, json
 caps = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff:")]
 print(json.dumps({"ids": [os.getuid(), os.geteuid(), os.getgid()], "caps": int(caps[0], 16) if caps else -1}))
 """
-    v, out = _record(sb, code)
-    got = _json_line(out)
+    v, out = record(sb, code)
+    got = json_line(out)
     host = _host_ids(sb, config)
     if not got or host is None:
         return Check(name="unprivileged uid", status="fail", detail=f"probe failed: {v.status}")
@@ -176,8 +130,8 @@ for pid in os.listdir("/proc"):
 print(json.dumps({{"names": sorted(os.environ), "hits": hits}}))
 """
     with _canary_env() as canary:
-        v, out = _record(sb, code)
-    got = _json_line(out)
+        v, out = record(sb, code)
+    got = json_line(out)
     if not got:
         return Check(name="clean environment", status="fail", detail=f"probe failed: {v.status}")
     if got.get("hits") or canary in out:
@@ -207,12 +161,12 @@ except OSError:
     nets = []
 print(json.dumps({{"reached": reached, "interfaces": nets}}))
 """
-        v, out = _record(sb, code)
+        v, out = record(sb, code)
         accepted = False
         with contextlib.suppress(TimeoutError, OSError):
             server.accept()[0].close()
             accepted = True
-    got = _json_line(out)
+    got = json_line(out)
     if not got:
         return Check(name="no network", status="fail", detail=f"probe failed: {v.status}")
     if got.get("reached") or accepted:
@@ -260,11 +214,11 @@ open("/tmp/own", "w").write("ok")
 r["own_tmp"] = open("/tmp/own").read()
 print(json.dumps(r))
 """
-        v, out = _record(sb, code)
+        v, out = record(sb, code)
         written = any(open_dir.iterdir()) or usr_probe.exists()
         if usr_probe.exists():  # a sandbox that let it through: leave nothing behind
             usr_probe.unlink()
-    got = _json_line(out)
+    got = json_line(out)
     if not got:
         return Check(name="file system", status="fail", detail=f"probe failed: {v.status}")
     if written:
@@ -296,7 +250,7 @@ def _limits(text: str) -> dict[str, str]:
 
 
 def check_limits(sb: Sandbox, config: SandboxConfig) -> Check:
-    v, out = _record(sb, "print(open('/proc/self/limits').read())")
+    v, out = record(sb, "print(open('/proc/self/limits').read())")
     limits = _limits(out)
     if not limits:
         return Check(name="rlimits", status="fail", detail=f"probe failed: {v.status}")
@@ -342,8 +296,8 @@ except OSError:
     pass
 print(json.dumps({"forked": n}))
 """
-    v, out = _record(sb, code)
-    forked = _json_line(out).get("forked")
+    v, out = record(sb, code)
+    forked = json_line(out).get("forked")
     if forked is None:
         return Check(name="process limit", status="fail", detail=f"probe failed: {v.status}")
     if forked >= 5000:
@@ -421,7 +375,8 @@ def _probe_all(sb: Sandbox, config: SandboxConfig, report: DoctorReport) -> None
         "unshare": "unshare (no bubblewrap): pid, network, ipc, uts and mount namespaces; chroot to a minimal root",
     }
     report.checks.append(Check(name="isolation", status="ok", detail=tools.get(sb.name, sb.name)))
-    for probe in PROBES:
+    report.limits = resource_probes.enforcement(sb, config)
+    for probe in [*PROBES, *resource_probes.PROBES]:
         try:
             report.checks.append(probe(sb, config))
         except SandboxError as e:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from memdoor.errors import SandboxError, UsageError
 from memdoor.sandbox import compare
+from memdoor.sandbox.cgroups import Cgroups, GroupLimits
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.prestart import Prestarter, Started
 from memdoor.sandbox.program import compile_harness, harness_source
@@ -38,9 +39,9 @@ _HEAD = struct.Struct(">II")
 _MAX_HEADER = 64 * 1024
 _START_RETRIES = 2
 TOOL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where the isolation tools are found
-
 PROTOCOL_VIOLATION = "harness protocol violation"  # the detail's start when the candidate broke the stream
 LATE_GRACE_S = 0.5  # past a deadline, how long a result already arriving may take to be read in full
+_SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
 
 
 def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
@@ -67,6 +68,17 @@ def _unexpected(ev: object, i: object, phase: str, nxt: int, n: int) -> str:
     if nxt >= n:
         return f"{what} after the last test's result"
     return f"{what} while test {nxt} was running"
+
+
+def _blame_memory(s: _Session, memory_mb: int) -> None:
+    """The candidate's group was out of memory and the kernel killed one of its processes: the failure it
+    caused (the sandbox dying, or an error the program saw) is a ``memory_limit``, not a runtime error."""
+    detail = f"killed: the candidate's processes and files together exceeded {memory_mb} MiB"
+    if s.load is not None and s.load.status == "runtime_error":
+        s.load = s.load.model_copy(update={"status": "memory_limit", "detail": detail})
+    elif s.results and s.results[-1][1].status == "runtime_error":
+        i, last = s.results[-1]
+        s.results[-1] = (i, last.model_copy(update={"status": "memory_limit", "detail": detail}))
 
 
 @dataclass
@@ -175,6 +187,13 @@ class Supervisor:
         self.run_as_root = os.geteuid() == 0
         self._slots = threading.BoundedSemaphore(config.workers)
         self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
+        # A control group per sandbox process (memory, pids, CPU of the candidate together); None: rlimits only.
+        self.cgroups = Cgroups.open() if config.cgroups else None
+        self._group_limits = GroupLimits(
+            memory_bytes=config.memory_mb << 20,
+            pids=config.max_processes + _SANDBOX_OWN_PROCESSES,
+            cpu_cores=config.cpu_cores,
+        )
         self._prestarter = Prestarter(self, config.workers) if config.prestart else None
         if self._prestarter is not None:
             weakref.finalize(self, self._prestarter.close)
@@ -278,10 +297,17 @@ class Supervisor:
 
     def spawn(self, lease: Lease | None, prelude: str = "none") -> Started:
         """Start a sandbox; its harness boots (loading ``prelude``'s modules) and waits for its job on stdin."""
+        group = None
+        if self.cgroups is not None:
+            try:
+                group = self.cgroups.create(self._group_limits)
+            except OSError as e:
+                raise SandboxError(f"cannot create the candidate's control group: {e}") from e
         r, w = os.pipe()
         try:
+            command = self.command(lease.uid if lease else None, [str(w), prelude])
             proc = subprocess.Popen(
-                self.command(lease.uid if lease else None, [str(w), prelude]),
+                group.wrap(command) if group is not None else command,  # joins the group, then execs
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -291,10 +317,12 @@ class Supervisor:
             )
         except OSError as e:
             os.close(r)
+            if group is not None:
+                group.remove()
             raise SandboxError(f"cannot start the {self.name} sandbox: {e}") from e
         finally:
             os.close(w)
-        return Started(proc, r, lease)
+        return Started(proc, r, lease, group)
 
     def _verdict(
         self, results: list[TestResult | None], started: float, override: Status | None = None
@@ -355,13 +383,16 @@ class Supervisor:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(5)
         finally:
-            os.close(r)
+            started.close_results()
             kill_tree(proc)
             for pipe in (proc.stdin, proc.stderr):
                 with contextlib.suppress(OSError):
                     pipe.close()
             if abnormal and lease is not None and not reap_uid(lease.uid):
                 lease.residue = True
+            if started.oom_killed():
+                _blame_memory(s, self.config.memory_mb)
+            started.close_group()
         return s
 
     def _converse(self, proc, r: int, job: bytes, tests, first: int, stop: bool, s: _Session) -> None:
