@@ -167,9 +167,39 @@ async def test_a_crashing_run_is_recorded_not_lost(sandbox, tmp_path):
     sol = await solve_problem(problem(), config, env)
     assert sol.stopped == "error" and "RuntimeError: bug in a backend" in sol.error
     assert sol.passed is None and sol.trace_id
+    assert sol.error_type == "builtins.RuntimeError" and sol.error_class is RuntimeError
     final = await env.memory.get_final(sol.trace_id)
     assert "bug in a backend" in final["error"] and final["config"]["models"] == ["scripted:boom"]
     assert any(e.kind == "error" for e in load_trace(tmp_path, sol.trace_id).trace.events)
+
+
+async def test_test_inputs_are_written_inside_the_run_budgeted_and_recorded(sandbox, tmp_path):
+    """A problem with no tests: the first agent writes inputs (a call in the ledger, under the budget),
+    the team is told apart on them, and the run is graded on them (outputs recorded, not compared)."""
+
+    def respond(messages):
+        if "```input" in messages[-1]["content"]:
+            return "```input\n1\n2\n```\n```input\n5\n5\n```\n"
+        return fenced(GOOD)
+
+    env = env_with(sandbox, tmp_path, ScriptedModel(respond=respond, spec="scripted:a"))
+    started = []
+    env.on_start = started.append
+    bare = problem(hidden=False).model_copy(update={"public_tests": []})
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:2"), models=["scripted:a"], test_inputs=2)
+    sol = await solve_problem(bare, config, env)
+    assert started == [sol.trace_id] and sol.error is None
+    assert [c.role for c in sol.ledger.calls] == ["tests", "draft", "draft"]
+    assert [t.input for t in sol.written_tests] == ["1\n2", "5\n5"] and sol.tests_note is None
+    assert sol.public_verdict.tests_total == 2 and sol.verdict.tests_total == 2
+    (written,) = await env.memory.entries(sol.trace_id, "tests")
+    assert written == {"agent": "agent0", "inputs": ["1\n2", "5\n5"]}
+
+    spent = await solve_problem(bare, config.model_copy(update={"budget": Budget(calls=1)}), env)
+    assert [c.role for c in spent.ledger.calls] == ["tests"] and spent.stopped == "budget"
+
+    none = await solve_problem(bare, config.model_copy(update={"test_inputs": 0}), env)
+    assert [c.role for c in none.ledger.calls] == ["draft", "draft"] and none.written_tests == []
 
 
 async def test_a_budget_stop_is_still_graded(sandbox, tmp_path):

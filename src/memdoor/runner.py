@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memdoor.budget import Budget, BudgetTracker
-from memdoor.errors import MemdoorError, UsageError, validation_problems
+from memdoor.errors import BudgetExceeded, MemdoorError, UsageError, validation_problems
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.models.pool import ModelPool
@@ -35,6 +35,7 @@ from memdoor.registry import load, names
 from memdoor.solution import Solution
 from memdoor.strategies.base import Strategy
 from memdoor.strategies.context import RunContext
+from memdoor.strategies.testgen import TEST_WRITING_TOKENS, write_tests
 from memdoor.team import Agent, Team, team_configs
 from memdoor.trace import Trace, TraceEvent
 from memdoor.tracestore import TraceRecord, save_trace
@@ -105,6 +106,12 @@ class SolveConfig(BaseModel):
         description="Strategy options (its Config fields, e.g. rounds, repair_rounds, inputs); "
         "unknown ones are an error.",
     )
+    test_inputs: int = Field(
+        default=0,
+        ge=0,
+        description="For a problem with no tests at all: test inputs (no outputs) the team's first agent "
+        "writes before the strategy runs, so candidates can be told apart by behaviour (0: none).",
+    )
     selector: str = Field(default="vote", description="Selector name from the registry.")
     selector_options: dict[str, Any] = Field(
         default_factory=dict,
@@ -145,6 +152,8 @@ class RunEnv:
     on_event: Callable[[TraceEvent], None] | None = None
     trace_dir: Path | None = None
     sandbox_slots: asyncio.Semaphore | None = None
+    on_start: Callable[[str], None] | None = None
+    """Called with the run's trace id as each run starts, before anything else."""
 
 
 @contextlib.asynccontextmanager
@@ -222,14 +231,21 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
     started = time.monotonic()
     solved_at: float | None = None
     solution: Solution | None = None
+    if env.on_start is not None:
+        env.on_start(trace.id)
     try:
         await ctx.event(
             "start", None, problem=problem.id, strategy=label, config=config.model_dump(mode="json")
         )
         strategy = config.make_strategy()
         team = build_team(config, env.pool)
+        written, note = [], None
+        if config.test_inputs and not problem.public_tests and not problem.hidden_tests:
+            problem, note = await team_tests(problem, team, ctx, config)
+            written = list(problem.public_tests)
         solution = await strategy.solve(problem.public_view(), team, ctx)
         solution.strategy = label
+        solution.written_tests, solution.tests_note = written, note
         solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
         await grade_solution(problem, solution, ctx, judge)
     except Exception as e:  # a failed run is a result, not a crash
@@ -244,6 +260,21 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         solution.trace_id = trace.id
         await record(problem, config, solution, ctx, env)
     return solution
+
+
+async def team_tests(
+    problem: Problem, team: Team, ctx: RunContext, config: SolveConfig
+) -> tuple[Problem, str | None]:
+    """The team's first agent writes test inputs for a problem with none (a recorded, budgeted call):
+    the problem with them as public tests, or unchanged and why not."""
+    try:
+        written, note = await write_tests(
+            problem, team[0], ctx, config.test_inputs, max_tokens=min(TEST_WRITING_TOKENS, config.max_tokens)
+        )
+    except BudgetExceeded as e:  # the strategy stops at once too, with stopped="budget"
+        await ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
+        return problem, str(e)
+    return written, note or None
 
 
 def failed_solution(

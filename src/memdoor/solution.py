@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from memdoor.errors import qualified_name
 from memdoor.ledger import Ledger
+from memdoor.problems.model import TestCase
 from memdoor.sandbox.verdict import Verdict
 from memdoor.select.types import Candidate, Selection
 
@@ -33,6 +34,14 @@ class Solution(BaseModel):
         default="done", description="Why the strategy stopped: done, budget, stalled, rounds, error."
     )
     failures: list[AgentFailure] = Field(default_factory=list, description="Agents that failed mid-task.")
+    written_tests: list[TestCase] = Field(
+        default_factory=list,
+        description="Test inputs (no outputs) the team wrote for a problem that came with no tests; they "
+        "were its public tests (see SolveConfig.test_inputs).",
+    )
+    tests_note: str | None = Field(
+        default=None, description="Why the team wrote no test inputs when it was asked to."
+    )
     ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
     trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")
     error: str | None = Field(default=None, description="Set when the run failed as a whole.")

@@ -36,7 +36,6 @@ from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
 from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.problems.model import Problem
-from memdoor.strategies.testgen import write_tests
 
 if TYPE_CHECKING:
     from memdoor.solution import Solution
@@ -256,6 +255,7 @@ class SeedLeader:
                 models=models,
                 max_tokens=opts.max_tokens,
                 budget=Budget(seconds=opts.budget_seconds),
+                test_inputs=SEED_TEST_INPUTS,
             )
         except (MemdoorError, ValueError) as e:
             return error_answer(task.id, e)
@@ -265,16 +265,6 @@ class SeedLeader:
         writer = asyncio.create_task(self._trace_writer(trace_key, events))
         try:
             env = await self._shared_env()
-            tests_source = "task" if problem.public_tests else "none"
-            if not problem.public_tests:
-                problem, note = await write_tests(
-                    problem,
-                    run.model(models[0]),
-                    SEED_TEST_INPUTS,
-                    seed=len(task.id),
-                    max_tokens=min(512, opts.max_tokens),
-                )
-                tests_source = "team" if problem.public_tests else f"none ({note})"
             task_env = RunEnv(
                 pool=run.pool(models),
                 sandbox=env.sandbox,
@@ -289,7 +279,7 @@ class SeedLeader:
                 await asyncio.wait_for(writer, 10)
             await run.aclose()
         answer = done_answer(
-            task, problem, solution, tests_source, trace_key, time.monotonic() - started, jobs=len(run.jobs)
+            task, problem, solution, trace_key, time.monotonic() - started, jobs=len(run.jobs)
         )
         with contextlib.suppress(*REDIS_DOWN):
             answer["workers"] = await self._workers_of(run.run_id)
@@ -351,7 +341,6 @@ def done_answer(
     task: SeedTask,
     problem: Problem,
     solution: Solution,
-    tests_source: str,
     trace_key: str,
     seconds: float,
     *,
@@ -361,6 +350,13 @@ def done_answer(
     totals = solution.ledger.totals()
     pv = solution.public_verdict or solution.verdict
     code = solution.code
+    tests = solution.written_tests or problem.public_tests
+    if solution.written_tests:
+        source = "team"
+    elif problem.public_tests:
+        source = "task"
+    else:
+        source = "none" if solution.tests_note is None else f"none ({solution.tests_note})"
     return {
         "id": task.id,
         "status": "error" if solution.error and not code else "done",
@@ -373,10 +369,10 @@ def done_answer(
         "confidence": solution.confidence,
         "selection": None if solution.selection is None else solution.selection.reason,
         "tests": {
-            "source": tests_source,
-            "count": len(problem.public_tests),
-            "expected_outputs": any(t.output is not None for t in problem.public_tests),
-            "inputs": [t.input for t in problem.public_tests][:20],
+            "source": source,
+            "count": len(tests),
+            "expected_outputs": any(t.output is not None for t in tests),
+            "inputs": [t.input for t in tests][:20],
         },
         "public": None
         if pv is None

@@ -1,34 +1,49 @@
-"""Agent-written test inputs for a problem that comes with no tests (seed protocol, ``memdoor serve``)."""
+"""Agent-written test inputs for a problem that comes with no tests (seed protocol, ``memdoor serve``).
+
+The runner calls :func:`write_tests` before the strategy when ``SolveConfig.test_inputs`` asks for it:
+the call is the team's first agent's, so it is budgeted and recorded like every other (ledger, trace,
+memory kind ``tests``).
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 from memdoor.errors import ModelError
 from memdoor.problems.model import Problem
 from memdoor.strategies import messages
+from memdoor.strategies.context import RunContext
+from memdoor.team import Agent
+
+TEST_WRITING_TOKENS = 512
+"""Completion cap of a test-writing call (lower when the run's per-call cap is lower)."""
 
 
 async def write_tests(
-    problem: Problem, model: Any, count: int, *, seed: int = 0, max_tokens: int = 512
+    problem: Problem, agent: Agent, ctx: RunContext, count: int, *, max_tokens: int = TEST_WRITING_TOKENS
 ) -> tuple[Problem, str]:
-    """Ask ``model`` for up to ``count`` test inputs (no expected outputs) for ``problem``; the problem
-    with them as public tests, so the selector groups candidates by behaviour on them. Two tries."""
+    """Ask ``agent`` for up to ``count`` test inputs (no expected outputs) for ``problem``: the problem
+    with them as public tests, so the selector groups candidates by behaviour on them, and ``""``; or
+    the problem unchanged and why. Two tries. BudgetExceeded propagates (nothing was written)."""
     note = ""
     for attempt in range(2):
         try:
-            resp = await model.complete(
+            resp = await agent.ask(
                 messages.inputs(problem, count),
-                n=1,
+                ctx,
+                role="tests",
+                logprobs=False,
                 temperature=0.2 + 0.4 * attempt,
                 max_tokens=max_tokens,
-                seed=seed + attempt,
+                seed_offset=attempt,
             )
         except ModelError as e:
             note = f"{type(e).__name__}: {e}"
             continue
-        tests = messages.parse_inputs(resp.completions[0].text, problem, limit=count)
+        text = resp.completions[0].text if resp.completions else ""
+        tests = messages.parse_inputs(text, problem, limit=count)
         if tests:
+            written = [t.input for t in tests]
+            await ctx.memory.append(ctx.task_id, "tests", {"agent": agent.id, "inputs": written})
+            await ctx.event("inputs", agent.id, count=len(written), inputs=written)
             return problem.model_copy(update={"public_tests": tests}), ""
         note = "the model wrote no usable test input"
     return problem, note
