@@ -240,6 +240,7 @@ OPTIONS = [
     Case(WORKER + " --lease 0", "--lease: must be more than 0"),
     Case(WORKER + " --poll -1", "--poll: must be more than 0"),
     Case(WORKER + " --role boss", "--role: invalid choice"),
+    Case(WORKER + " --strategy parallel:500", "a team has at most 64 agents"),
     Case(WORKER + " --redis notaurl", "bad Redis URL 'notaurl'"),
     Case("worker", "worker needs a model"),
     # report, export, trace, models, doctor, and the command itself

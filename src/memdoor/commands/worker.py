@@ -31,6 +31,7 @@ from memdoor.commands.options import (
     SECONDS,
     SECONDS_OR_ZERO,
     at_least,
+    check_team_size,
 )
 from memdoor.errors import UsageError
 
@@ -161,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
     if config.leads:
         from memdoor.runner import StrategySpec
 
-        StrategySpec.parse(config.seed.strategy, agents=config.seed.agents or 1)
+        spec = StrategySpec.parse(config.seed.strategy, agents=config.seed.agents or 1)
+        check_team_size(spec.agents, config.seed.strategy)
     return asyncio.run(_serve(config, model, pool))
 
 
