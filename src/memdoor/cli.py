@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -25,6 +26,14 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def version() -> str:
+    """The installed package's version (its metadata); the source's ``__version__`` when run uninstalled."""
+    try:
+        return importlib.metadata.version("memdoor")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
+
+
 def _command(name: str):
     return importlib.import_module(f"memdoor.commands.{name}")
 
@@ -43,7 +52,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="memdoor", description="Teams of language models solving programming problems.")
-    parser.add_argument("--version", action="version", version=f"memdoor {__version__}")
+    parser.add_argument("--version", action="version", version=f"memdoor {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         try:
