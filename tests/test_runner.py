@@ -9,12 +9,12 @@ import time
 import pytest
 
 from memdoor.budget import Budget
-from memdoor.errors import UsageError
+from memdoor.errors import SandboxError, UsageError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.model import Problem, TestCase
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.runner import RunEnv, SolveConfig, StrategySpec, open_env, solve_problem
 from memdoor.tracestore import load_trace
 
 STARTER = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "
@@ -243,3 +243,67 @@ async def test_a_broken_memory_does_not_hide_the_result(sandbox, tmp_path):
     sol = await solve_problem(problem(), config, env)
     assert sol.passed is True and "redis is down" in sol.error
     assert json.loads(load_trace(tmp_path, sol.trace_id).model_dump_json())["final"]["passed"] is True
+
+
+# -- the environment builder ---------------------------------------------------------------------
+
+
+class Given:
+    """A caller's part (pool or sandbox): counts the closes open_env must not make."""
+
+    name = "given"
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+async def test_open_env_closes_what_it_opened_and_only_that(monkeypatch):
+    from memdoor.sandbox.supervisor import Supervisor
+
+    closed: list[object] = []
+    close_sandbox, close_memory = Supervisor.close, InProcMemory.aclose
+
+    def record_sandbox(self):
+        closed.append(self)
+        close_sandbox(self)
+
+    async def record_memory(self):
+        closed.append(self)
+        await close_memory(self)
+
+    monkeypatch.setattr(Supervisor, "close", record_sandbox)
+    monkeypatch.setattr(InProcMemory, "aclose", record_memory)
+
+    async with open_env(slots=2) as env:  # opens its sandbox, memory and pool
+        assert closed == [] and env.sandbox_slots is not None
+        opened = (env.sandbox, env.memory)
+    assert closed == [opened[0], opened[1]]  # last opened, first closed
+
+    closed.clear()
+    pool, sandbox = Given(), Given()
+    async with open_env(pool=pool, sandbox=sandbox) as env:
+        assert env.pool is pool and env.sandbox is sandbox and env.sandbox_slots is None
+    assert (pool.closed, sandbox.closed) == (0, 0) and closed == [env.memory]
+
+
+async def test_open_env_closes_what_it_opened_when_a_later_part_fails(monkeypatch):
+    from memdoor.sandbox import SandboxConfig
+
+    closed: list[object] = []
+    close_memory = InProcMemory.aclose
+
+    async def record_memory(self):
+        closed.append(self)
+        await close_memory(self)
+
+    monkeypatch.setattr(InProcMemory, "aclose", record_memory)
+    with pytest.raises(SandboxError):
+        async with open_env(sandbox_config=SandboxConfig(python="/nonexistent/python3")):
+            pass
+    assert len(closed) == 1

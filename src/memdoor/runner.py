@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -39,6 +39,9 @@ from memdoor.strategies.testgen import TEST_WRITING_TOKENS, write_tests
 from memdoor.team import Agent, Team, team_configs
 from memdoor.trace import Trace, TraceEvent
 from memdoor.tracestore import TraceRecord, save_trace
+
+if TYPE_CHECKING:
+    from memdoor.sandbox.config import SandboxConfig
 
 DEFAULT_MODEL = "local:qwen2.5-coder-0.5b"
 DEFAULT_TEMPERATURES = (0.2, 0.6, 0.8, 0.4, 1.0)
@@ -160,24 +163,35 @@ class RunEnv:
 async def open_env(
     *,
     memory_url: str | None = None,
+    memory_options: dict[str, Any] | None = None,
     sandbox: Sandbox | None = None,
+    sandbox_config: SandboxConfig | None = None,
     pool: ModelPool | None = None,
     price: PriceFn | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
     trace_dir: Path | None = None,
+    slots: int | None = None,
 ) -> AsyncIterator[RunEnv]:
-    """A :class:`RunEnv` with the default sandbox, the memory at ``memory_url`` and a model pool,
-    all closed on exit (only the parts this function opened)."""
+    """The one builder of a :class:`RunEnv` (for solve, bench, serve and workers).
+
+    Opens what it is not given — a model pool, the memory at ``memory_url`` (``memory_options`` go to
+    :func:`memdoor.memory.open_memory`), a sandbox (``sandbox_config`` or the defaults) — and on exit
+    closes exactly what it opened, last opened first, also when opening a later part failed. Parts
+    given are the caller's to close. ``slots``: candidates running at once over every run of the env
+    (None: no cap beyond the sandbox's own).
+    """
     from memdoor.memory import open_memory
 
-    own_pool = pool is None
-    pool = pool or ModelPool()
-    memory = open_memory(memory_url)
-    if sandbox is None:
-        from memdoor.sandbox import SandboxConfig, open_sandbox
+    async with contextlib.AsyncExitStack() as stack:
+        if pool is None:
+            pool = ModelPool()
+            stack.push_async_callback(pool.aclose)
+        memory = open_memory(memory_url, **(memory_options or {}))
+        stack.push_async_callback(memory.aclose)
+        if sandbox is None:
+            from memdoor.sandbox import SandboxConfig, open_sandbox
 
-        sandbox = open_sandbox(SandboxConfig())
-    try:
+            sandbox = stack.enter_context(open_sandbox(sandbox_config or SandboxConfig()))
         yield RunEnv(
             pool=pool,
             sandbox=sandbox,
@@ -185,11 +199,8 @@ async def open_env(
             price=price or default_price(),
             on_event=on_event,
             trace_dir=trace_dir,
+            sandbox_slots=asyncio.Semaphore(slots) if slots else None,
         )
-    finally:
-        await memory.aclose()
-        if own_pool:
-            await pool.aclose()
 
 
 def default_price() -> PriceFn:

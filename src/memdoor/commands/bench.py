@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -148,11 +150,8 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memdoor.memory import open_memory
     from memdoor.models.pool import ModelPool
     from memdoor.problems.load import load_problems
-    from memdoor.runner import RunEnv, default_price
-    from memdoor.sandbox import SandboxConfig, open_sandbox
 
     config = build_config(args)
     problems = select_problems(load_problems(args.suite), config.filters)
@@ -160,16 +159,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no problems left in {args.suite} after the filters")
     # Everything below may refuse the run; nothing in --out is touched until the store opens.
     stored = ResultsStore.inspect(args.out)
-    sandbox = open_sandbox(SandboxConfig())
-    run_record = RunRecord(
-        config=config,
-        problems_sha256=problems_digest(problems),
-        problem_count=len(problems),
-        versions=package_versions(getattr(sandbox, "name", None)),
-        created_at=now_iso(),
-    )
-    if stored is not None:
-        ResultsStore.check_compatible(stored, run_record, args.out)
     if getattr(args, "redis", None):  # the agents' models are served by `memdoor worker` processes
         from memdoor.distributed.remote import RemoteConfig, RemoteRun
 
@@ -179,38 +168,47 @@ def run(args: argparse.Namespace) -> int:
     for row in config.rows:
         for spec in row.models:
             pool.get(spec)
-    infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
-    options = BenchOptions(
-        concurrency=args.concurrency, retry_errors=args.retry_errors, max_consecutive_errors=args.max_errors
-    )
+    asyncio.run(_bench(args, config, problems, stored, pool))
+    return 0
 
-    price = default_price()
 
-    async def main() -> None:
-        slots = asyncio.Semaphore(os.cpu_count() or 1)
+async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
+    """The bench in one environment (its sandbox opened here and closed at the end, with ``pool``)."""
+    from memdoor.memory import open_memory
+    from memdoor.runner import RunEnv, open_env
 
-        def make_env() -> RunEnv:
-            # A fresh in-process team memory per pair; the runner writes the trace file into DIR/traces.
-            return RunEnv(
-                pool=pool,
-                sandbox=sandbox,
-                memory=open_memory(None),
-                price=price,
-                sandbox_slots=slots,
-                trace_dir=Path(args.out) / TRACES,
-            )
-
-        try:
-            with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv) as store:
-                outcome = await run_bench(
-                    problems, config, store, make_env, options=options, progress=make_progress()
-                )
-        finally:
-            await pool.aclose()
-        print(
-            f"bench: {outcome.ran} run ({outcome.errors} errors), {outcome.skipped} already stored; "
-            f"results in {args.out} — see: memdoor report {args.out}"
+    traces = Path(args.out) / TRACES
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(pool.aclose)
+        env = await stack.enter_async_context(
+            open_env(pool=pool, trace_dir=traces, slots=os.cpu_count() or 1)
+        )
+        run_record = RunRecord(
+            config=config,
+            problems_sha256=problems_digest(problems),
+            problem_count=len(problems),
+            versions=package_versions(env.sandbox.name),
+            created_at=now_iso(),
+        )
+        if stored is not None:
+            ResultsStore.check_compatible(stored, run_record, args.out)
+        infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
+        options = BenchOptions(
+            concurrency=args.concurrency,
+            retry_errors=args.retry_errors,
+            max_consecutive_errors=args.max_errors,
         )
 
-    asyncio.run(main())
-    return 0
+        def make_env() -> RunEnv:
+            # A fresh in-process team memory per pair (the loop closes it); the rest is shared. The runner
+            # writes the trace file into DIR/traces.
+            return dataclasses.replace(env, memory=open_memory(None))
+
+        with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv) as store:
+            outcome = await run_bench(
+                problems, config, store, make_env, options=options, progress=make_progress()
+            )
+    print(
+        f"bench: {outcome.ran} run ({outcome.errors} errors), {outcome.skipped} already stored; "
+        f"results in {args.out} — see: memdoor report {args.out}"
+    )

@@ -244,13 +244,12 @@ async def _solve(problem, config, live: bool, redis: str | None = None) -> Solut
             stack.push_async_callback(pool.aclose)
             for spec in config.models:  # a bad spec or missing weights fail here, as a usage error
                 pool.get(spec)
-        env = await stack.enter_async_context(
-            open_env(memory_url=redis, pool=pool, trace_dir=default_trace_dir())
-        )
-        if not live:
-            return await solve_problem(problem, config, env)
-        from memdoor.live import LiveView
+        on_event = None
+        if live:
+            from memdoor.live import LiveView
 
-        with LiveView(f"{problem.id} — {config.strategy}") as view:
-            env.on_event = view.on_event
-            return await solve_problem(problem, config, env)
+            on_event = stack.enter_context(LiveView(f"{problem.id} — {config.strategy}")).on_event
+        env = await stack.enter_async_context(
+            open_env(memory_url=redis, pool=pool, trace_dir=default_trace_dir(), on_event=on_event)
+        )
+        return await solve_problem(problem, config, env)

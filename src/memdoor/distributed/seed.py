@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -38,6 +39,7 @@ from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.problems.model import Problem
 
 if TYPE_CHECKING:
+    from memdoor.runner import RunEnv
     from memdoor.solution import Solution
     from memdoor.trace import TraceEvent
 
@@ -74,7 +76,9 @@ class SeedLeader:
         self.token = f"{config.agent_id}:{instance}"
         self._slots = asyncio.Semaphore(self.options.max_tasks)
         self._running: dict[str, asyncio.Task] = {}
-        self._env: Any = None
+        self._env: RunEnv | None = None
+        self._env_stack = contextlib.AsyncExitStack()
+        self._env_lock = asyncio.Lock()
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._waiting_logged = False
@@ -104,9 +108,8 @@ class SeedLeader:
             for t in running:
                 t.cancel()
             await asyncio.gather(*running, return_exceptions=True)
-            if self._env is not None:
-                with contextlib.suppress(Exception):
-                    await self._env.aclose()
+            with contextlib.suppress(Exception):
+                await self._env_stack.aclose()  # the shared sandbox and memory, if a task opened them
 
     async def _scan_once(self) -> None:
         prefix = self.options.task_prefix
@@ -240,7 +243,7 @@ class SeedLeader:
 
     async def _orchestrate(self, task: SeedTask, problem: Problem) -> dict[str, Any]:
         from memdoor.budget import Budget
-        from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+        from memdoor.runner import SolveConfig, StrategySpec, solve_problem
 
         opts, wcfg = self.options, self.config
         started = time.monotonic()
@@ -265,13 +268,7 @@ class SeedLeader:
         writer = asyncio.create_task(self._trace_writer(trace_key, events))
         try:
             env = await self._shared_env()
-            task_env = RunEnv(
-                pool=run.pool(models),
-                sandbox=env.sandbox,
-                memory=env.memory,
-                price=env.price,
-                on_event=events.put_nowait,
-            )
+            task_env = dataclasses.replace(env, pool=run.pool(models), on_event=events.put_nowait)
             solution = await solve_problem(problem, config, task_env)
         finally:
             events.put_nowait(None)
@@ -301,29 +298,17 @@ class SeedLeader:
             with contextlib.suppress(*REDIS_DOWN):
                 await self.redis.rpush(key, ev.model_dump_json())
 
-    async def _shared_env(self) -> Any:
-        """The sandbox and memory this leader's tasks share, opened at the first task."""
-        if self._env is None:
-            self._env = await _SharedEnv.open(self.config)
+    async def _shared_env(self) -> RunEnv:
+        """The sandbox and memory this leader's tasks share: opened at the first task (by the one
+        environment builder), closed when the leader stops."""
+        from memdoor.runner import open_env
+
+        async with self._env_lock:
+            if self._env is None:
+                self._env = await self._env_stack.enter_async_context(
+                    open_env(memory_url=self.config.redis, memory_options={"prefix": self.config.prefix})
+                )
         return self._env
-
-
-class _SharedEnv:
-    def __init__(self, sandbox: Any, memory: Any, price: Any):
-        self.sandbox, self.memory, self.price = sandbox, memory, price
-
-    @classmethod
-    async def open(cls, config: WorkerConfig) -> _SharedEnv:
-        from memdoor.memory import open_memory
-        from memdoor.runner import default_price
-        from memdoor.sandbox import SandboxConfig, open_sandbox
-
-        sandbox = open_sandbox(SandboxConfig())
-        memory = open_memory(config.redis, prefix=config.prefix)
-        return cls(sandbox, memory, default_price())
-
-    async def aclose(self) -> None:
-        await self.memory.aclose()
 
 
 def error_answer(task_id: str, error: BaseException) -> dict[str, Any]:

@@ -141,23 +141,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        own = sandbox is None
-        if own:
-            from memdoor.sandbox import SandboxConfig, open_sandbox
-
-            box: Sandbox = open_sandbox(SandboxConfig())
-        else:
-            box = sandbox
-        try:
-            async with open_env(pool=pool, sandbox=box, trace_dir=config.trace_dir) as env:
-                env.sandbox_slots = asyncio.Semaphore(os.cpu_count() or 1)
-                app.state.service = TeamService(config, env)
-                app.state.tasks = set()
-                yield
-        finally:
-            close = getattr(box, "close", None) if own else None
-            if close is not None:  # candidates started ahead hold sandbox uids
-                close()
+        slots = os.cpu_count() or 1  # candidates running at once over every request
+        async with open_env(pool=pool, sandbox=sandbox, trace_dir=config.trace_dir, slots=slots) as env:
+            app.state.service = TeamService(config, env)
+            app.state.tasks = set()
+            yield
 
     app = FastAPI(title="memdoor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     authorize = Authorizer(config.token.get_secret_value() if config.token else None)
