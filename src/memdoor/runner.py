@@ -327,28 +327,20 @@ async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext, 
     )
 
 
+FINAL_FIELDS = {
+    "problem_id", "strategy", "code", "agent", "agents", "passed", "verdict", "confidence", "oracle",
+    "stopped", "failures", "error", "error_type", "trace_id",
+}  # fmt: skip
+"""Fields of :meth:`Solution.record` in the final answer (with ``hidden_tests``, ``ledger``, ``config``)."""
+
+
 def final_answer(problem: Problem, config: SolveConfig, solution: Solution) -> dict[str, Any]:
     """The team's final answer as stored in memory: result, cost and config, no test contents."""
-    v = solution.verdict
-    t = solution.ledger.totals()
+    r = solution.record()
     return {
-        "problem_id": problem.id,
-        "strategy": solution.strategy,
-        "code": solution.code,
-        "agent": solution.agent,
-        "agents": solution.agents,
-        "passed": solution.passed,
-        "verdict": None
-        if v is None
-        else {"status": v.status, "tests_passed": v.tests_passed, "tests_total": v.tests_total},
+        **r.model_dump(mode="json", include=FINAL_FIELDS),
         "hidden_tests": len(problem.hidden_tests),
-        "confidence": solution.confidence,
-        "oracle": solution.oracle,
-        "stopped": solution.stopped,
-        "failures": [f.model_dump() for f in solution.failures],
-        "error": solution.error,
-        "ledger": t.model_dump(),
-        "trace_id": solution.trace_id,
+        "ledger": r.totals.model_dump(),
         "config": config.model_dump(mode="json"),
     }
 

@@ -1,11 +1,16 @@
-"""A strategy's result on one problem, and its grading on hidden tests (done outside the strategy)."""
+"""A strategy's result on one problem, and its grading on hidden tests (done outside the strategy).
+
+:meth:`Solution.record` is the one projection of a Solution into a flat record with no test contents:
+the memory's final answer, ``solve --json``, serve's ``memdoor`` field, the seed answer and the bench
+store all take their fields from it.
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from memdoor.errors import qualified_name
-from memdoor.ledger import Ledger
+from memdoor.ledger import Ledger, LedgerTotals
 from memdoor.problems.model import TestCase
 from memdoor.sandbox.verdict import Verdict
 from memdoor.select.types import Candidate, Selection
@@ -16,6 +21,54 @@ class AgentFailure(BaseModel):
 
     agent: str
     error: str = Field(description="Error type and message.")
+
+
+class VerdictSummary(BaseModel):
+    """A verdict's outcome without test contents."""
+
+    status: str = Field(description="passed, wrong_answer, runtime_error, time_limit, ...")
+    tests_passed: int = Field(description="Tests passed.")
+    tests_total: int = Field(description="Tests run or skipped.")
+
+    @classmethod
+    def of(cls, verdict: Verdict | None) -> VerdictSummary | None:
+        if verdict is None:
+            return None
+        return cls(status=verdict.status, tests_passed=verdict.tests_passed, tests_total=verdict.tests_total)
+
+
+class CandidateSummary(BaseModel):
+    """One candidate without its code: who wrote it, when, and how it did on the public tests."""
+
+    agent: str
+    round: int
+    public: str | None = Field(description="Status on the public tests; None when never run.")
+
+
+class SolutionRecord(BaseModel):
+    """What a run produced and cost, as every face reports it (see :meth:`Solution.record`)."""
+
+    problem_id: str
+    strategy: str
+    code: str
+    agent: str | None
+    agents: list[str]
+    confidence: float | None
+    selection: str | None = Field(
+        description="The selector's reason (majority, confidence, ...), if one ran."
+    )
+    passed: bool | None
+    oracle: bool | None
+    verdict: VerdictSummary | None = Field(description="The chosen code on the grading tests.")
+    public: VerdictSummary | None = Field(description="The chosen code on the public tests.")
+    candidates: list[CandidateSummary]
+    written_tests: list[str] = Field(description="Inputs of the test inputs the team wrote, if any.")
+    stopped: str
+    failures: list[AgentFailure]
+    error: str | None
+    error_type: str | None
+    trace_id: str
+    totals: LedgerTotals = Field(description="The ledger's totals (wall seconds: the team's time).")
 
 
 class Solution(BaseModel):
@@ -53,6 +106,36 @@ class Solution(BaseModel):
     passed: bool | None = Field(default=None, description="verdict.passed, once graded.")
     oracle: bool | None = Field(default=None, description="Whether any candidate passes all tests.")
     _error_class: type[BaseException] | None = PrivateAttr(default=None)
+
+    def record(self) -> SolutionRecord:
+        """The one projection of this solution for answers and stores (no test contents but the inputs
+        the team wrote itself)."""
+        return SolutionRecord(
+            problem_id=self.problem_id,
+            strategy=self.strategy,
+            code=self.code,
+            agent=self.agent,
+            agents=list(self.agents),
+            confidence=self.confidence,
+            selection=None if self.selection is None else self.selection.reason,
+            passed=self.passed,
+            oracle=self.oracle,
+            verdict=VerdictSummary.of(self.verdict),
+            public=VerdictSummary.of(self.public_verdict),
+            candidates=[
+                CandidateSummary(
+                    agent=c.agent, round=c.round, public=None if c.public is None else c.public.status
+                )
+                for c in self.candidates
+            ],
+            written_tests=[t.input for t in self.written_tests],
+            stopped=self.stopped,
+            failures=list(self.failures),
+            error=self.error,
+            error_type=self.error_type,
+            trace_id=self.trace_id,
+            totals=self.ledger.totals(),
+        )
 
     @property
     def error_class(self) -> type[BaseException] | None:

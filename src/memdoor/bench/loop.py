@@ -122,24 +122,24 @@ def result_from_solution(
     started: str,
     seconds: float,
 ) -> ResultRecord:
-    totals = solution.ledger.totals()
-    verdict = solution.verdict
+    r = solution.record()
+    totals, verdict = r.totals, r.verdict
     endpoint_down = totals.calls > 0 and totals.failed_calls == totals.calls
-    failed = solution.stopped == "error" or endpoint_down
+    failed = r.stopped == "error" or endpoint_down
     kind = solution.error_class
     return ResultRecord(
         problem_id=problem.id,
         row=row.name,
         status="error" if failed else "done",
-        passed=bool(solution.passed) and not failed,
-        oracle=solution.oracle,
-        code=solution.code,
+        passed=bool(r.passed) and not failed,
+        oracle=r.oracle,
+        code=r.code,
         verdict_status=verdict.status if verdict else None,
         tests_passed=verdict.tests_passed if verdict else None,
         tests_total=verdict.tests_total if verdict else None,
-        candidates=len(solution.candidates),
-        confidence=solution.confidence,
-        stopped=solution.stopped,
+        candidates=len(r.candidates),
+        confidence=r.confidence,
+        stopped=r.stopped,
         calls=totals.calls,
         failed_calls=totals.failed_calls,
         prompt_tokens=totals.prompt_tokens,
@@ -147,14 +147,14 @@ def result_from_solution(
         usd=totals.usd,
         model_seconds=totals.model_seconds,
         wall_seconds=seconds,
-        strategy_seconds=solution.ledger.wall_seconds,
-        trace_id=solution.trace_id,
-        error=solution.error or ("every model call failed" if endpoint_down else None),
-        error_type=solution.error_type,
+        strategy_seconds=totals.wall_seconds,
+        trace_id=r.trace_id,
+        error=r.error or ("every model call failed" if endpoint_down else None),
+        error_type=r.error_type,
         retryable=endpoint_down or (kind is not None and issubclass(kind, RETRYABLE)),
         started_at=started,
         finished_at=now_iso(),
-        verdict_json=verdict.model_dump_json() if verdict else None,
+        verdict_json=solution.verdict.model_dump_json() if solution.verdict else None,
         ledger_json=solution.ledger.model_dump_json(),
         trace_path=trace if isinstance(trace, str) else None,
         trace_json=json.dumps(trace) if isinstance(trace, dict) else None,

@@ -137,35 +137,22 @@ def build_config(args: argparse.Namespace):
     return config
 
 
+JSON_FIELDS = {
+    "problem_id", "strategy", "passed", "code", "verdict", "agents", "agent", "confidence", "oracle",
+    "stopped", "failures", "error", "trace_id",
+}  # fmt: skip
+"""Fields of :meth:`Solution.record` in the ``--json`` object (with ``graded_on`` and ``ledger``)."""
+
+
 def result_json(solution: Solution, graded_on: str) -> dict[str, Any]:
     """The ``--json`` object."""
-    v = solution.verdict
-    t = solution.ledger.totals()
+    r = solution.record()
+    t = r.totals
+    ledger = t.model_dump(include={"calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd"})
     return {
-        "problem_id": solution.problem_id,
-        "strategy": solution.strategy,
-        "passed": solution.passed,
-        "code": solution.code,
-        "verdict": None
-        if v is None
-        else {"status": v.status, "tests_passed": v.tests_passed, "tests_total": v.tests_total},
+        **r.model_dump(mode="json", include=JSON_FIELDS),
         "graded_on": graded_on,
-        "ledger": {
-            "calls": t.calls,
-            "failed_calls": t.failed_calls,
-            "prompt_tokens": t.prompt_tokens,
-            "completion_tokens": t.completion_tokens,
-            "wall_seconds": round(t.wall_seconds, 3),
-            "usd": t.usd,
-        },
-        "agents": solution.agents,
-        "agent": solution.agent,
-        "confidence": solution.confidence,
-        "oracle": solution.oracle,
-        "stopped": solution.stopped,
-        "failures": [f.model_dump() for f in solution.failures],
-        "error": solution.error,
-        "trace_id": solution.trace_id,
+        "ledger": {**ledger, "wall_seconds": round(t.wall_seconds, 3)},
     }
 
 

@@ -332,11 +332,10 @@ def done_answer(
     jobs: int,
 ) -> dict[str, Any]:
     """The team's answer as written at ``memory:<id>``."""
-    totals = solution.ledger.totals()
-    pv = solution.public_verdict or solution.verdict
-    code = solution.code
+    r = solution.record()
+    pv = r.public or r.verdict
     tests = solution.written_tests or problem.public_tests
-    if solution.written_tests:
+    if r.written_tests:
         source = "team"
     elif problem.public_tests:
         source = "task"
@@ -344,15 +343,10 @@ def done_answer(
         source = "none" if solution.tests_note is None else f"none ({solution.tests_note})"
     return {
         "id": task.id,
-        "status": "error" if solution.error and not code else "done",
-        "answer": f"```python\n{code}\n```" if code else "",
-        "code": code,
+        "status": "error" if r.error and not r.code else "done",
+        "answer": f"```python\n{r.code}\n```" if r.code else "",
         "func_name": problem.func_name,
-        "agent": solution.agent,
-        "agents": solution.agents,
-        "strategy": solution.strategy,
-        "confidence": solution.confidence,
-        "selection": None if solution.selection is None else solution.selection.reason,
+        **r.model_dump(mode="json", include=ANSWER_FIELDS),
         "tests": {
             "source": source,
             "count": len(tests),
@@ -362,17 +356,17 @@ def done_answer(
         "public": None
         if pv is None
         else {"status": pv.status, "passed": pv.tests_passed, "total": pv.tests_total},
-        "candidates": [
-            {"agent": c.agent, "round": c.round, "public": None if c.public is None else c.public.status}
-            for c in solution.candidates
-        ],
-        "stopped": solution.stopped,
-        "error": solution.error,
-        "calls": totals.calls,
+        "calls": r.totals.calls,
         "jobs": jobs,
-        "tokens": totals.tokens,
+        "tokens": r.totals.tokens,
         "seconds": round(seconds, 3),
         "trace": trace_key,
-        "trace_id": solution.trace_id,
         "finished": time.time(),
     }
+
+
+ANSWER_FIELDS = {
+    "code", "agent", "agents", "strategy", "confidence", "selection", "candidates", "stopped", "error",
+    "trace_id",
+}  # fmt: skip
+"""Fields of :meth:`Solution.record` in a seed answer."""

@@ -83,20 +83,15 @@ class Outcome:
 
     def metadata(self) -> dict[str, Any]:
         """What the team did, for the ``memdoor`` field of the answer."""
-        s, v = self.solution, self.solution.verdict
-        totals = s.ledger.totals()
+        r = self.solution.record()
+        totals, v, tests = r.totals, r.verdict, self.problem.public_tests
         return {
-            "trace_id": s.trace_id,
+            **r.model_dump(mode="json", include=METADATA_FIELDS),
             "team": self.job.model,
-            "strategy": s.strategy,
-            "agents": s.agents,
-            "agent": s.agent,
-            "confidence": s.confidence,
-            "stopped": s.stopped,
             "tests": {
                 "source": self.tests_source,
-                "count": len(self.problem.public_tests),
-                "expected_outputs": any(t.output is not None for t in self.problem.public_tests),
+                "count": len(tests),
+                "expected_outputs": any(t.output is not None for t in tests),
                 "status": None if v is None else v.status,
                 "passed": None if v is None else v.tests_passed,
                 "total": None if v is None else v.tests_total,
@@ -104,9 +99,11 @@ class Outcome:
             "calls": totals.calls,
             "seconds": round(totals.wall_seconds, 3),
             "usd": totals.usd,
-            "failures": [f.model_dump() for f in s.failures],
-            "error": s.error,
         }
+
+
+METADATA_FIELDS = {"trace_id", "strategy", "agents", "agent", "confidence", "stopped", "failures", "error"}
+"""Fields of :meth:`Solution.record` in the ``memdoor`` field of an answer."""
 
 
 def usage_of(solution: Solution) -> Usage:
