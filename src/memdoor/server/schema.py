@@ -93,8 +93,9 @@ class ChatRequest(BaseModel):
         return min(caps) if caps else None
 
 
-class Usage(BaseModel):
-    """Tokens of the whole team (every agent's calls, and the test-writing call if there was one)."""
+class ChatUsage(BaseModel):
+    """The ``usage`` of an answer, in OpenAI's shape: tokens of the whole team (every agent's calls,
+    test writing included). Not :class:`memdoor.models.types.Usage`, which is one call's usage."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -102,7 +103,7 @@ class Usage(BaseModel):
 
 
 def completion_body(
-    *, id: str, created: int, model: str, content: str, usage: Usage, extra: dict[str, Any]
+    *, id: str, created: int, model: str, content: str, usage: ChatUsage, extra: dict[str, Any]
 ) -> dict[str, Any]:
     """A ``chat.completion`` object with one assistant choice; ``extra`` goes under ``memdoor``."""
     return {
@@ -131,7 +132,7 @@ def chunk_body(
     model: str,
     delta: dict[str, Any] | None,
     finish_reason: str | None = None,
-    usage: Usage | None = None,
+    usage: ChatUsage | None = None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``chat.completion.chunk``: one choice with ``delta``, or (``delta`` None) no choice and the usage."""

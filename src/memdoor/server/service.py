@@ -36,7 +36,7 @@ from memdoor.server.errors import (
     ModelNotFound,
     NoSolution,
 )
-from memdoor.server.schema import ChatRequest, Usage
+from memdoor.server.schema import ChatRequest, ChatUsage
 from memdoor.server.teams import parse_team, team_id
 from memdoor.solution import Solution
 from memdoor.trace import TraceEvent
@@ -78,7 +78,7 @@ class Outcome:
         """The assistant message: the chosen code in a python fence."""
         return f"```python\n{self.solution.code.strip(chr(10)).rstrip()}\n```"
 
-    def usage(self) -> Usage:
+    def usage(self) -> ChatUsage:
         return usage_of(self.solution)
 
     def metadata(self) -> dict[str, Any]:
@@ -106,10 +106,12 @@ METADATA_FIELDS = {"trace_id", "strategy", "agents", "agent", "confidence", "sto
 """Fields of :meth:`Solution.record` in the ``memdoor`` field of an answer."""
 
 
-def usage_of(solution: Solution) -> Usage:
+def usage_of(solution: Solution) -> ChatUsage:
     """The whole team's tokens: every call in the ledger (test writing included)."""
     t = solution.ledger.totals()
-    return Usage(prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens)
+    return ChatUsage(
+        prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens
+    )
 
 
 def solve_config(config: ServeConfig, spec: StrategySpec, *, seed: int, max_tokens: int) -> SolveConfig:
