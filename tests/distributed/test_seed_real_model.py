@@ -39,7 +39,7 @@ def engine_spec():
 
 
 @pytest.mark.slow
-def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_spec):
+def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_spec, sandbox):
     server = RedisServer(tmp_path).start()
     workers = [WorkerProc(tmp_path, f"w{i}", engine_spec, server.url, "--max-tokens", "300") for i in (1, 2)]
     try:
@@ -57,7 +57,6 @@ def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_sp
 
         # Accepted because it runs correctly, not because a model said so: check it in the sandbox.
         from memdoor.problems.model import TestCase
-        from memdoor.sandbox import SandboxConfig, open_sandbox
 
         checks = [
             ("racecar", True),
@@ -68,7 +67,7 @@ def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_sp
             ("日本", False),
         ]
         tests = [TestCase(kind="functional", input=json.dumps(s), output=json.dumps(v)) for s, v in checks]
-        verdict = open_sandbox(SandboxConfig()).run(
+        verdict = sandbox.run(
             answer["code"],
             tests,
             func_name="is_palindrome",
