@@ -1,6 +1,10 @@
-"""Getting code out of a model's answer, the LiveCodeBench way."""
+"""Getting code out of a model's answer: the LiveCodeBench way (:func:`extract_code`, what ``memdoor
+grade`` applies to official samples), and a team member's candidate (:func:`candidate_code`)."""
 
 from __future__ import annotations
+
+from memdoor.clean import drop_demo_lines
+from memdoor.problems.model import Problem
 
 FENCE = "```"
 
@@ -15,3 +19,15 @@ def extract_code(answer: str) -> str:
     if len(fences) < 2:
         return ""
     return "\n".join(lines[fences[-2] + 1 : fences[-1]])
+
+
+def candidate_code(answer: str, problem: Problem) -> str:
+    """The code a team member proposes in ``answer``: :func:`extract_code`, then, for a function answer
+    (a functional or check problem), without the demo lines a model adds around the function (example
+    calls, prints, ``# Output:`` comments; see :mod:`memdoor.clean`). A program reading standard input
+    stays whole. Strategies take every candidate through here, before anything runs it, so the program
+    graded is the program the user gets."""
+    code = extract_code(answer)
+    if problem.kind == "stdin" or not problem.func_name:
+        return code
+    return drop_demo_lines(code, problem.func_name)

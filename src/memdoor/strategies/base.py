@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdoor.errors import BudgetExceeded, ModelError, UsageError
-from memdoor.extract import extract_code
+from memdoor.extract import candidate_code
 from memdoor.models.types import Completion, Message
 from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.verdict import Verdict
@@ -137,7 +137,7 @@ class TeamRun:
         completion = await self.ask(agent, msgs, role=role, round=round)
         if completion is None:
             return None
-        code = extract_code(completion.text)
+        code = candidate_code(completion.text, self.problem)
         verdict = await self.test(code)
         cand = Candidate(
             code=code, agent=agent.id, round=round, mean_logprob=completion.mean_logprob, public=verdict
