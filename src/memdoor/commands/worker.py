@@ -175,8 +175,13 @@ async def _serve(config, model, pool) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     worker = Worker(config, model)
+    alongside = []
+    if config.leads:  # the seed protocol: this agent also leads tasks (task:<id> in, memory:<id> out)
+        from memdoor.distributed.seed import SeedLeader
+
+        alongside.append(SeedLeader(config, worker.redis, worker.instance).run)
     try:
-        await worker.run(stop)
+        await worker.run(stop, alongside=alongside)
     finally:
         await worker.aclose()
         await pool.aclose()

@@ -10,10 +10,11 @@ jobs for its model from the stream ``P jobs:<model>`` as a member of the consume
 3. it stores the result with ``SET NX`` (first result wins), wakes the orchestrator, and only then
    acknowledges (XACK) and deletes the stream entry.
 
-A worker whose role is ``all`` or ``lead`` also watches for seed tasks (:mod:`.seed`). On SIGTERM it
-takes no new work, finishes its current job within ``grace`` seconds or hands it back (makes it
-claimable at once), gives up the seed tasks it leads, deregisters and exits 0. When Redis goes away it
-retries with backoff and carries on.
+Other roles of the same agent run alongside (``run(stop, alongside=...)``): ``memdoor worker`` adds the
+seed leader (:class:`.seed.SeedLeader`) when the role is ``all`` or ``lead``; this module knows nothing
+of it. On SIGTERM the worker takes no new work, finishes its current job within ``grace`` seconds or
+hands it back (makes it claimable at once), stops the roles alongside (the leader gives up its seed
+tasks), deregisters and exits 0. When Redis goes away it retries with backoff and carries on.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -35,7 +37,6 @@ from redis.exceptions import RedisError, ResponseError
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, ensure_group, text
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
-from memdoor.distributed.seed import SeedLeader
 from memdoor.errors import MemoryStoreError, ModelError
 from memdoor.protocols import Model
 
@@ -106,8 +107,13 @@ class Worker:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Serve until ``stop`` is set, then shut down cleanly (see the module docs)."""
+    async def run(
+        self, stop: asyncio.Event, *, alongside: Sequence[Callable[[asyncio.Event], Awaitable[None]]] = ()
+    ) -> None:
+        """Serve until ``stop`` is set, then shut down cleanly (see the module docs).
+
+        ``alongside``: other roles of this agent, each started once the worker is registered and given
+        the event that is set when the worker stops taking work; a role that fails stops the worker."""
         await self._wait_for_redis(stop)
         if stop.is_set():
             return
@@ -125,11 +131,8 @@ class Worker:
             asyncio.create_task(self._job_loop())
             for _ in range(self.config.concurrency if self.config.answers else 0)
         ]
-        lead_task = None
-        if self.config.leads:
-            leader = SeedLeader(self.config, self.redis, self.instance)
-            lead_task = asyncio.create_task(leader.run(self._stopping))
-        watched = [*slots, *([lead_task] if lead_task else [])]
+        roles = [asyncio.create_task(role(self._stopping)) for role in alongside]
+        watched = [*slots, *roles]
         stop_wait = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stop_wait, *watched], return_when=asyncio.FIRST_COMPLETED)
         failure = next((t.exception() for t in done if t is not stop_wait and t.exception()), None)
@@ -140,8 +143,7 @@ class Worker:
             for t in late:
                 t.cancel()  # the job is handed back (see _handle)
             await asyncio.gather(*slots, return_exceptions=True)
-        if lead_task is not None:
-            await asyncio.gather(lead_task, return_exceptions=True)
+        await asyncio.gather(*roles, return_exceptions=True)
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
         await self._deregister()
