@@ -35,9 +35,6 @@ DEFAULT_FUNCTION = "solution"
 
 _BUILTINS = frozenset(dir(builtins)) | {"main"}
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
-_BACKTICK_SIG = re.compile(r"`(?:def\s+)?([A-Za-z_]\w*)\s*\(([^`()]*)\)\s*(?:->\s*([^`]+?))?\s*:?`")
-_TEXT_DEF = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(([^()]*)\)")
-_NAMED = re.compile(r"\b(?:function|method)\s+(?:(?:named|called)\s+`?([A-Za-z_]\w*)`?|`([A-Za-z_]\w*)`)")
 _WANTS_FUNCTION = re.compile(r"\b(?:function|method)\b", re.IGNORECASE)
 _CALL_START = re.compile(r"^(?:>>>\s*)?([A-Za-z_]\w*)\s*\(")
 _ARROW = re.compile(r"\s*(?:==>|==|➞|->|=>|should return|returns|should be)\s*")
@@ -103,33 +100,56 @@ def _unimplemented(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return True
 
 
-def _from_code(code: str) -> Target | None:
-    """The function a code block asks for: a ``class Solution`` method, else its last unfinished
-    top-level function (HumanEval prompts may define helpers first), else its last function."""
+def _from_code(code: str) -> tuple[Target, bool, set[str]] | None:
+    """The function a code block asks for, whether it is a starter (unfinished), and the names the block
+    defines: a ``class Solution`` method; else its last unfinished top-level function (HumanEval prompts
+    may define helpers first); else the first unfinished public method of a class; else its last
+    function; else the first public method of a class."""
     tree = _parse_code(code)
     if tree is None:
         return None
     starter = code.strip("\n").rstrip() + "\n"
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Solution":
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not item.name.startswith("_"):
-                    return Target(item.name, starter, _params(item, method=True), "code")
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    methods = {
+        c.name: [
+            f
+            for f in c.body
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and not f.name.startswith("_")
+        ]
+        for c in classes
+    }
+    if methods.get("Solution"):
+        fn = methods["Solution"][0]
+        return Target(fn.name, starter, _params(fn, method=True), "code"), True, defined
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    if not funcs:
+    all_methods = [m for c in classes for m in methods[c.name]]
+    choices = [
+        *((f, False, True) for f in reversed(funcs) if _unimplemented(f)),
+        *((f, True, True) for f in all_methods if _unimplemented(f)),
+        *((f, False, False) for f in funcs[-1:]),
+        *((f, True, False) for f in all_methods[:1]),
+    ]
+    if not choices:
         return None
-    fn = next((f for f in reversed(funcs) if _unimplemented(f)), funcs[-1])
-    return Target(fn.name, starter, _params(fn, method=False), "code")
+    fn, method, unfinished = choices[0]
+    return Target(fn.name, starter, _params(fn, method=method), "code"), unfinished, defined
 
 
 def _signature_params(name: str, params: str) -> tuple[str, ...] | None:
+    """The parameter names of ``name(params)`` (a leading ``self``/``cls`` left out), None when they
+    do not parse as a parameter list."""
     try:
         tree = ast.parse(f"def {name}({params}): pass")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     fn = tree.body[0]
     assert isinstance(fn, ast.FunctionDef)
-    return _params(fn, method=False)
+    return _params(fn, method=_is_method(params))
+
+
+def _is_method(params: str) -> bool:
+    return params.strip().split(",")[0].split(":")[0].strip() in ("self", "cls")
 
 
 def _usable(name: str) -> bool:
@@ -155,24 +175,190 @@ def _example_calls(text: str) -> Counter[str]:
     return names
 
 
+# Mentions of a function in the prose of a request, and how strongly the request asks for each.
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_MATH = re.compile(r"\$[^$\n]*\$")
+_PROSE_SIG = re.compile(r"(?<![\w.$\\])(?:(def)\s+)?(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\(([^()\n]*)\)")
+_NAMES = [
+    # function `name` / function named name / method called name / func name
+    re.compile(
+        r"\b(?:function|method|func)\s+(?:(?P<how>named|called)\s+)?(?P<tick>[`*]*)(?P<name>[A-Za-z_]\w*)[`*]*",
+        re.IGNORECASE,
+    ),
+    # the function should be called name / name the function name / function name: name
+    re.compile(
+        r"\b(?:function|method)\b[^.\n]{0,40}?\b(?:be|is)\s+(?P<how>named|called)\s+(?P<tick>[`*]*)"
+        r"(?P<name>[A-Za-z_]\w*)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?P<how>name|call)\s+(?:the\s+|your\s+)?(?:function|method)\s+(?P<tick>[`*]*)(?P<name>[A-Za-z_]\w*)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:function|method)\s+(?P<how>name)\s*(?:is|:|=)?\s*(?P<tick>[`*]*)(?P<name>[A-Za-z_]\w*)",
+        re.IGNORECASE,
+    ),
+]
+_NOT_NAMES = _words("""that which who whose to for in with of the a an and or named called returning taking accepting using
+    python is should must will can could would here below above signature definition body from on it this
+    so as by into we i you that's name names call calls returns takes computing""")
+_NAME_FOLLOWERS = _words("that which to taking returning for with , : . ; ( who")
+_ASK = _words("""write writing implement implementing create code complete finish make build need want provide add
+    fix give rewrite""")
+_KIND = _words("function method func def called named signature name")
+_ASIDE = _words("""helper given have has already existing using use uses call calls calling from my like instead
+    don't dont not without let program script prints print""")
+_AS = frozenset({"as", "into"})
+_SENTENCE_END = re.compile(r"(?:[.!?](?=\s)|\n\s*\n|[;\n])")
+_DEFINED_AS = re.compile(r"^\s*(?:is\s+defined|be\s+defined|be\b|denotes?\b|as\b|is\s+the\b)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Mention:
+    score: int
+    pos: int
+    target: Target
+
+
+def _prose_of(text: str) -> str:
+    """``text`` with fenced code and ``$...$`` math blanked out (offsets kept)."""
+    text = _FENCED.sub(lambda m: " " * len(m.group(0)), text)
+    return _MATH.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _ask_score(prose: str, pos: int) -> int:
+    """How strongly the words just before ``pos`` (same sentence, last eight words) ask for what
+    follows. The nearest request verb or aside decides: +2 for a request ("write", "implement"),
+    -3 for an aside (a helper, something given, used, "my" existing code, a program); +1 for a
+    "function"-like word, +1 for "as"/"into" right before (rewrite X *as* Y)."""
+    start = 0
+    for m in _SENTENCE_END.finditer(prose, 0, pos):
+        start = m.end()
+    words = [w for w in (w.strip("`*,:;()'\"").lower() for w in prose[start:pos].split()) if w][-8:]
+    score = 0
+    for k in range(len(words) - 1, -1, -1):
+        w = words[k]
+        if w in _ASK or (w == "define" and words[k + 1 : k + 2] in (["a"], ["an"])):  # not "define f(x) as"
+            score += 2
+            break
+        if w in _ASIDE:
+            score -= 3
+            break
+    if any(w in _KIND for w in words):
+        score += 1
+    if any(w in _AS for w in words[-3:]):
+        score += 1
+    return score
+
+
+def _mentions(text: str) -> list[_Mention]:
+    """Functions the prose names: backticked or plain signatures, ``def name(...)``, and names after
+    "function", "named", "called"; each with how strongly the request asks for it."""
+    prose = _prose_of(text)
+    found: list[_Mention] = []
+    for m in _PROSE_SIG.finditer(prose):
+        is_def, name, params = m.group(1), m.group(2), m.group(3)
+        if not _usable(name):
+            continue
+        names = _signature_params(name, params)
+        ticked = prose[max(0, m.start() - 1) : m.start()] == "`"
+        score = _ask_score(prose, m.start()) + (1 if is_def else 0)
+        if not ticked and (
+            names is None or score < (1 if is_def else 2) or _DEFINED_AS.match(prose[m.end() :])
+        ):
+            continue  # not asked for (plain-text math, "the values of function f(l, r)"), or defined as a formula
+        # a backticked signature is code to start from (not a method's: it needs its class)
+        ret = _return_annotation(prose[m.end() :])
+        starter = (
+            _signature_starter(name, params, ret)
+            if ticked and names is not None and not _is_method(params)
+            else ""
+        )
+        kind = "def" if is_def else "signature"
+        found.append(_Mention(score, m.start(), Target(name, starter, names, kind)))
+    for pattern in _NAMES:
+        for m in pattern.finditer(prose):
+            name = m.group("name")
+            if not _usable(name) or name.lower() in _NOT_NAMES:
+                continue
+            after = prose[m.end() :].lstrip()
+            if after.startswith("("):
+                continue  # a signature: read above
+            if not (m.group("how") or m.group("tick")):
+                follower = after.split(maxsplit=1)[0].lower() if after else "."
+                if not (_codey(name) or follower in _NAME_FOLLOWERS or follower[:1] in ",:.;"):
+                    continue
+            found.append(
+                _Mention(_ask_score(prose, m.start()) + 1, m.start(), Target(name, "", None, "named"))
+            )
+    return found
+
+
+def _codey(name: str) -> bool:
+    """A name no one would write as an ordinary word: snake_case, camelCase or with digits."""
+    return "_" in name.strip("_") or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
+
+
+def _return_annotation(after: str) -> str | None:
+    """The return annotation at the start of ``after`` (`` -> list[int]``), brackets balanced."""
+    m = re.match(r"\s*->\s*", after)
+    if not m:
+        return None
+    depth, i = 0, m.end()
+    while i < len(after):
+        c = after[i]
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and (c in " \t\n,;:`" or (c == "." and not after[i + 1 : i + 2].isalnum())):
+            break
+        i += 1
+    return after[m.end() : i] or None
+
+
+def _best(mentions: list[_Mention]) -> Target | None:
+    """The mention asked for most strongly (the first among equals), with the parameters of another
+    mention of the same name when it has none."""
+    if not mentions:
+        return None
+    best = max(mentions, key=lambda m: (m.score, -m.pos))
+    if best.target.params is None:
+        same = [
+            m for m in mentions if m.target.func_name == best.target.func_name and m.target.params is not None
+        ]
+        if same:
+            return same[0].target
+    return best.target
+
+
 def find_target(text: str) -> Target:
-    """The function ``text`` asks for, or ``Target(None)`` for a program reading standard input."""
+    """The function ``text`` asks for, or ``Target(None)`` for a program reading standard input.
+
+    A code block's unfinished function (a starter) wins; a finished one ("fix this", "make it faster")
+    wins unless the prose asks for another function by name. Among the functions the prose names,
+    the one asked for most strongly wins (see :func:`_ask_score`); the first among equals."""
+    mentions = _mentions(text)
+    prose = _best(mentions)
     for block in reversed(code_blocks(text)):
         found = _from_code(block)
-        if found is not None:
-            return found
-    for m in _BACKTICK_SIG.finditer(text):
-        name = m.group(1)
-        if _usable(name):
-            params = _signature_params(name, m.group(2))
-            return Target(name, _signature_starter(name, m.group(2), m.group(3)), params, "signature")
-    for m in _TEXT_DEF.finditer(text):
-        if _usable(m.group(1)):
-            return Target(m.group(1), "", _signature_params(m.group(1), m.group(2)), "def")
-    for m in _NAMED.finditer(text):
-        name = m.group(1) or m.group(2)
-        if _usable(name):
-            return Target(name, "", None, "named")
+        if found is None:
+            continue
+        target, starter, defined = found
+        asked = [m for m in mentions if m.score >= 2 and m.target.func_name not in defined]
+        if starter or not asked:
+            return target
+        return _best(asked) or target
+    if prose is not None:
+        return prose
     calls = _example_calls(text)
     if calls:
         return Target(calls.most_common(1)[0][0], "", None, "examples")
@@ -316,6 +502,93 @@ def _leetcode_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[
     return found
 
 
+_EXAMPLE_ARROW = re.compile(
+    r"\s*(?:==>|==|➞|→|->|=>|=|should\s+return\b|should\s+be\b|returns\b|gives\b|is\b|evaluates\s+to\b)\s*",
+    re.IGNORECASE,
+)
+_QUOTES = "'\""
+
+
+def _closing(line: str, open_at: int) -> int | None:
+    """The index of the bracket closing the one at ``open_at`` (strings skipped), or None."""
+    depth, i, quote = 0, open_at, ""
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in _QUOTES:
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _first_value(text: str) -> tuple[bool, Any]:
+    """The shortest literal at the start of ``text`` that ends at a space, ``,;)`` or a full stop and
+    is followed by nothing, punctuation or a word (not an operator)."""
+    text = text[:2000]
+    cuts = [
+        i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
+    ]
+    for cut in [*cuts, len(text)]:
+        rest = text[cut:].lstrip()
+        if rest and not (rest[0] in ",;.)" or rest[0].isalpha()):
+            continue  # "19 - 5 - 6 = 8": an expression, not a value
+        if cut and text[:cut].strip():
+            ok, value = parse_value(text[:cut])
+            if ok:
+                return ok, value
+    return False, None
+
+
+def _defined_by_formula(text: str, name: str, call: re.Pattern[str]) -> bool:
+    """Whether ``text`` defines ``name`` by a formula (``tri(n) = 1 + n / 2``): its ``f(1) = 3`` lines
+    are then values of the formula, not necessarily of the function asked for."""
+    for raw in text.splitlines():
+        line = raw.replace("`", "")
+        for m in call.finditer(line):
+            end = _closing(line, m.end() - 1)
+            if end is None or not re.match(r"\s*=(?!=)", line[end + 1 :]):
+                continue
+            if _call_args(line[m.end() : end], None) is None:
+                return True
+    return False
+
+
+def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
+    """Examples anywhere in a line: ``f(1) == 2``, ``f(1) -> 2``, ``f(1) = 2``, ``f(1) → 2``, ``f(1)
+    returns 2``, ``f(1) should return 2``, ``f(1) is 2`` (backticks ignored; ``>>>`` lines are read
+    by the docstring reader)."""
+    name = target.func_name or ""
+    call = re.compile(rf"(?<![\w.]){re.escape(name)}\(")
+    found = []
+    defined = _defined_by_formula(text, name, call)
+    for raw in text.splitlines():
+        line = raw.replace("`", "")
+        if line.lstrip().startswith(">>>"):
+            continue
+        for m in call.finditer(line):
+            end = _closing(line, m.end() - 1)
+            if end is None:
+                continue
+            arrow = _EXAMPLE_ARROW.match(line, end + 1)
+            if not arrow or (defined and arrow.group(0).strip() == "="):
+                continue
+            args = _call_args(line[m.end() : end], target.params)
+            ok, expected = _first_value(line[arrow.end() :])
+            if args is not None and ok:
+                found.append((args, expected))
+    return found
+
+
 def functional_examples(text: str, target: Target) -> list[TestCase]:
     """Tests calling ``target.func_name`` from the examples in ``text`` (no duplicates, text order)."""
     name = target.func_name
@@ -331,7 +604,7 @@ def functional_examples(text: str, target: Target) -> list[TestCase]:
 
     for t in docstring_examples("\n".join(_normalized_lines(text)), name):
         add(t)
-    for args, expected in _leetcode_examples(text, target.params):
+    for args, expected in [*_leetcode_examples(text, target.params), *_inline_examples(text, target)]:
         inputs = [_json(a) for a in args]
         output = _json(expected)
         if output is not None and all(i is not None for i in inputs):
