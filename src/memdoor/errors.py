@@ -22,6 +22,13 @@ def validation_problems(error: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in error.errors())
 
 
+def first_problem(error: ValidationError) -> tuple[str, str]:
+    """``(field path, message)`` of a pydantic validation error's first problem (path ``""``: the whole
+    value), for errors that name one field."""
+    err = error.errors()[0]
+    return ".".join(map(str, err["loc"])), err["msg"]
+
+
 class MemdoorError(Exception):
     """Base of every error Memdoor raises on purpose."""
 

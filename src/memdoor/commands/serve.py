@@ -32,7 +32,7 @@ from memdoor.commands.options import (
     TOKENS,
     at_least,
 )
-from memdoor.errors import UsageError
+from memdoor.errors import UsageError, first_problem
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -169,12 +169,11 @@ def build_config(args: argparse.Namespace):
             trace_dir=None if args.no_traces else default_trace_dir(),
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
+        field, msg = first_problem(e)
         flag = {"timeout_s": "timeout", "teams": "team", "models": "model"}.get(field, field).replace(
             "_", "-"
         )
-        raise UsageError(f"--{flag}: {err['msg']}") from None
+        raise UsageError(f"--{flag}: {msg}") from None
 
 
 def run(args: argparse.Namespace) -> int:

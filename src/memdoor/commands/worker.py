@@ -33,7 +33,7 @@ from memdoor.commands.options import (
     at_least,
     check_team_size,
 )
-from memdoor.errors import UsageError
+from memdoor.errors import UsageError, first_problem
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -142,9 +142,8 @@ def worker_config(args: argparse.Namespace):
             ),
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise UsageError(f"bad worker option {where}: {err['msg']}") from None
+        where, msg = first_problem(e)
+        raise UsageError(f"bad worker option {where}: {msg}") from None
 
 
 def run(args: argparse.Namespace) -> int:

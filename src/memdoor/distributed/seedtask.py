@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memdoor.errors import ProblemFormatError
+from memdoor.errors import ProblemFormatError, first_problem
 from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.prompt_examples import find_target
 
@@ -63,9 +63,8 @@ def parse_task(key_id: str, raw: bytes | str | None, *, key: str) -> SeedTask:
     try:
         task = SeedTask.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise ProblemFormatError(key, None, field, err["msg"]) from None
+        field, msg = first_problem(e)
+        raise ProblemFormatError(key, None, field or None, msg) from None
     if task.id != key_id:
         raise ProblemFormatError(key, None, "id", f"{task.id!r} does not match the key's id {key_id!r}")
     return task

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memdoor.errors import ProblemFormatError
+from memdoor.errors import ProblemFormatError, first_problem
 from memdoor.problems.inflate import inflate
 from memdoor.problems.jsonl import iter_objects, parse_json
 from memdoor.problems.model import Problem, TestCase
@@ -158,9 +158,8 @@ def problem_from_row(row: dict[str, Any], path: str = "<row>", line: int = 1) ->
             source=path,
         )
     except ValidationError as e:  # a field the checks above let through (kept as a last lock)
-        err = e.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or None
-        raise ProblemFormatError(path, line, field, err["msg"]) from None
+        field, msg = first_problem(e)
+        raise ProblemFormatError(path, line, field or None, msg) from None
 
 
 def load_jsonl(path: str | Path) -> list[Problem]:

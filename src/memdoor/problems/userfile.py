@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memdoor.errors import ProblemFormatError
+from memdoor.errors import ProblemFormatError, first_problem
 from memdoor.problems.jsonl import parse_json
 from memdoor.problems.model import Problem, TestCase
 
@@ -144,9 +144,8 @@ def problem_from_mapping(raw: Any, path: str, index: int | None = None) -> Probl
             source=path,
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or None
-        raise ProblemFormatError(label, None, field, err["msg"]) from None
+        field, msg = first_problem(e)
+        raise ProblemFormatError(label, None, field or None, msg) from None
 
 
 def load_file(path: str | Path) -> list[Problem]:

@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from memdoor.errors import first_problem
 from memdoor.models.pool import ModelPool
 from memdoor.problems.jsonl import parse_json
 from memdoor.protocols import Sandbox
@@ -53,10 +54,6 @@ def error_response(e: APIError) -> JSONResponse:
     return JSONResponse(e.body(), status_code=e.status, headers=e.headers())
 
 
-def _param(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "body"
-
-
 def check_media_type(content_type: str | None) -> None:
     """UnsupportedMediaType unless the body is declared JSON (``application/json``, ``...+json``, with
     parameters such as charset) or not declared at all (some minimal clients send no content-type)."""
@@ -80,10 +77,10 @@ def parse_body(raw: bytes) -> ChatRequest:
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        param = _param(err["loc"])
+        field, msg = first_problem(e)
+        param = field or "body"
         more = f" (and {e.error_count() - 1} more problem(s))" if e.error_count() > 1 else ""
-        raise InvalidBody(f"{param}: {err['msg']}{more}", param=param) from None
+        raise InvalidBody(f"{param}: {msg}{more}", param=param) from None
 
 
 class Authorizer:
