@@ -8,7 +8,6 @@ import pytest
 from memdoor.errors import SandboxError
 from memdoor.grading import FailedGrading, grade_many
 from memdoor.problems.model import Problem, TestCase
-from memdoor.sandbox import open_sandbox
 
 PROBLEM = Problem(
     id="mul",
@@ -31,12 +30,6 @@ class Faulty:
         if "# raise" in code:
             raise self.error
         return self.sandbox.run(code, tests, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with open_sandbox() as sb:
-        yield sb
 
 
 def test_an_unexpected_error_is_that_samples_and_the_others_keep_their_verdicts(sandbox):

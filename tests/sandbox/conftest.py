@@ -1,17 +1,11 @@
-"""Sandboxes shared by the sandbox tests (real isolation: bwrap here, the unshare fallback where asked)."""
+"""Sandboxes of the sandbox tests (real isolation: bwrap here, the unshare fallback where asked). The default
+one is the shared ``sandbox`` fixture of tests/conftest.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from memdoor.sandbox import SandboxConfig, open_sandbox
-
-
-@pytest.fixture(scope="session")
-def sandbox():
-    """The default sandbox (isolation auto, LiveCodeBench's 6 s per test)."""
-    with open_sandbox(SandboxConfig()) as sb:
-        yield sb
 
 
 @pytest.fixture(scope="session")
