@@ -15,6 +15,7 @@ from pydantic import Field
 from memdoor.select.types import Candidate
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
+from memdoor.strategies.testgen import record_inputs
 from memdoor.team import Agent
 
 
@@ -66,7 +67,5 @@ class Hybrid(BaseStrategy):
             if completion is None:
                 continue
             run.extra_inputs = messages.parse_inputs(completion.text, run.problem, limit=self.config.inputs)
-            written = [t.input for t in run.extra_inputs]
-            await run.ctx.memory.append(run.ctx.task_id, "tests", {"agent": agent.id, "inputs": written})
-            await run.ctx.event("inputs", agent.id, count=len(written), inputs=written)
+            await record_inputs(run.ctx, agent.id, run.extra_inputs)
             return

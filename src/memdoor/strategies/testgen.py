@@ -7,14 +7,23 @@ memory kind ``tests``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memdoor.errors import ModelError
-from memdoor.problems.model import Problem
+from memdoor.problems.model import Problem, TestCase
 from memdoor.strategies import messages
 from memdoor.strategies.context import RunContext
 from memdoor.team import Agent
 
 TEST_WRITING_TOKENS = 512
 """Completion cap of a test-writing call (lower when the run's per-call cap is lower)."""
+
+
+async def record_inputs(ctx: RunContext, agent_id: str, tests: Sequence[TestCase]) -> None:
+    """Inputs an agent wrote, in memory (kind ``tests``) and in the trace (an ``inputs`` event)."""
+    written = [t.input for t in tests]
+    await ctx.memory.append(ctx.task_id, "tests", {"agent": agent_id, "inputs": written})
+    await ctx.event("inputs", agent_id, count=len(written), inputs=written)
 
 
 async def write_tests(
@@ -41,9 +50,7 @@ async def write_tests(
         text = resp.completions[0].text if resp.completions else ""
         tests = messages.parse_inputs(text, problem, limit=count)
         if tests:
-            written = [t.input for t in tests]
-            await ctx.memory.append(ctx.task_id, "tests", {"agent": agent.id, "inputs": written})
-            await ctx.event("inputs", agent.id, count=len(written), inputs=written)
+            await record_inputs(ctx, agent.id, tests)
             return problem.model_copy(update={"public_tests": tests}), ""
         note = "the model wrote no usable test input"
     return problem, note
