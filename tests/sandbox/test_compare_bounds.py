@@ -208,7 +208,7 @@ STDIN = Problem(
 )
 
 
-def test_forged_and_huge_results_are_graded_and_the_neighbours_keep_their_verdicts(quick_sandbox):
+def test_forged_and_huge_results_are_graded_and_the_neighbours_keep_their_verdicts(sandbox):
     """Hostile candidates next to honest ones, two graded at once: each gets its own verdict."""
     jobs = [
         (FN, FORGE_HUGE),  # a forged 1,000,000-digit decimal result
@@ -220,7 +220,7 @@ def test_forged_and_huge_results_are_graded_and_the_neighbours_keep_their_verdic
         (STDIN, "print('0 ' * 5000000)"),
         (FN, "def f(x):\n    return x + 1"),
     ]
-    verdicts = list(grade_many(jobs, quick_sandbox, workers=2))
+    verdicts = list(grade_many(jobs, sandbox, workers=2))
     statuses = [v.status for v in verdicts]
     assert statuses == ["runtime_error", "passed", "wrong_answer", "wrong_answer", "passed", "passed",
                         "wrong_answer", "passed"], verdicts  # fmt: skip
