@@ -4,9 +4,10 @@
 
 Without ``--redis`` it uses 127.0.0.1:6379 when that answers, else starts a throwaway
 redis-server on a free loopback port (and stops it). Keys go under a random prefix and are
-deleted afterwards. The selector part times ``VoteSelector.select`` with a sandbox that replays
-recorded verdicts instantly, so what is measured is Memdoor's own time (grouping, voting, the
-memory writes), not the candidates'.
+deleted afterwards. The selector part times a team's selection (``TeamRun.select``: the
+``VoteSelector`` decides, the team records its vote) with a sandbox that replays recorded verdicts
+instantly, so what is measured is Memdoor's own time (grouping, voting, the memory writes), not the
+candidates'.
 """
 
 from __future__ import annotations
@@ -24,13 +25,17 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+from memdoor.judge import Judge
 from memdoor.memory.inproc import InProcMemory
 from memdoor.memory.redis_memory import RedisMemory
+from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.verdict import TestResult, Verdict
 from memdoor.select.types import Candidate
 from memdoor.select.vote import VoteSelector
+from memdoor.strategies.base import TeamRun
 from memdoor.strategies.context import RunContext
+from memdoor.team import Agent, AgentConfig, Team
 
 DRAFT = {"agent": "a3", "round": 1, "code": "def f(x):\n    return x * 2\n" * 20, "mean_logprob": -0.31}
 
@@ -145,6 +150,15 @@ class ReplaySandbox:
         return self.table[(code, len(tests))]
 
 
+def _team_run(sandbox, problem: Problem, extra: list[TestCase]) -> TeamRun:
+    """A team's working state on ``problem``, fresh memory and trace, ready to select (no model is called)."""
+    ctx = RunContext(judge=Judge(sandbox), memory=InProcMemory(), selector=VoteSelector())
+    agent = Agent(AgentConfig(id="a0", model="scripted"), ScriptedModel(["unused"], spec="scripted"))
+    run = TeamRun(problem, Team([agent]), ctx)
+    run.extra_inputs = extra
+    return run
+
+
 async def _bench_selector(rounds: int) -> tuple[float, float]:
     public = [TestCase(kind="functional", input=str(i), output=str(2 * i)) for i in range(3)]
     extra = [TestCase(kind="functional", input=str(10 + i)) for i in range(5)]
@@ -162,9 +176,9 @@ async def _bench_selector(rounds: int) -> tuple[float, float]:
     cands = [Candidate(code=c, agent=f"a{i}", mean_logprob=-0.1 * i) for i, c in enumerate(codes)]
     times = []
     for _ in range(rounds):
-        ctx = RunContext(sandbox=ReplaySandbox(table), memory=InProcMemory(), selector=VoteSelector())
+        run = _team_run(ReplaySandbox(table), problem, extra)
         t = time.perf_counter()
-        sel = await ctx.selector.select(problem, cands, ctx, extra_inputs=extra)
+        _, sel = await run.select(cands)
         times.append((time.perf_counter() - t) * 1e3)
         assert sel.groups == [[0, 2, 4], [1, 3]]
     times.sort()
@@ -184,12 +198,13 @@ async def _bench_selector_real(rounds: int) -> tuple[float, float]:
         for v in range(5)
     ]
     times = []
-    for _ in range(rounds):
-        ctx = RunContext(sandbox=sandbox, memory=InProcMemory(), selector=VoteSelector())
-        t = time.perf_counter()
-        sel = await ctx.selector.select(problem, cands, ctx, extra_inputs=extra)
-        times.append(time.perf_counter() - t)
-        assert sel.groups == [[0, 2, 4], [1, 3]], sel.groups
+    with sandbox:  # closed at the end (the sandboxes it started ahead hold uids)
+        for _ in range(rounds):
+            run = _team_run(sandbox, problem, extra)
+            t = time.perf_counter()
+            _, sel = await run.select(cands)
+            times.append(time.perf_counter() - t)
+            assert sel.groups == [[0, 2, 4], [1, 3]], sel.groups
     return statistics.median(times), max(times)
 
 
