@@ -148,3 +148,35 @@ def test_samples_breaking_the_harness_protocol_get_their_own_verdicts(tmp_path):
     assert [r["verdict"] for r in rows] == ["runtime_error", "passed"] * (len(hostile) + 1), rows
     assert rows[0]["tests_passed"] == LAST and rows[2]["tests_passed"] == LAST  # the forged last one fails
     assert all(r["tests_passed"] == r["tests_total"] == 6 for r in rows[1 : 2 * len(hostile) : 2])
+
+
+def test_a_sample_that_cannot_be_graded_is_reported_and_the_others_keep_their_verdicts(
+    tmp_path, monkeypatch, capsys
+):
+    """Defence in depth: should grading one sample still raise (a bug, simulated here: only the control flow
+    is faked, the other samples run in the real sandbox), its line says so and every other line is there."""
+    import memdoor.grading
+    from memdoor.cli import main
+
+    real_grade = memdoor.grading.grade
+
+    def grade_with_a_bug(problem, code, sandbox, **kw):
+        if "# bug" in code:
+            raise IndexError("list assignment index out of range")
+        return real_grade(problem, code, sandbox, **kw)
+
+    monkeypatch.setattr(memdoor.grading, "grade", grade_with_a_bug)
+    samples = [OK, OK + "\n# bug", "print(0)", OK]
+    path = tmp_path / "samples.jsonl"
+    path.write_text(
+        "".join(json.dumps({"problem_id": "second-largest", "code": fence(c)}) + "\n" for c in samples)
+    )
+    assert main(["grade", str(EXAMPLES), str(path), "--json", "--workers", "2"]) == 1
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["verdict"] for r in rows] == ["passed", "error", "wrong_answer", "passed"]
+    assert rows[1]["error"] == "IndexError: list assignment index out of range" and rows[1]["passed"] is False
+    assert "error" not in rows[0]
+    assert (
+        err == "memdoor grade: sample 1 could not be graded: IndexError: list assignment index out of range\n"
+    )
