@@ -104,3 +104,7 @@ class MemoryStoreError(MemdoorError):
 
 class ResultsStoreError(MemdoorError):
     """A benchmark results directory that cannot be used (another config, damaged database)."""
+
+
+class ReviewInputError(UsageError):
+    """A diff ``memdoor review`` cannot review: not a diff, binary, too large, or not applying to the repository."""

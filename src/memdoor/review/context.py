@@ -1,0 +1,85 @@
+"""What each agent reviews: the diff split per file, each file's hunks with the code around them.
+
+A part is one file: its diff and, from the changed copy of the repository, the lines around each hunk
+numbered as in the changed file (so agents name lines the patch can use). A part that would not fit
+``max_chars`` gets less surrounding code; if even its bare diff does not fit, it is skipped and the
+report says so. Deleted files are skipped (nothing of them is left to review).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from memdoor.review.diff import FileDiff
+
+CONTEXT_LINES = (20, 5, 0)
+"""Surrounding lines tried per hunk, most first, until the part fits."""
+
+
+class Part(BaseModel):
+    """One file of the diff, as an agent sees it."""
+
+    file: str
+    diff: str
+    code: str = Field(default="", description="Numbered lines around the hunks, from the changed file.")
+
+
+class Skipped(BaseModel):
+    file: str
+    reason: str
+
+
+def read_lines(root: Path, rel: str) -> list[str] | None:
+    """The lines of ``root/rel`` (None when it is missing or not text)."""
+    try:
+        return (root / rel).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def numbered(lines: list[str], fd: FileDiff, around: int) -> str:
+    """Lines of the changed file around each hunk, ``   12 | code``; ``...`` between separate spans."""
+    spans: list[list[int]] = []
+    for h in fd.hunks:
+        lo = max(1, h.new_start - around)
+        hi = min(len(lines), h.new_start + max(h.new_len, 1) - 1 + around)
+        if spans and lo <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], hi)
+        else:
+            spans.append([lo, hi])
+    width = len(str(len(lines))) if lines else 1
+    out: list[str] = []
+    for lo, hi in spans:
+        if out:
+            out.append("...")
+        out += [f"{n:>{width}} | {lines[n - 1]}" for n in range(lo, hi + 1)]
+    return "\n".join(out)
+
+
+def build_parts(files: list[FileDiff], changed: Path, max_chars: int) -> tuple[list[Part], list[Skipped]]:
+    """The parts to review and the files skipped (with why), in diff order."""
+    parts: list[Part] = []
+    skipped: list[Skipped] = []
+    for fd in files:
+        if fd.deleted:
+            skipped.append(Skipped(file=fd.path, reason="deleted by the diff"))
+            continue
+        if len(fd.text) > max_chars:
+            skipped.append(
+                Skipped(file=fd.path, reason=f"its diff ({len(fd.text)} characters) exceeds {max_chars}")
+            )
+            continue
+        lines = read_lines(changed, fd.path)
+        if lines is None:
+            skipped.append(Skipped(file=fd.path, reason="not a readable text file after the change"))
+            continue
+        for around in CONTEXT_LINES:
+            code = numbered(lines, fd, around)
+            if len(fd.text) + len(code) <= max_chars:
+                break
+        else:
+            code = ""
+        parts.append(Part(file=fd.path, diff=fd.text, code=code))
+    return parts, skipped

@@ -1,0 +1,157 @@
+"""What a reviewer reports (:class:`Finding`) and how an agent's answer is read into findings.
+
+Agents answer with JSON in a fenced block: ``{"findings": [{"file", "line", "end_line", "severity",
+"kind", "message", "suggestion", "confidence"}]}``. Reading is forgiving about the wrapping (a bare
+list, the last fenced block, JSON without a fence, severity/kind in any case, a line as text) and
+strict about the content: a finding that does not fit the schema is dropped and counted; an answer
+with no readable JSON at all is an :class:`AgentReview` with ``error`` set, recorded and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from memdoor.errors import first_problem
+
+SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
+"""Severities, least to most severe (``--fail-on`` takes one of them)."""
+KINDS: tuple[str, ...] = ("bug", "security", "performance", "style")
+
+Severity = Literal["info", "low", "medium", "high", "critical"]
+Kind = Literal["bug", "security", "performance", "style"]
+
+MAX_MESSAGE = 2000
+MAX_SUGGESTION = 20_000
+MAX_FINDINGS = 50
+"""Findings read from one answer at most (the rest are counted as dropped)."""
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+class Finding(BaseModel):
+    """One problem a reviewer found, at a place in the changed code (new-file line numbers)."""
+
+    file: str = Field(description="Path in the repository, as in the diff.")
+    line: int = Field(ge=1, description="First line of the problem in the changed file.")
+    end_line: int = Field(ge=1, description="Last line (the same as line for one line).")
+    severity: Severity = Field(description="info, low, medium, high or critical.")
+    kind: Kind = Field(description="bug, security, performance or style.")
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE, description="A short explanation.")
+    suggestion: str | None = Field(
+        default=None,
+        max_length=MAX_SUGGESTION,
+        description="Replacement text for lines line..end_line (the whole lines), when the reviewer has one.",
+    )
+    confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The reviewer's stated confidence, 0..1, when given."
+    )
+
+    @field_validator("severity", "kind", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("file", mode="before")
+    @classmethod
+    def _path(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip()
+            return v[2:] if v[:2] in ("a/", "b/") else v
+        return v
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _finite(cls, v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _end_line(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("end_line") in (None, ""):
+            data = {**data, "end_line": data.get("line")}
+        return data
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Finding:
+        if self.end_line < self.line:
+            self.line, self.end_line = self.end_line, self.line
+        return self
+
+
+class AgentReview(BaseModel):
+    """What one agent answered on one part of the diff."""
+
+    agent: str
+    part: str = Field(description="The file (part of the diff) the agent reviewed.")
+    findings: list[Finding] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list, description="Why findings were dropped (schema, file).")
+    error: str | None = Field(default=None, description="Why the answer was unusable (it is then ignored).")
+    budget: bool = Field(default=False, description="No answer: the review's budget was spent.")
+    mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def _json_candidates(text: str) -> list[str]:
+    """Texts that may hold the answer's JSON: fenced blocks (json ones first, last first), then the whole
+    text and its outermost ``{...}`` / ``[...]`` span."""
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    ordered = [b for lang, b in reversed(blocks) if lang == "json"] + [
+        b for lang, b in reversed(blocks) if lang != "json"
+    ]
+    out = [*ordered, text]
+    for opener, closer in ("{}", "[]"):
+        i, j = text.find(opener), text.rfind(closer)
+        if 0 <= i < j:
+            out.append(text[i : j + 1])
+    return out
+
+
+def _decode(text: str) -> Any:
+    for candidate in _json_candidates(text):
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+    raise ValueError("no JSON object with findings in the answer")
+
+
+def parse_review(text: str, *, agent: str, part: str, files: set[str] | None = None) -> AgentReview:
+    """The findings of one answer. ``files``: the files the agent may speak of (others are dropped)."""
+    review = AgentReview(agent=agent, part=part)
+    try:
+        data = _decode(text)
+    except ValueError as e:
+        review.error = str(e)
+        return review
+    items = data.get("findings") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        review.error = "the JSON answer has no 'findings' list"
+        return review
+    for n, item in enumerate(items):
+        if n >= MAX_FINDINGS:
+            review.dropped.append(f"{len(items) - MAX_FINDINGS} findings over the limit of {MAX_FINDINGS}")
+            break
+        if isinstance(item, dict) and "file" not in item:
+            item = {**item, "file": part}
+        try:
+            finding = Finding.model_validate(item)
+        except ValidationError as e:
+            where, why = first_problem(e)
+            review.dropped.append(f"finding {n}: {where or 'value'}: {why}")
+            continue
+        if files is not None and finding.file not in files:
+            review.dropped.append(f"finding {n}: file {finding.file!r} is not in this part of the diff")
+            continue
+        review.findings.append(finding)
+    return review

@@ -1,0 +1,144 @@
+"""The review as JSON (for programs) and Markdown (for people). SARIF is in :mod:`memdoor.review.sarif`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memdoor.review.consensus import Group
+from memdoor.review.session import ReviewReport
+from memdoor.review.testrun import TestRun
+
+FINDING_FIELDS = (
+    "file",
+    "line",
+    "end_line",
+    "severity",
+    "kind",
+    "message",
+    "suggestion",
+    "agents",
+    "confidence",
+)
+
+
+def finding_json(g: Group) -> dict[str, Any]:
+    return {k: getattr(g, k) for k in FINDING_FIELDS}
+
+
+def tests_json(run: TestRun | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return run.model_dump(include={"command", "passed", "output", "exit_code", "timed_out", "seconds"})
+
+
+def ledger_json(report: ReviewReport) -> dict[str, Any]:
+    t = report.ledger.totals()
+    out = t.model_dump(include={"calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd"})
+    return {**out, "wall_seconds": round(t.wall_seconds, 3)}
+
+
+def to_json(report: ReviewReport) -> dict[str, Any]:
+    """``{"findings", "minority", "patch", "ledger", ...}`` as issue 15 names them, plus what was skipped,
+    the unusable answers, the test command's result on the changed code, the trace id and the config."""
+    patch = None
+    if report.patch is not None:
+        patch = {
+            "diff": report.patch.diff,
+            "tests": tests_json(report.patch.tests),
+            "left_out": report.patch.left_out,
+        }
+    return {
+        "findings": [finding_json(g) for g in report.findings],
+        "minority": [finding_json(g) for g in report.minority],
+        "patch": patch,
+        "tests": tests_json(report.tests),
+        "agents": report.agents,
+        "quorum": report.quorum,
+        "files": report.files,
+        "skipped": [s.model_dump() for s in report.skipped],
+        "unusable": [u.model_dump() for u in report.unusable],
+        "dropped": report.dropped,
+        "stopped": report.stopped,
+        "error": report.error,
+        "ledger": ledger_json(report),
+        "trace_id": report.trace_id,
+        "config": report.config.model_dump(mode="json"),
+    }
+
+
+def _test_line(run: TestRun) -> str:
+    if run.passed:
+        return f"`{run.command}` **passed** ({run.seconds:.1f} s)"
+    why = "timed out" if run.timed_out else f"exit {run.exit_code}"
+    return f"`{run.command}` **failed** ({why}, {run.seconds:.1f} s)"
+
+
+def _finding_md(g: Group, quorum_of: str) -> list[str]:
+    where = f"{g.file}:{g.line}" + (f"-{g.end_line}" if g.end_line != g.line else "")
+    conf = "" if g.confidence is None else f", confidence {g.confidence:.2f}"
+    lines = [
+        f"- **{g.severity} {g.kind}** `{where}` — {g.message}",
+        f"  agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}",
+    ]
+    if g.suggestion is not None:
+        lines += [
+            "  suggested:",
+            "  ```",
+            *(f"  {s}" for s in g.suggestion.rstrip("\n").split("\n")),
+            "  ```",
+        ]
+    return lines
+
+
+def _output_block(run: TestRun) -> list[str]:
+    tail = run.output.strip()
+    return ["", "```", tail[-3000:], "```"] if tail else []
+
+
+def to_markdown(report: ReviewReport) -> str:
+    n = str(report.agents)
+    out = [
+        f"# Review: {len(report.findings)} consensus finding(s), {len(report.minority)} minority",
+        "",
+        f"{report.agents} agent(s); a finding is reported when at least {report.quorum} raised it. "
+        f"Files: {', '.join(report.files) or '-'}.",
+    ]
+    if report.tests is not None:
+        out += ["", f"Tests on the changed code: {_test_line(report.tests)}"]
+    out += ["", "## Consensus findings", ""]
+    out += [line for g in report.findings for line in _finding_md(g, n)] or ["None."]
+    if report.minority:
+        out += ["", "## Minority findings (ranked by support, then confidence)", ""]
+        out += [line for g in report.minority for line in _finding_md(g, n)]
+    out += ["", "## Patch", ""]
+    p = report.patch
+    if p is None or not p.diff:
+        out.append("No patch: no consensus finding came with a suggested change that applies.")
+    else:
+        if p.tests is None:
+            out.append("Not tested (no --test command given): it is a suggestion, not a fix.")
+        else:
+            out.append(f"Tests with the patch: {_test_line(p.tests)}")
+        out += ["", "```diff", p.diff.rstrip("\n"), "```"]
+        if p.tests is not None and not p.tests.passed:
+            out += _output_block(p.tests)
+    if p is not None and p.left_out:
+        out += ["", "Left out of the patch:", *(f"- {why}" for why in p.left_out)]
+    notes = [f"- skipped {s.file}: {s.reason}" for s in report.skipped]
+    notes += [f"- ignored the answer of {u.agent} on {u.file}: {u.error}" for u in report.unusable]
+    if report.dropped:
+        notes.append(f"- {report.dropped} finding(s) dropped for not fitting the schema")
+    if report.stopped != "done":
+        notes.append(f"- stopped: {report.stopped}")
+    if report.error:
+        notes.append(f"- error: {report.error}")
+    if notes:
+        out += ["", "## Notes", "", *notes]
+    t = report.ledger.totals()
+    usd = "unpriced" if t.usd is None else f"${t.usd:.4f}"
+    out += [
+        "",
+        f"Cost: {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
+        f"{t.wall_seconds:.1f} s, {usd}. Trace: `memdoor trace {report.trace_id}`",
+    ]
+    return "\n".join(out) + "\n"

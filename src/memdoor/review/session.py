@@ -1,0 +1,283 @@
+"""One review run: prepare (refuse bad input before any model loads), ask every agent about every part,
+decide by consensus, build and test the patch, and record config, ledger and trace like a solve run.
+
+    prepared = prepare(diff_text, Path("."), config, workdir)   # ReviewInputError: exit 2
+    async with open_env(trace_dir=...) as env:
+        report = await run_review(prepared, config, env)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memdoor.budget import Budget, BudgetTracker
+from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError
+from memdoor.judge import Judge
+from memdoor.ledger import Ledger
+from memdoor.prompts import render
+from memdoor.registry import load
+from memdoor.review.consensus import Consensus, Group, decide, quorum
+from memdoor.review.context import Part, Skipped, build_parts
+from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
+from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
+from memdoor.review.patch import Patch, assemble
+from memdoor.review.repo import apply_patch, changed_copy, repo_root
+from memdoor.review.testrun import TestRun, TestRunConfig, run_tests
+from memdoor.runner import DEFAULT_MODEL, RunEnv
+from memdoor.strategies.context import RunContext
+from memdoor.team import Agent, team_configs
+from memdoor.trace import Trace
+from memdoor.tracestore import TraceRecord, save_trace
+
+FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
+
+
+class ReviewConfig(BaseModel):
+    """Everything that decides a review (recorded with it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: int = Field(default=3, ge=1, le=64, description="Reviewers N; ⌈N/2⌉ of them make a consensus.")
+    models: list[str] = Field(
+        default_factory=lambda: [DEFAULT_MODEL], min_length=1, description="Round-robin."
+    )
+    test: str | None = Field(default=None, description="Shell command running the repository's tests.")
+    fail_on: FailOn = Field(default="high", description="Exit 1 on a consensus finding this severe or more.")
+    budget: Budget = Field(
+        default_factory=Budget, description="Tokens, calls and seconds for the whole review."
+    )
+    seed: int = Field(default=0, description="Base sampling seed; agent i samples with seed + 1000 * i.")
+    max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per call.")
+    temperatures: list[float] = Field(default_factory=lambda: [0.2, 0.6, 0.8, 0.4, 1.0], min_length=1)
+    logprobs: bool = Field(
+        default=True, description="Ask for token log-probabilities (the confidence signal)."
+    )
+    max_part_chars: int = Field(
+        default=24_000, ge=1000, description="Largest part (one file's diff and code) sent to an agent."
+    )
+    max_diff_bytes: int = Field(default=MAX_DIFF_BYTES, ge=1, description="Largest diff accepted.")
+    test_timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per test command run.")
+
+
+class Unusable(BaseModel):
+    """An answer that was recorded and ignored."""
+
+    agent: str
+    file: str
+    error: str
+
+
+class ReviewReport(BaseModel):
+    """The result of a review: what is reported, what was skipped, what it cost, where its trace is."""
+
+    findings: list[Group] = Field(default_factory=list, description="Consensus findings, most severe first.")
+    minority: list[Group] = Field(default_factory=list, description="The others, ranked.")
+    patch: Patch | None = None
+    tests: TestRun | None = Field(default=None, description="The test command on the changed code.")
+    agents: int
+    quorum: int
+    files: list[str] = Field(default_factory=list, description="Files reviewed.")
+    skipped: list[Skipped] = Field(default_factory=list)
+    unusable: list[Unusable] = Field(default_factory=list)
+    dropped: int = Field(default=0, description="Findings dropped for not fitting the schema.")
+    stopped: str = Field(default="done", description="done, or budget when the budget ran out.")
+    error: str | None = None
+    ledger: Ledger = Field(default_factory=Ledger)
+    trace_id: str = ""
+    config: ReviewConfig
+
+    def fails(self) -> bool:
+        """Whether a consensus finding is at or above ``config.fail_on``."""
+        if self.config.fail_on == "never":
+            return False
+        bar = severity_rank(self.config.fail_on)
+        return any(severity_rank(g.severity) >= bar for g in self.findings)
+
+
+class Prepared(BaseModel):
+    """A diff checked against its repository, with the changed copy to review."""
+
+    files: list[FileDiff]
+    parts: list[Part]
+    skipped: list[Skipped]
+    root: Path
+    changed: Path
+    workdir: Path
+
+
+def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> Prepared:
+    """Parse the diff, check that it applies to the checkout at ``repo``, make the changed copy in
+    ``workdir`` and split the work per file. ReviewInputError for bad input; nothing calls a model."""
+    files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
+    root = repo_root(repo)
+    os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
+    changed = changed_copy(root, diff_text, workdir / "changed")
+    parts, skipped = build_parts(files, changed, config.max_part_chars)
+    if not parts:
+        why = "; ".join(f"{s.file}: {s.reason}" for s in skipped)
+        raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")
+    return Prepared(files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir)
+
+
+def fresh_copy(src: Path, dest: Path) -> Path:
+    """A copy of ``src`` for one test run (a test command may change the files it runs in)."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def test_text(run: TestRun | None) -> str:
+    """How the test command did, for the prompt."""
+    if run is None:
+        return "(no test command was given)"
+    status = "passed" if run.passed else ("timed out" if run.timed_out else f"failed (exit {run.exit_code})")
+    tail = run.output[-2000:].strip()
+    return f"`{run.command}` {status}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
+
+
+def messages_for(part: Part, tests: str) -> list[dict[str, str]]:
+    user = render("code_review", file=part.file, diff=part.diff.rstrip("\n"), code=part.code, tests=tests)
+    return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
+
+
+async def ask_agent(agent: Agent, part: Part, ctx: RunContext, tests: str, logprobs: bool) -> AgentReview:
+    """One agent's review of one part. A model failure or budget stop is an unusable review, not a crash."""
+    try:
+        resp = await agent.ask(messages_for(part, tests), ctx, role="review", logprobs=logprobs)
+    except BudgetExceeded as e:
+        return AgentReview(agent=agent.id, part=part.file, error=str(e), budget=True)
+    except ModelError as e:
+        return AgentReview(agent=agent.id, part=part.file, error=f"{type(e).__name__}: {e}")
+    completion = resp.completions[0]
+    review = parse_review(completion.text, agent=agent.id, part=part.file, files={part.file})
+    review.mean_logprob = completion.mean_logprob
+    await ctx.event(
+        "review",
+        agent.id,
+        file=part.file,
+        findings=len(review.findings),
+        dropped=len(review.dropped),
+        error=review.error,
+    )
+    return review
+
+
+async def run_tests_async(src: Path, dest: Path, command: str, config: ReviewConfig) -> TestRun:
+    limits = TestRunConfig(timeout_s=config.test_timeout_s)
+    return await asyncio.to_thread(lambda: run_tests(fresh_copy(src, dest), command, limits))
+
+
+async def checked_patch(consensus: Consensus, prepared: Prepared, config: ReviewConfig, ctx: RunContext):
+    """The patch of the consensus suggestions, applied with ``git apply`` to a copy and tested there."""
+    patch = assemble(consensus.findings, prepared.changed)
+    if patch is None or not patch.diff:
+        return patch
+    patched = fresh_copy(prepared.changed, prepared.workdir / "patched")
+    try:
+        apply_patch(patched, patch.diff)
+    except ReviewInputError as e:  # our own patch did not apply: say so, offer nothing
+        patch.left_out.append(f"the patch does not apply: {e}")
+        patch.diff = ""
+        return patch
+    if config.test:
+        patch.tests = await run_tests_async(patched, prepared.workdir / "patched-run", config.test, config)
+        await ctx.event("patch_tests", None, passed=patch.tests.passed, exit_code=patch.tests.exit_code)
+    return patch
+
+
+async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> ReviewReport:
+    """Review ``prepared`` with a team of ``config.agents``. Never loses a run: the report is recorded
+    (memory and ``env.trace_dir``) whatever happens; errors of the run are in ``report.error``."""
+    trace = Trace()
+    ctx = RunContext(
+        judge=Judge(env.sandbox, env.sandbox_slots),
+        memory=env.memory,
+        selector=load("selector", "vote")(),
+        budget=BudgetTracker(config.budget),
+        ledger=Ledger(),
+        trace=trace,
+        price=env.price,
+        on_event=env.on_event,
+    )
+    report = ReviewReport(
+        agents=config.agents,
+        quorum=quorum(config.agents),
+        files=[p.file for p in prepared.parts],
+        skipped=prepared.skipped,
+        config=config,
+        ledger=ctx.ledger,
+        trace_id=trace.id,
+    )
+    if env.on_start is not None:
+        env.on_start(trace.id)
+    started = time.monotonic()
+    try:
+        await ctx.event("start", None, review=report.files, config=config.model_dump(mode="json"))
+        if config.test:
+            report.tests = await run_tests_async(
+                prepared.changed, prepared.workdir / "changed-run", config.test, config
+            )
+            await ctx.event("tests", None, passed=report.tests.passed, exit_code=report.tests.exit_code)
+        configs = team_configs(
+            config.models, config.agents, temperatures=config.temperatures, seed=config.seed,
+            max_tokens=config.max_tokens,
+        )  # fmt: skip
+        team = [Agent(c, env.pool.get(c.model)) for c in configs]
+        tests = test_text(report.tests)
+        reviews = await asyncio.gather(
+            *(ask_agent(a, part, ctx, tests, config.logprobs) for part in prepared.parts for a in team)
+        )
+        for r in reviews:
+            report.dropped += len(r.dropped)
+            if r.error is not None:
+                report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error))
+                if r.budget:
+                    report.stopped = "budget"
+        consensus = decide(reviews, config.agents)
+        report.findings, report.minority = consensus.findings, consensus.minority
+        await ctx.event("consensus", None, findings=len(report.findings), minority=len(report.minority))
+        report.patch = await checked_patch(consensus, prepared, config, ctx)
+    except Exception as e:  # a failed review is a result, not a crash
+        report.error = f"{type(e).__name__}: {e}"
+        with contextlib.suppress(MemdoorError):
+            await ctx.event("error", None, error=report.error)
+    finally:
+        ctx.ledger.wall_seconds = time.monotonic() - started
+        await record(report, trace, env)
+    return report
+
+
+async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
+    """The report to memory (final answer, trace) and the trace file; a failure to record is noted."""
+    totals = report.ledger.totals().model_dump(mode="json")
+    final = {
+        **report.model_dump(mode="json", exclude={"ledger"}),
+        "ledger": totals,  # what `memdoor trace` reads
+        "calls": [c.model_dump(mode="json") for c in report.ledger.calls],
+    }
+    problems = []
+    try:
+        await env.memory.set_final(trace.id, final)
+        await env.memory.append(
+            trace.id, "trace", TraceRecord(trace=trace, final=final).model_dump(mode="json")
+        )
+    except MemdoorError as e:
+        problems.append(f"memory: {type(e).__name__}: {e}")
+    if env.trace_dir is not None:
+        try:
+            save_trace(env.trace_dir, TraceRecord(trace=trace, final=final))
+        except OSError as e:
+            problems.append(f"trace file: {type(e).__name__}: {e}")
+    if problems:
+        note = "not recorded: " + "; ".join(problems)
+        report.error = f"{report.error}; {note}" if report.error else note
+
+
+__all__ = ["SEVERITIES", "Prepared", "ReviewConfig", "ReviewReport", "prepare", "run_review"]

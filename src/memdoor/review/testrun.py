@@ -1,0 +1,170 @@
+"""The repository's test command, run in an isolated copy: bubblewrap as the sandbox runs candidates.
+
+The sandbox's harness runs Python programs against test cases; a review needs a shell command
+(``pytest -q``, ``make test``) in a directory. This runs it with the same isolation as the sandbox's
+bubblewrap: new user, pid, network, ipc, uts and mount namespaces (only ``lo``: no network), only
+``/usr`` visible read-only (plus the few non-secret ``/etc`` files shared libraries need), a fresh
+``/proc`` and minimal ``/dev``, a private tmpfs ``/tmp`` as ``HOME``, an empty environment (only ``PATH``
+and ``HOME``), and — when Memdoor is root — an unprivileged uid leased from the sandbox's uid pool,
+every process of which is killed afterwards. The copy of the repository is the one writable host
+directory, bound at ``/tmp/repo`` (the working directory). Limits are rlimits (``prlimit``): address
+space, processes (when a uid is leased), file size, core dumps; and a wall-clock limit that kills the
+whole pid namespace. Output (stdout and stderr together) is capped by the file-size limit and its last
+``keep_chars`` characters are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from memdoor.errors import SandboxError
+from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.supervisor import TOOL_PATH
+from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
+
+MOUNT = "/tmp/repo"
+_ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+
+
+class TestRunConfig(BaseModel):
+    """Limits of one test command run."""
+
+    __test__ = False  # not a pytest class
+
+    timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds for the whole command.")
+    memory_mb: int = Field(default=2048, ge=64, description="Address space per process, MiB.")
+    max_processes: int = Field(default=128, ge=1, description="Processes of the leased uid (root only).")
+    max_file_mb: int = Field(default=64, ge=1, description="Largest file written (and the output), MiB.")
+    tmp_mb: int = Field(default=256, ge=1, description="Size of the private /tmp, MiB.")
+    keep_chars: int = Field(default=8000, ge=0, description="Characters of output kept (the end).")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Uid pool and lock dir.")
+
+
+class TestRun(BaseModel):
+    """What the test command did."""
+
+    __test__ = False
+
+    command: str
+    passed: bool = Field(description="Exit status 0 within the time limit.")
+    exit_code: int | None = Field(default=None, description="None when it was killed at the time limit.")
+    timed_out: bool = False
+    seconds: float = 0.0
+    output: str = Field(default="", description="The end of stdout and stderr together.")
+
+
+def _binds() -> list[str]:
+    etc = [arg for path in _ETC for arg in ("--ro-bind-try", path, path)]
+    return [
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+        "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+        *etc, "--proc", "/proc", "--dev", "/dev",
+    ]  # fmt: skip
+
+
+def command_line(repo: Path, command: str, config: TestRunConfig, uid: int | None) -> list[str]:
+    """The argv running ``command`` with ``/bin/sh -c`` in ``repo``, isolated and limited."""
+    limits = [
+        f"--as={config.memory_mb << 20}",
+        f"--fsize={config.max_file_mb << 20}",
+        "--core=0",
+        *([f"--nproc={config.max_processes}"] if uid is not None else []),
+    ]
+    drop = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return [
+        *drop,
+        "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1",
+        *_binds(),
+        "--size", str(config.tmp_mb << 20), "--tmpfs", "/tmp",
+        "--bind", str(repo), MOUNT, "--chdir", MOUNT,
+        "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+        "--remount-ro", "/",
+        "/usr/bin/prlimit", *limits, "--", "/bin/sh", "-c", command,
+    ]  # fmt: skip
+
+
+def _give(tree: Path, uid: int) -> None:
+    """Make ``tree`` (and everything in it) the leased uid's, so the command may write its own files."""
+    os.lchown(tree, uid, uid)
+    for base, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            os.lchown(os.path.join(base, name), uid, uid)
+
+
+def check_reachable(repo: Path) -> None:
+    """SandboxError unless every directory above ``repo`` is searchable by other users (the leased uid
+    binds the copy, so it must reach it: make copies under a directory of mode 0711 in /tmp)."""
+    for parent in repo.resolve().parents:
+        if not parent.stat().st_mode & 0o001:
+            raise SandboxError(
+                f"the test sandbox cannot reach {repo}: {parent} is not searchable by other users"
+            )
+
+
+def _tail(path: Path, keep: int) -> str:
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - keep * 4))
+        text = f.read().decode("utf-8", "replace")
+    return text[-keep:] if keep else ""
+
+
+def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> TestRun:
+    """Run ``command`` in ``repo`` (a copy: the command may change it) in isolation. SandboxError when
+    bubblewrap is missing or cannot start; anything the command does is a TestRun, never an exception."""
+    config = config or TestRunConfig()
+    if shutil.which("bwrap", path=TOOL_PATH) is None:
+        raise SandboxError("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+    root = os.geteuid() == 0
+    with ExitStack() as stack:
+        lease = None
+        if root:
+            check_reachable(repo)
+            sb = config.sandbox
+            lease = stack.enter_context(UidPool(sb.uid_base, sb.uid_count, sb.lock_dir).lease())
+            _give(repo, lease.uid)
+        uid = lease.uid if lease else None
+        out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memdoor-testrun-")))
+        out_path = out_dir / "output"
+        started = time.monotonic()
+        with out_path.open("wb") as out:
+            proc = subprocess.Popen(
+                command_line(repo, command, config, uid),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={"PATH": TOOL_PATH},
+                start_new_session=True,
+            )
+            try:
+                code: int | None = proc.wait(config.timeout_s)
+            except subprocess.TimeoutExpired:
+                kill_tree(proc)
+                code = None
+            except BaseException:
+                kill_tree(proc)
+                raise
+        seconds = time.monotonic() - started
+        if lease is not None:
+            lease.clean = reap_uid(lease.uid)
+        output = _tail(out_path, config.keep_chars)
+    if code is not None and code != 0 and output.startswith("bwrap:"):
+        raise SandboxError(f"the test sandbox cannot start: {output.strip().splitlines()[0]}")
+    return TestRun(
+        command=command,
+        passed=code == 0,
+        exit_code=code,
+        timed_out=code is None,
+        seconds=round(seconds, 3),
+        output=output,
+    )

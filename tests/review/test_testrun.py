@@ -1,0 +1,78 @@
+"""The test command in the isolated copy: real bubblewrap, real processes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from review_helpers import BUGGY, CALC, TESTS
+
+from memdoor.errors import SandboxError
+from memdoor.review.testrun import MOUNT, TestRunConfig, run_tests
+
+
+@pytest.fixture
+def work():
+    with tempfile.TemporaryDirectory(prefix="memdoor-review-test-") as tmp:
+        os.chmod(tmp, 0o711)  # the leased uid must reach the copy (pytest's tmp_path is private)
+        d = Path(tmp) / "copy"
+        d.mkdir()
+        (d / "test_calc.py").write_text(TESTS)
+        yield d
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid is leased only when Memdoor runs as root")
+def test_an_unreachable_copy_is_a_sandbox_error(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "copy").mkdir()
+    with pytest.raises(SandboxError, match="not searchable"):
+        run_tests(private / "copy", "true")
+
+
+def test_passing_and_failing_tests(work):
+    (work / "calc.py").write_text(
+        CALC.replace("return total / len(xs)", "return total / len(xs) if xs else 0")
+    )
+    ok = run_tests(work, "python3 -m unittest -q")
+    assert ok.passed and ok.exit_code == 0 and "OK" in ok.output
+    (work / "calc.py").write_text(BUGGY)
+    bad = run_tests(work, "python3 -m unittest -q")
+    assert not bad.passed and bad.exit_code == 1 and "FAILED" in bad.output
+
+
+def test_isolation_no_network_no_environment_no_host_files(work, monkeypatch):
+    monkeypatch.setenv("MEMDOOR_CANARY_SECRET", "s3cret")
+    script = (
+        "import os, socket, sys\n"
+        "print('cwd', os.getcwd())\n"
+        "print('env', sorted(os.environ))\n"
+        "print('uid', os.getuid())\n"
+        "print('root-files', os.path.exists('/root'), os.path.exists('/work'), os.path.exists('/home'))\n"
+        "s = socket.socket()\n"
+        "try:\n    s.connect(('127.0.0.1', 6379)); print('net yes')\nexcept OSError:\n    print('net no')\n"
+        "open('written.txt', 'w').write('ok')\n"
+        "try:\n    open('/usr/evil', 'w')\nexcept OSError:\n    print('usr read-only')\n"
+    )
+    (work / "probe.py").write_text(script)
+    run = run_tests(work, "python3 probe.py")
+    assert run.passed, run.output
+    assert f"cwd {MOUNT}" in run.output
+    assert "s3cret" not in run.output and "MEMDOOR_CANARY_SECRET" not in run.output
+    assert "net no" in run.output and "usr read-only" in run.output
+    assert "root-files False False False" in run.output
+    if os.geteuid() == 0:
+        assert "uid 0" not in run.output
+    assert (work / "written.txt").read_text() == "ok"  # the copy is the one writable host directory
+
+
+def test_time_limit_kills_everything(work):
+    run = run_tests(work, "sleep 60 & sleep 60", TestRunConfig(timeout_s=0.5))
+    assert run.timed_out and not run.passed and run.exit_code is None
+
+
+def test_output_keeps_the_end(work):
+    run = run_tests(work, "seq 1 100000", TestRunConfig(keep_chars=50))
+    assert run.passed and run.output.endswith("100000\n") and len(run.output) <= 50
