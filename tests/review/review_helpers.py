@@ -6,6 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from memdoor.ledger import CallRecord, Ledger
+from memdoor.review.consensus import Group
+from memdoor.review.context import Skipped
+from memdoor.review.session import ReviewConfig, ReviewReport, Unusable
+
 CALC = '''def mean(xs):
     """The mean of a list of numbers."""
     total = 0
@@ -67,3 +72,22 @@ def finding(**kw) -> dict:
 def answer(*findings: dict, fence: bool = True) -> str:
     body = json.dumps({"findings": list(findings)})
     return f"My review.\n```json\n{body}\n```\n" if fence else body
+
+
+def report(**kw) -> ReviewReport:
+    """A report with one consensus finding (with a suggestion), one minority finding, a skipped file and an
+    unusable answer; ``kw`` replaces fields."""
+    g = Group(
+        file="calc.py", line=6, end_line=6, severity="high", kind="bug", message="divides by len - 1",
+        suggestion="    return total / len(xs)", agents=["agent0", "agent1"], confidence=0.8,
+    )  # fmt: skip
+    m = g.model_copy(
+        update={"line": 1, "end_line": 2, "severity": "low", "kind": "style", "agents": ["agent2"]}
+    )
+    ledger = Ledger(calls=[CallRecord(agent="agent0", model="m", prompt_tokens=10, completion_tokens=5)])
+    base = dict(
+        findings=[g], minority=[m], agents=3, quorum=2, files=["calc.py"], config=ReviewConfig(agents=3),
+        ledger=ledger, trace_id="abc", skipped=[Skipped(file="big.py", reason="too big")],
+        unusable=[Unusable(agent="agent2", file="calc.py", error="no JSON")],
+    )  # fmt: skip
+    return ReviewReport(**{**base, **kw})

@@ -1,0 +1,146 @@
+"""``memdoor review`` as a user runs it: a real process, a real git repository, real `git apply`, the
+test command in the sandbox, scripted models (answer files) for the agents; exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CALC = "def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n"
+BUGGY = CALC.replace("total / len(xs)", "total / (len(xs) - 1)")
+FIX = "    return total / len(xs) if xs else 0"
+TESTS = (
+    "import unittest\nfrom calc import mean\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_mean(self):\n        self.assertEqual(mean([1, 2, 3]), 2)\n\n"
+    "    def test_empty(self):\n        self.assertEqual(mean([]), 0)\n"
+)
+TEST = "python3 -m unittest -q"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def answer(**kw) -> str:
+    f = {"file": "calc.py", "line": 5, "end_line": 5, "severity": "high", "kind": "bug",
+         "message": "divides by len(xs) - 1: the mean is wrong", "suggestion": FIX, "confidence": 0.9}  # fmt: skip
+    return "```json\n" + json.dumps({"findings": [{**f, **kw}]}) + "\n```"
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.org")
+    git(repo, "config", "user.name", "t")
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "calc.py", "test_calc.py")
+    git(repo, "commit", "-qm", "init")
+    (repo / "calc.py").write_text(BUGGY)
+    (tmp_path / "change.diff").write_text(git(repo, "diff"))
+    (repo / "calc.py").write_text(CALC)
+    (tmp_path / "bug.json").write_text(json.dumps([answer()]))
+    (tmp_path / "minor.json").write_text(json.dumps([answer(severity="low", suggestion=None)]))
+    (tmp_path / "garbage.json").write_text(json.dumps(["I have no opinion."]))
+    return tmp_path
+
+
+def memdoor(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MEMDOOR_HOME": str(home / "mdhome")}
+    return subprocess.run(
+        [sys.executable, "-m", "memdoor", "review", *args],
+        cwd=home / "repo",
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def models(home: Path, *names: str) -> list[str]:
+    return [a for n in names for a in ("--model", f"scripted:{home / n}.json")]
+
+
+def test_json_consensus_and_a_tested_patch_exit_1(home):
+    r = memdoor(
+        home,
+        "../change.diff",
+        "--agents",
+        "3",
+        *models(home, "bug", "bug", "garbage"),
+        "--test",
+        TEST,
+        "--json",
+    )
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    (f,) = out["findings"]
+    assert (f["file"], f["line"], f["severity"], f["agents"]) == ("calc.py", 5, "high", ["agent0", "agent1"])
+    assert out["patch"]["tests"]["passed"] is True and FIX in out["patch"]["diff"]
+    assert out["tests"]["passed"] is False  # the change itself breaks the tests
+    assert out["unusable"][0]["agent"] == "agent2"
+    assert out["ledger"]["calls"] == 3
+    trace = subprocess.run(
+        [sys.executable, "-m", "memdoor", "trace", out["trace_id"]],
+        capture_output=True, text=True, env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},
+    )  # fmt: skip
+    assert trace.returncode == 0 and "consensus" in trace.stdout
+    assert (home / "repo" / "calc.py").read_text() == CALC  # the user's tree is never changed
+
+
+def test_stdin_markdown_and_fail_on(home):
+    diff = (home / "change.diff").read_text()
+    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), stdin=diff)
+    assert r.returncode == 0, r.stderr  # a low finding is under the default --fail-on high
+    assert "# Review: 1 consensus finding(s)" in r.stdout and "agreed by 1 of 1: agent0" in r.stdout
+    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--fail-on", "low", stdin=diff)
+    assert r.returncode == 1
+
+
+def test_sarif_output(home):
+    r = memdoor(home, "../change.diff", "--agents", "2", *models(home, "bug"), "--format", "sarif")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["version"] == "2.1.0"
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+
+
+@pytest.mark.parametrize(
+    ("diff", "says"),
+    [
+        ("this is not a diff\n", "not a unified diff"),
+        ("--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-nothing like it\n+x\n", "does not apply"),
+        ("diff --git a/x.png b/x.png\nBinary files a/x.png and b/x.png differ\n", "binary diff"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(home, diff, says):
+    r = memdoor(home, "-", *models(home, "bug"), stdin=diff)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr
+
+
+def test_huge_and_unreadable_diffs_exit_2(home):
+    (home / "bin.diff").write_bytes(b"\xff\xfe\x00binary")
+    r = memdoor(home, "../bin.diff", *models(home, "bug"))
+    assert r.returncode == 2 and "not UTF-8" in r.stderr
+    r = memdoor(home, "../missing.diff", *models(home, "bug"))
+    assert r.returncode == 2 and "cannot read the diff" in r.stderr
+    huge = (home / "change.diff").read_text() * 20_000
+    r = memdoor(home, "-", *models(home, "bug"), stdin=huge)
+    assert r.returncode == 2 and "too large" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_not_a_checkout_and_bad_options_exit_2(home, tmp_path):
+    r = memdoor(home, "../change.diff", "--repo", str(tmp_path / "mdhome"), *models(home, "bug"))
+    assert r.returncode == 2 and ("not a directory" in r.stderr or "not in a git checkout" in r.stderr)
+    r = memdoor(home, "../change.diff", "--agents", "0")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    r = memdoor(home, "../change.diff", "--test", "  ", *models(home, "bug"))
+    assert r.returncode == 2 and "empty" in r.stderr

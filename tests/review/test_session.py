@@ -1,0 +1,140 @@
+"""One review run end to end with scripted models (control flow) and real parts: a real git repository,
+real `git apply`, the real sandbox and the test command in bubblewrap."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from review_helpers import FIX, answer, diff_of, finding
+
+from memdoor.budget import Budget
+from memdoor.errors import ModelUnavailable, ReviewInputError
+from memdoor.memory.inproc import InProcMemory
+from memdoor.models.pool import ModelPool
+from memdoor.models.scripted import ScriptedModel
+from memdoor.review.session import ReviewConfig, prepare, run_review
+from memdoor.runner import RunEnv
+from memdoor.tracestore import load_trace
+
+TEST = "python3 -m unittest -q"
+
+
+@pytest.fixture
+def workdir():
+    with tempfile.TemporaryDirectory(prefix="memdoor-review-test-") as tmp:
+        yield Path(tmp)
+
+
+def env_for(sandbox, trace_dir: Path, *answers) -> RunEnv:
+    """A team whose agent i replays ``answers[i]`` (a text or an exception)."""
+    pool = ModelPool()
+    for i, a in enumerate(answers):
+        pool.add(f"scripted:{i}", ScriptedModel([a], spec=f"scripted:{i}", logprob=-0.2))
+    return RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=trace_dir)
+
+
+def config(n: int, **kw) -> ReviewConfig:
+    return ReviewConfig(agents=n, models=[f"scripted:{i}" for i in range(n)], **kw)
+
+
+async def review(sandbox, repo, diff, workdir, trace_dir, answers, **kw):
+    cfg = config(len(answers), **kw)
+    env = env_for(sandbox, trace_dir, *answers)
+    return await run_review(prepare(diff, repo, cfg, workdir), cfg, env), env
+
+
+async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug_diff, workdir, tmp_path):
+    fixing = answer(finding(suggestion=FIX))
+    same = answer(finding(message="off by one: the mean divides by len(xs) - 1", severity="critical"))
+    lone = answer(finding(line=1, end_line=1, kind="style", severity="low", message="add type hints"))
+    report, env = await review(
+        sandbox,
+        repo,
+        bug_diff,
+        workdir,
+        tmp_path / "traces",
+        [fixing, same, lone, "no JSON at all"],
+        test=TEST,
+    )
+    assert report.error is None and report.quorum == 2
+    (g,) = report.findings
+    assert (g.file, g.line, g.kind, g.agents) == ("calc.py", 6, "bug", ["agent0", "agent1"])
+    assert g.confidence == pytest.approx(0.8187, abs=1e-3)  # exp(-0.2): logprobs over stated confidence
+    assert [m.agents for m in report.minority] == [["agent2"]]
+    assert [u.agent for u in report.unusable] == ["agent3"]
+    assert report.tests is not None and not report.tests.passed  # the change breaks the tests
+    assert report.patch is not None and FIX in report.patch.diff
+    assert report.patch.tests is not None and report.patch.tests.passed, report.patch.tests.output
+    assert report.fails()  # high (median of high and critical) >= the default fail-on high
+    t = report.ledger.totals()
+    assert t.calls == 4 and t.failed_calls == 0 and t.prompt_tokens > 0
+    # every agent saw the diff, the numbered code and the test result
+    prompt = env.pool.get("scripted:0").calls[0][1]["content"]
+    assert "+    return total / (len(xs) - 1)" in prompt and "6 | " in prompt and "failed (exit 1)" in prompt
+    saved = load_trace(tmp_path / "traces", report.trace_id)
+    kinds = [e.kind for e in saved.trace.events]
+    assert kinds[0] == "start" and {"tests", "review", "consensus", "patch_tests"} <= set(kinds)
+    assert saved.final["config"]["agents"] == 4 and saved.final["ledger"]["calls"] == 4
+    assert len(saved.final["calls"]) == 4
+    assert (await env.memory.get_final(report.trace_id))["findings"][0]["line"] == 6
+
+
+async def test_a_failing_agent_is_recorded_and_the_others_decide(sandbox, repo, bug_diff, workdir, tmp_path):
+    ok = answer(finding())
+    report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [ok, ModelUnavailable("down"), ok])
+    assert [g.agents for g in report.findings] == [["agent0", "agent2"]]
+    assert report.unusable[0].agent == "agent1" and "ModelUnavailable" in report.unusable[0].error
+    assert report.ledger.totals().failed_calls == 1
+    assert report.tests is None and report.patch is None  # no suggestion, no --test
+
+
+async def test_a_patch_that_breaks_the_tests_is_offered_with_its_failure(
+    sandbox, repo, bug_diff, workdir, tmp_path
+):
+    wrong = answer(finding(suggestion="    return total"))
+    report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [wrong, wrong, wrong], test=TEST)
+    assert report.patch.diff and report.patch.tests is not None and not report.patch.tests.passed
+    assert "FAILED" in report.patch.tests.output
+
+
+async def test_without_a_test_command_the_patch_is_untested(sandbox, repo, bug_diff, workdir, tmp_path):
+    fixing = answer(finding(suggestion=FIX))
+    report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [fixing])
+    assert report.patch.diff and report.patch.tests is None
+
+
+async def test_the_budget_stops_the_review_and_says_so(sandbox, repo, bug_diff, workdir, tmp_path):
+    ok = answer(finding())
+    report, _ = await review(
+        sandbox, repo, bug_diff, workdir, tmp_path, [ok, ok, ok], budget=Budget(tokens=1)
+    )
+    assert report.stopped == "budget" and len(report.unusable) == 3 and report.findings == []
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "fails"), [("medium", True), ("high", True), ("critical", False), ("never", False)]
+)
+async def test_fail_on(sandbox, repo, bug_diff, workdir, tmp_path, fail_on, fails):
+    report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [answer(finding())], fail_on=fail_on)
+    assert report.fails() is fails
+
+
+def test_prepare_refuses_bad_input_before_any_model(repo, workdir):
+    cfg = config(1)
+    with pytest.raises(ReviewInputError, match="not a unified diff"):
+        prepare("just words", repo, cfg, workdir)
+    with pytest.raises(ReviewInputError, match="does not apply"):
+        prepare("--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-nothing like this\n+x\n", repo, cfg, workdir)
+    gone = diff_of(repo, "calc.py", "")
+    gone = gone.replace("+++ b/calc.py", "+++ /dev/null")
+    with pytest.raises(ReviewInputError, match="nothing in the diff can be reviewed"):
+        prepare(gone, repo, cfg, workdir)
+    assert os.path.exists(repo / "calc.py")
+
+
+def test_config_is_recorded_as_json():
+    assert json.loads(config(2, test=TEST).model_dump_json())["test"] == TEST
