@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -271,10 +272,15 @@ class Cgroups:
             return None
         groups.clean_stale()
         try:  # a trial group: creating and joining must work, not just look permitted
-            groups.create(GroupLimits(memory_bytes=64 << 20, pids=8, cpu_cores=1.0)).remove()
+            trial = groups.create(GroupLimits(memory_bytes=64 << 20, pids=8, cpu_cores=1.0))
         except OSError:
             return None
-        return groups
+        try:
+            joined = subprocess.run(trial.wrap(["/bin/true"]), capture_output=True, check=False).returncode
+        except OSError:
+            joined = -1
+        trial.remove()
+        return groups if joined == 0 else None
 
     @staticmethod
     def why_not(root: Path = Path("/proc/self")) -> dict[str, str]:
