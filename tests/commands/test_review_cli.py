@@ -144,3 +144,21 @@ def test_not_a_checkout_and_bad_options_exit_2(home, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = memdoor(home, "../change.diff", "--test", "  ", *models(home, "bug"))
     assert r.returncode == 2 and "empty" in r.stderr
+
+
+def test_a_file_too_large_for_a_part_is_skipped_and_named(home):
+    repo = home / "repo"
+    (repo / "big.py").write_text("".join(f"value_{i} = {i}\n" for i in range(300)))
+    (repo / "calc.py").write_text(BUGGY)
+    git(repo, "add", "-N", "big.py")
+    diff = git(repo, "diff")
+    git(repo, "rm", "-q", "--cached", "big.py")
+    (repo / "big.py").unlink()
+    (repo / "calc.py").write_text(CALC)
+    r = memdoor(
+        home, "-", "--agents", "1", *models(home, "minor"), "--part-chars", "1000", "--json", stdin=diff
+    )
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.stderr
+    assert out["files"] == ["calc.py"] and out["skipped"][0]["file"] == "big.py"
+    assert "exceeds 1000" in out["skipped"][0]["reason"]

@@ -25,7 +25,15 @@ import tempfile
 from pathlib import Path
 
 from memdoor.budget import Budget
-from memdoor.commands.options import AGENTS, MAX_AGENTS, MAX_TOKENS_PER_CALL, SECONDS, SEED, TOKENS
+from memdoor.commands.options import (
+    AGENTS,
+    MAX_AGENTS,
+    MAX_TOKENS_PER_CALL,
+    SECONDS,
+    SEED,
+    TOKENS,
+    at_least,
+)
 from memdoor.errors import ReviewInputError
 
 FORMATS = ("markdown", "json", "sarif")
@@ -61,6 +69,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget-calls", type=TOKENS, metavar="C", help="stop after C model calls")
     p.add_argument("--budget-seconds", type=SECONDS, metavar="S", help="stop after S seconds")
     p.add_argument("--test-timeout", type=SECONDS, default=600.0, metavar="S", help="seconds per test run")
+    p.add_argument(
+        "--part-chars",
+        type=at_least(1000),
+        default=9000,
+        metavar="C",
+        help="largest part of the diff (one file and its context) sent to an agent (default 9000)",
+    )
     p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
     p.add_argument(
         "--max-tokens",
@@ -95,6 +110,7 @@ def build_config(args: argparse.Namespace):
         seed=args.seed,
         max_tokens=args.max_tokens,
         test_timeout_s=args.test_timeout,
+        max_part_chars=args.part_chars,
     )
 
 

@@ -61,7 +61,10 @@ class ReviewConfig(BaseModel):
         default=True, description="Ask for token log-probabilities (the confidence signal)."
     )
     max_part_chars: int = Field(
-        default=24_000, ge=1000, description="Largest part (one file's diff and code) sent to an agent."
+        default=9000,
+        ge=1000,
+        description="Largest part (one file's diff and code) sent to an agent, in characters: about 2,300 "
+        "tokens, so the prompt and 1024 new tokens fit the embedded models' 4096-token context.",
     )
     max_diff_bytes: int = Field(default=MAX_DIFF_BYTES, ge=1, description="Largest diff accepted.")
     test_timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per test command run.")
