@@ -106,9 +106,7 @@ def test_with_every_test_run_the_other_tests_keep_their_results(quick_sandbox, n
 def test_forged_frames_in_livecodebench_and_functional_programs(quick_sandbox):
     """The same through the LiveCodeBench prelude (its guard does not stop ``os.write``) and a function."""
     code = FORGE.replace("x = int(input())\n", "") + (
-        "def f(x):\n"
-        "    send({'ev': 'res', 'i': 1, 'status': 'ok', 't': 0.0}, b'2')\n"
-        "    return x + 1\n"
+        "def f(x):\n    send({'ev': 'res', 'i': 1, 'status': 'ok', 't': 0.0}, b'2')\n    return x + 1\n"
     )
     from sandbox_helpers import fn_tests
 
@@ -116,6 +114,24 @@ def test_forged_frames_in_livecodebench_and_functional_programs(quick_sandbox):
     assert v.status == "runtime_error" and v.tests[0].detail.startswith(PROTOCOL_VIOLATION), v
     v = quick_sandbox.run(FORGE + "send({'ev': 'end'})\nprint(x + 1)", TESTS, prelude="livecodebench")
     assert v.status == "runtime_error" and v.tests[0].detail.startswith(PROTOCOL_VIOLATION), v
+
+
+def test_frames_forged_while_the_program_loads(quick_sandbox):
+    """Top-level code runs while the harness loads the program: a frame sent then is the load's failure (or,
+    a forged 'load', the first test's)."""
+    from sandbox_helpers import fn_tests
+
+    head = FORGE.replace("x = int(input())\n", "")
+    for forged in (
+        "send({'ev': 'load', 'status': 'ok'})",
+        "send({'ev': 'res', 'i': 0, 'status': 'ok'}, b'1')",
+    ):
+        code = head + forged + "\ndef f(x):\n    return x + 1\n"
+        v = quick_sandbox.run(code, fn_tests(("0", "1"), ("1", "2")), func_name="f", prelude="livecodebench")
+        assert v.status == "runtime_error" and v.tests[0].detail.startswith(PROTOCOL_VIOLATION), v
+        assert v.tests[1].status == "skipped", v
+    # a forged 'load' is taken for the harness's: then the harness's own comes while test 0 runs
+    assert "while the program was loading" in v.tests[0].detail, v
 
 
 def test_a_frame_trickled_past_the_deadline_does_not_extend_the_time_limit(quick_sandbox):
