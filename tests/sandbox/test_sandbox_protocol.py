@@ -13,7 +13,7 @@ import threading
 import time
 
 import pytest
-from sandbox_helpers import stdin_tests
+from sandbox_helpers import fn_tests, stdin_tests
 
 from memdoor.sandbox.supervisor import PROTOCOL_VIOLATION
 
@@ -108,8 +108,6 @@ def test_forged_frames_in_livecodebench_and_functional_programs(quick_sandbox):
     code = FORGE.replace("x = int(input())\n", "") + (
         "def f(x):\n    send({'ev': 'res', 'i': 1, 'status': 'ok', 't': 0.0}, b'2')\n    return x + 1\n"
     )
-    from sandbox_helpers import fn_tests
-
     v = quick_sandbox.run(code, fn_tests(("0", "1"), ("1", "2")), func_name="f", prelude="livecodebench")
     assert v.status == "runtime_error" and v.tests[0].detail.startswith(PROTOCOL_VIOLATION), v
     v = quick_sandbox.run(FORGE + "send({'ev': 'end'})\nprint(x + 1)", TESTS, prelude="livecodebench")
@@ -119,8 +117,6 @@ def test_forged_frames_in_livecodebench_and_functional_programs(quick_sandbox):
 def test_frames_forged_while_the_program_loads(quick_sandbox):
     """Top-level code runs while the harness loads the program: a frame sent then is the load's failure (or,
     a forged 'load', the first test's)."""
-    from sandbox_helpers import fn_tests
-
     head = FORGE.replace("x = int(input())\n", "")
     for forged in (
         "send({'ev': 'load', 'status': 'ok'})",
