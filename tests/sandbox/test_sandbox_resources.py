@@ -20,7 +20,7 @@ from sandbox_helpers import stdin_tests
 from memdoor.grading import grade_many
 from memdoor.problems.model import Problem
 from memdoor.sandbox import SandboxConfig, open_sandbox
-from memdoor.sandbox.cgroups import CONTROLLERS, Cgroups, GroupLimits, find_layout
+from memdoor.sandbox.cgroups import CONTROLLERS, Cgroups, GroupLimits, find_layout, group_prefix
 from memdoor.sandbox.resource_probes import FILL_EVERYWHERE
 
 needs_cgroups = pytest.mark.skipif(
@@ -92,7 +92,7 @@ def own_groups() -> list[Path]:
     groups = Cgroups.open()
     if groups is None:
         return []
-    prefix = f"memdoor-{os.getpid()}-"
+    prefix = group_prefix()
     found = []
     for parent in groups.layout.parents.values():
         found += [p for p in parent.iterdir() if p.name.startswith(prefix)]
@@ -218,7 +218,7 @@ def test_stale_groups_of_a_dead_grader_are_removed():
     groups_of_dead = groups.create(GroupLimits(memory_bytes=64 << 20, pids=8, cpu_cores=1.0))
     renamed = {}
     for ctl, d in groups_of_dead.dirs.items():
-        target = d.with_name(f"memdoor-{dead.pid}-0123456789ab")
+        target = d.with_name(f"{group_prefix(dead.pid)}0123456789ab")
         d.rename(target)  # cgroupfs allows renaming a group in place
         renamed[ctl] = target
     sleeper = subprocess.Popen(

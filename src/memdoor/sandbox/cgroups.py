@@ -4,7 +4,7 @@ processes together, on cgroup v1 or v2; rlimits alone where neither can be used.
 A group is created for each sandbox process before it starts; the sandbox's first process joins it before
 it executes anything (a ``/bin/sh`` wrapper writes ``0`` to ``cgroup.procs``), so every process of the
 candidate is inside from its first instruction. Groups are made below the grader's own group of each
-controller (``memdoor-<grader pid>-<token>``) and removed once their processes are gone; groups of graders
+controller (``memdoor-<pid namespace>-<grader pid>-<token>``) and removed once their processes are gone; groups of graders
 that died (their pid is gone) are killed and removed when a :class:`Cgroups` is opened.
 
 Memory accounting includes the shared-memory (tmpfs) pages a candidate writes: memcg charges them to the
@@ -30,7 +30,7 @@ from typing import Literal
 Mode = Literal["cgroup v1", "cgroup v2"]
 CONTROLLERS = ("memory", "pids", "cpu")
 _V1_EXTRA = ("cpuacct",)  # read for CPU usage when mounted apart from cpu (optional)
-_NAME = re.compile(r"memdoor-(\d+)-[0-9a-f]+")
+_NAME = re.compile(r"memdoor-(?:(\d+)-)?(\d+)-[0-9a-f]+")  # pid namespace (older names: none), pid, token
 _PERIOD_US = 100_000
 
 
@@ -244,6 +244,19 @@ def find_layout(mounts_text: str, cgroup_text: str) -> Layout:
     return layout
 
 
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def group_prefix(pid: int | None = None) -> str:
+    """How the names of the groups of grader ``pid`` (default: this process) start. The pid namespace is in
+    the name: only graders of our own namespace can be known dead by their pid."""
+    return f"memdoor-{_pid_namespace()}-{os.getpid() if pid is None else pid}-"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -294,7 +307,7 @@ class Cgroups:
 
     def create(self, limits: GroupLimits) -> Group:
         """A new empty group with ``limits``; OSError when the kernel refuses."""
-        name = f"memdoor-{os.getpid()}-{secrets.token_hex(6)}"
+        name = f"{group_prefix()}{secrets.token_hex(6)}"
         dirs = {ctl: parent / name for ctl, parent in self.layout.parents.items()}
         group = Group(self.layout.mode or "cgroup v1", dirs, self._removed)
         try:
@@ -346,11 +359,13 @@ class Cgroups:
     def clean_stale(self) -> int:
         """Kill and remove the groups left by graders that are no longer running. How many were removed."""
         stale: dict[str, dict[str, Path]] = {}
+        ns = _pid_namespace()
         for ctl, parent in self.layout.parents.items():
             with contextlib.suppress(OSError):
                 for entry in parent.iterdir():
                     m = _NAME.fullmatch(entry.name)
-                    if m and entry.is_dir() and not _alive(int(m.group(1))):
+                    ours = m is not None and int(m.group(1) or ns) == ns
+                    if ours and entry.is_dir() and not _alive(int(m.group(2))):
                         stale.setdefault(entry.name, {})[ctl] = entry
         removed = 0
         for dirs in stale.values():
