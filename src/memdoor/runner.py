@@ -35,6 +35,7 @@ from memdoor.registry import load, names
 from memdoor.solution import Solution
 from memdoor.strategies.base import Strategy
 from memdoor.strategies.context import RunContext
+from memdoor.strategies.naming import NAMING_TOKENS, name_function
 from memdoor.strategies.testgen import TEST_WRITING_TOKENS, write_tests
 from memdoor.team import Agent, Team, team_configs
 from memdoor.trace import Trace, TraceEvent
@@ -108,6 +109,11 @@ class SolveConfig(BaseModel):
         default_factory=dict,
         description="Strategy options (its Config fields, e.g. rounds, repair_rounds, inputs); "
         "unknown ones are an error.",
+    )
+    name_function: bool = Field(
+        default=False,
+        description="The request named no function (the problem's func_name is a placeholder): the team's "
+        "first agent chooses a descriptive name before the strategy runs; Solution.naming says so.",
     )
     test_inputs: int = Field(
         default=0,
@@ -250,13 +256,16 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         )
         strategy = config.make_strategy()
         team = build_team(config, env.pool)
-        written, note = [], None
+        written, note, naming = [], None, None
+        if config.name_function and problem.func_name:
+            tokens = min(NAMING_TOKENS, config.max_tokens)
+            problem, naming = await name_function(problem, team[0], ctx, max_tokens=tokens)
         if config.test_inputs and not problem.public_tests and not problem.hidden_tests:
             problem, note = await team_tests(problem, team, ctx, config)
             written = list(problem.public_tests)
         solution = await strategy.solve(problem.public_view(), team, ctx)
         solution.strategy = label
-        solution.written_tests, solution.tests_note = written, note
+        solution.written_tests, solution.tests_note, solution.naming = written, note, naming
         solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
         await grade_solution(problem, solution, ctx, judge)
     except Exception as e:  # a failed run is a result, not a crash

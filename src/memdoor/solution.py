@@ -95,6 +95,10 @@ class Solution(BaseModel):
     tests_note: str | None = Field(
         default=None, description="Why the team wrote no test inputs when it was asked to."
     )
+    naming: str | None = Field(
+        default=None,
+        description="Set when the request named no function: what the team named it (SolveConfig.name_function).",
+    )
     ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
     trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")
     error: str | None = Field(default=None, description="Set when the run failed as a whole.")

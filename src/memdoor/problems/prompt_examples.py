@@ -31,7 +31,8 @@ from memdoor.problems.humaneval import docstring_examples
 from memdoor.problems.model import TestCase
 
 DEFAULT_FUNCTION = "solution"
-"""The name asked for when a request wants a function but names none."""
+"""The placeholder name of a function a request wants but does not name (the team then chooses the
+real name, and the answer says so: :mod:`memdoor.strategies.naming`)."""
 
 _BUILTINS = frozenset(dir(builtins)) | {"main"}
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)

@@ -5,7 +5,9 @@
   has its own role prompt.
 - The function to write and the examples (tests) are read from the user messages, the last one
   first (see :mod:`memdoor.problems.prompt_examples`). A request that speaks of a function but names none
-  asks for one named ``solution``; a request that names none and shows stdin samples (or speaks of
+  gets the placeholder name ``solution`` (``found_by="default"``): the team then chooses a descriptive
+  name before it starts, and the answer says so (``SolveConfig.name_function``,
+  :mod:`memdoor.strategies.naming`). A request that names none and shows stdin samples (or speaks of
   no function) asks for a program reading standard input.
 - When no example is found, the team writes its own test inputs later (:mod:`memdoor.server.service`).
 """

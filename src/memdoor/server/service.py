@@ -75,8 +75,10 @@ class Outcome:
         return f"chatcmpl-{self.trace_id}"
 
     def content(self) -> str:
-        """The assistant message: the chosen code in a python fence."""
-        return f"```python\n{self.solution.code.strip(chr(10)).rstrip()}\n```"
+        """The assistant message: the chosen code in a python fence, after the naming note when the
+        request named no function (the team chose the name)."""
+        note = f"{self.solution.naming}\n\n" if self.solution.naming else ""
+        return f"{note}```python\n{self.solution.code.strip(chr(10)).rstrip()}\n```"
 
     def usage(self) -> ChatUsage:
         return usage_of(self.solution)
@@ -88,6 +90,7 @@ class Outcome:
         return {
             **r.model_dump(mode="json", include=METADATA_FIELDS),
             "team": self.job.model,
+            "naming": self.solution.naming,
             "tests": {
                 "source": self.tests_source,
                 "count": len(tests),
@@ -232,7 +235,11 @@ class TeamService:
     ) -> Outcome:
         problem, source = job.chat.problem, job.chat.tests_source
         config = job.config.model_copy(
-            update={"budget": Budget(tokens=job.budget_tokens), "test_inputs": self.config.test_inputs}
+            update={
+                "budget": Budget(tokens=job.budget_tokens),
+                "test_inputs": self.config.test_inputs,
+                "name_function": job.chat.target.found_by == "default",
+            }
         )
         env = dataclasses.replace(self.env, on_event=on_event, on_start=on_start)
         solution = await solve_problem(problem, config, env)
