@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+
 import pytest
 
 from memdoor.clean import drop_demo_lines
+from memdoor.problems.humaneval import data_path, docstring_examples
 
 ENCODE = """\
 def encode(s: str) -> str:
@@ -121,3 +125,37 @@ def test_a_comment_heading_the_next_definition_stays():
 
 def test_nothing_to_drop_returns_the_code_unchanged():
     assert drop_demo_lines(ENCODE, "encode") is ENCODE
+
+
+def _demo(func_name: str, tests) -> str:
+    """Demo lines a model might add: the examples printed, then asserted, under a comment."""
+    lines = ["", "", "# Example usage:"]
+    for t in tests:
+        args = ", ".join(repr(json.loads(line)) for line in t.input.split("\n"))
+        want = repr(json.loads(t.output))
+        lines += [f"print({func_name}({args}))  # Output: {want}", f"assert {func_name}({args}) == {want}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_humaneval_solutions_are_untouched_and_their_demos_go():
+    """Every official HumanEval solution (prompt + canonical completion) is left as it is; with its
+    docstring examples printed and asserted after it, exactly those lines go."""
+    with gzip.open(data_path(), "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    with_demo = 0
+    for r in records:
+        code = r["prompt"] + r["canonical_solution"]
+        assert drop_demo_lines(code, r["entry_point"]) == code, r["task_id"]
+        tests = docstring_examples(r["prompt"], r["entry_point"])
+        if tests:
+            demo = code.rstrip() + _demo(r["entry_point"], tests)
+            assert drop_demo_lines(demo, r["entry_point"]) == code.rstrip() + "\n", r["task_id"]
+            with_demo += 1
+    assert with_demo > 100
+
+
+def test_leetcode_reference_solutions_are_untouched(shared_data):
+    rows = [json.loads(line) for line in (shared_data / "reference_solutions_dev.jsonl").open()]
+    assert len(rows) > 100
+    for r in rows:
+        assert drop_demo_lines(r["reference_solution"], r["func_name"]) == r["reference_solution"]
