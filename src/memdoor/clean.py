@@ -21,9 +21,9 @@ answer defines that reads no module-level state and declares no ``global`` (so c
 change what the definitions see), a method of demo data, or a pure builtin (``len``, ``sorted``,
 ``str``, ... and ``print``/``input``). Anything else — ``sys.setrecursionlimit(...)``, a call of a
 helper that fills a module-level table, an assignment a function reads — stays. The code is kept
-unchanged when it does not parse, reads its globals dynamically (``globals()``, ``eval``, ...), or
-puts a dropped and a kept statement on one line. Comment lines attached to dropped lines
-(``# Example usage:``, ``# Output: 3``) go with them.
+unchanged when it does not parse, reads its globals dynamically (``globals()``, ``eval``, ...), puts
+a dropped and a kept statement on one line, or is nothing but demo lines. Comment lines attached to
+dropped lines (``# Example usage:``, ``# Output: 3``) go with them.
 """
 
 from __future__ import annotations
@@ -299,8 +299,8 @@ def drop_demo_lines(code: str, func_name: str) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return code
     dropped = _dropped(tree, func_name)
-    if not dropped:
-        return code
+    if not dropped or len(dropped) == len(tree.body):
+        return code  # nothing to drop, or nothing but demo lines: kept for the author to see
     gone = _lines_of(s for i, s in enumerate(tree.body) if i in dropped)
     if gone & _lines_of(s for i, s in enumerate(tree.body) if i not in dropped):
         return code  # statements sharing a line
