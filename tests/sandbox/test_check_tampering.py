@@ -212,3 +212,37 @@ def test_grade_cli_does_not_pass_a_faked_check(tmp_path):
     )
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["passed"] for r in lines] == [False, False, False]
+
+
+def test_the_program_cannot_find_the_test_in_its_memory(sandbox):
+    from memdoor.problems.model import TestCase
+
+    # The program searches every readable page of its own process for the test's text (the pattern cannot
+    # match itself); check() fails if it finds it.
+    code = (
+        "import re\n"
+        "def f():\n"
+        "    pattern = re.compile(rb'SECRET_[X]EXPECTED')\n"
+        "    with open('/proc/self/maps') as maps:\n"
+        "        regions = [line.split() for line in maps]\n"
+        "    with open('/proc/self/mem', 'rb', buffering=0) as mem:\n"
+        "        for r in regions:\n"
+        "            lo, hi = (int(x, 16) for x in r[0].split('-'))\n"
+        "            if not r[1].startswith('r') or hi - lo > 1 << 28:\n"
+        "                continue\n"
+        "            try:\n"
+        "                mem.seek(lo)\n"
+        "                if pattern.search(mem.read(hi - lo)):\n"
+        "                    return 'found'\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "    return 'not found'\n"
+    )
+    test = "def check(candidate):\n    assert candidate() == 'not found', 'SECRET_XEXPECTED'\n"
+    v = sandbox.run(code, [TestCase(kind="check", input=test)], func_name="f")
+    assert v.passed, v
+    # the search works: the same text given to the program is found
+    v = sandbox.run(
+        code + "KEPT = 'SECRET_' + 'XEXPECTED'\n", [TestCase(kind="check", input=test)], func_name="f"
+    )
+    assert not v.passed
