@@ -162,12 +162,16 @@ async def ask_agent(agent: Agent, part: Part, ctx: RunContext, tests: str, logpr
     review = parse_review(completion.text, agent=agent.id, part=part.file, files={part.file})
     review.mean_logprob = completion.mean_logprob
     await ctx.event(
-        "review",
+        "review",  # read like a strategy's review by `memdoor trace`: "reviewed calc.py's code: ISSUES"
         agent.id,
+        round=0,
+        about=part.file,
+        ok=None if review.error else not review.findings,
         file=part.file,
         findings=len(review.findings),
         dropped=len(review.dropped),
         error=review.error,
+        text=completion.text,  # `memdoor trace ID --code` shows it
     )
     return review
 
@@ -222,7 +226,13 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         env.on_start(trace.id)
     started = time.monotonic()
     try:
-        await ctx.event("start", None, review=report.files, config=config.model_dump(mode="json"))
+        await ctx.event(
+            "start",
+            None,
+            problem=f"review of {', '.join(report.files)}",
+            strategy=f"review:{config.agents}",
+            config=config.model_dump(mode="json"),
+        )
         if config.test:
             report.tests = await run_tests_async(
                 prepared.changed, prepared.workdir / "changed-run", config.test, config
