@@ -212,6 +212,8 @@ def test_grade_cli_does_not_pass_a_faked_check(tmp_path):
     )
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["passed"] for r in lines] == [False, False, False]
+    # the JSON line says why, and that the official harness would pass the first and the last
+    assert ["differs from the official harness" in r["detail"] for r in lines] == [True, False, True], lines
 
 
 def test_the_program_cannot_find_the_test_in_its_memory(sandbox):

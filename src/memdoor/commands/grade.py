@@ -123,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
                 "tests_total": v.tests_total,
                 "seconds": round(v.seconds, 4),
             }
+            detail = next((t.detail for t in v.tests if t.status != "passed" and t.detail), "")
+            if detail and not v.passed:  # why it failed (and when the official grader would differ)
+                row["detail"] = detail
             out.write(json.dumps(row | ({"error": error} if error is not None else {})) + "\n")
         else:
             out.write(
