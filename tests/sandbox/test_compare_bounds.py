@@ -225,3 +225,20 @@ def test_forged_and_huge_results_are_graded_and_the_neighbours_keep_their_verdic
     assert statuses == ["runtime_error", "passed", "wrong_answer", "wrong_answer", "passed", "passed",
                         "wrong_answer", "passed"], verdicts  # fmt: skip
     assert f"a decimal integer of {MILLION} characters" in verdicts[0].tests[0].detail
+
+
+def test_the_selectors_stdin_key_is_the_graders_rule():
+    """One rule for grading and voting: two outputs have equal keys exactly when one passes against the other."""
+    for g in TOKENS:
+        for e in TOKENS:
+            for got, expected in ((g, e), (f"{g} 1\n2", f"{e}  1\n2 "), (f"x\n{g}", f"x\n{e}\n")):
+                same = compare.stdin_key(got) == compare.stdin_key(expected)
+                assert same == compare.stdin_matches(got, expected)[0], (got, expected)
+
+
+def test_the_stdin_key_is_exact_beyond_decimal_precision():
+    """Decimal.normalize rounds to 28 digits; the key does not: these differ in the 31st digit."""
+    a, b = "1." + "0" * 29 + "1", "1"
+    assert compare.stdin_matches(a, b)[0] is False
+    assert compare.stdin_key(a) != compare.stdin_key(b)
+    assert compare.stdin_key("100 -0 0.50") == compare.stdin_key("1e2 0 .5")

@@ -68,6 +68,42 @@ def stdin_matches(got: str, expected: str) -> tuple[bool, str]:
     return True, ""
 
 
+def _number_key(token: str) -> str | None:
+    """A canonical text of ``Decimal(token)``'s value (equal exactly when the values are equal), or None when
+    the token is not a number or is a NaN (which equals nothing). Context-free, so never rounded (unlike
+    ``Decimal.normalize``, which rounds to 28 digits), and linear in the token's length."""
+    try:
+        d = Decimal(token)
+    except ArithmeticError:
+        return None
+    if d.is_nan():
+        return None
+    if d.is_infinite():
+        return "-inf" if d.is_signed() else "inf"
+    sign, digits, exponent = d.as_tuple()
+    text = "".join(map(str, digits))
+    significant = text.rstrip("0")
+    if not significant:
+        return "0"  # -0 == 0
+    return f"{'-' if sign else ''}{significant.lstrip('0')}e{exponent + len(text) - len(significant)}"
+
+
+def stdin_key(text: str) -> tuple[tuple[str, ...], ...]:
+    """The canonical form of a stdin output under LiveCodeBench's rule: ``stdin_matches(a, b)`` passes exactly
+    when ``stdin_key(a) == stdin_key(b)``. Each stripped line becomes ``("n", numbers...)`` when every token
+    is a number, else ``("s", line)``. Selectors group candidates by it (one rule for grading and voting);
+    it splits the whole text, so use it on outputs already capped in size."""
+    out: list[tuple[str, ...]] = []
+    for line in text.strip().split("\n"):
+        line = line.strip()
+        numbers = [_number_key(t) for t in line.split()]
+        if numbers and all(n is not None for n in numbers):
+            out.append(("n", *numbers))  # type: ignore[arg-type]
+        else:
+            out.append(("s", line))
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- functional: decoding returned values
 def _int_text(n: int) -> str:
     return str(n) if n.bit_length() <= _SHOWN_INT_BITS else hex(n)

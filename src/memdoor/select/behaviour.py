@@ -3,9 +3,9 @@
 Two candidates whose keys are equal behaved the same on those tests, by the rules the official
 LiveCodeBench grader uses to compare an output with the expected one:
 
-- ``stdin``: strip the text, split it into lines, strip each line; a line whose every
-  whitespace-separated token is a number compares as the list of those numbers (``1.0`` = ``1``),
-  any other line as its text.
+- ``stdin``: the grader's own key (``sandbox.compare.stdin_key``): strip the text, split it into
+  lines, strip each line; a line whose every whitespace-separated token is a number compares as the
+  list of those numbers (``1.0`` = ``1``, exactly), any other line as its text.
 - ``functional``: the JSON value (``[1, 2]`` = ``[1,2]``; ``2.0`` = ``2`` since the grader
   compares with ``==``); text that is not JSON compares stripped.
 - ``check``: only whether the test passed.
@@ -18,35 +18,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable, Sequence
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from memdoor.problems.model import TestKind
+from memdoor.sandbox.compare import stdin_key
 from memdoor.sandbox.verdict import TestResult
 
 FAILED_TO_RUN = frozenset({"runtime_error", "time_limit", "memory_limit", "compile_error", "skipped"})
-
-
-def _number(token: str) -> Decimal | None:
-    try:
-        d = Decimal(token)
-    except InvalidOperation:
-        return None
-    if d.is_nan():
-        return None  # NaN never equals anything, itself included
-    return Decimal(0) if d == 0 else d.normalize()
-
-
-def _stdin_key(text: str) -> tuple[Hashable, ...]:
-    lines = [line.strip() for line in text.strip().split("\n")]
-    out: list[Hashable] = []
-    for line in lines:
-        numbers = [_number(t) for t in line.split()]
-        if numbers and all(n is not None for n in numbers):
-            out.append(("n", *(str(n) for n in numbers)))
-        else:
-            out.append(("s", line))
-    return tuple(out)
 
 
 def _canonical(value: Any) -> Hashable:
@@ -67,7 +45,7 @@ def _canonical(value: Any) -> Hashable:
 def normalize_output(output: str, kind: TestKind) -> Hashable:
     """The comparison key of one output of a test of ``kind``."""
     if kind == "stdin":
-        return _stdin_key(output)
+        return stdin_key(output)
     if kind == "functional":
         try:
             return _canonical(json.loads(output))
