@@ -138,3 +138,15 @@ def test_prepare_refuses_bad_input_before_any_model(repo, workdir):
 
 def test_config_is_recorded_as_json():
     assert json.loads(config(2, test=TEST).model_dump_json())["test"] == TEST
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid is leased only when Memdoor runs as root")
+def test_prepare_refuses_a_workdir_the_test_sandbox_cannot_reach(repo, bug_diff, tmp_path):
+    from memdoor.errors import SandboxError
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "work").mkdir()
+    with pytest.raises(SandboxError, match="not searchable"):
+        prepare(bug_diff, repo, config(1, test=TEST), private / "work")
+    assert prepare(bug_diff, repo, config(1), private / "work").parts  # no test command: no sandbox

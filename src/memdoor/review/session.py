@@ -30,7 +30,7 @@ from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
 from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
 from memdoor.review.patch import Patch, assemble
 from memdoor.review.repo import apply_patch, changed_copy, repo_root
-from memdoor.review.testrun import TestRun, TestRunConfig, run_tests
+from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
 from memdoor.runner import DEFAULT_MODEL, RunEnv
 from memdoor.strategies.context import RunContext
 from memdoor.team import Agent, team_configs
@@ -118,10 +118,13 @@ class Prepared(BaseModel):
 
 def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> Prepared:
     """Parse the diff, check that it applies to the checkout at ``repo``, make the changed copy in
-    ``workdir`` and split the work per file. ReviewInputError for bad input; nothing calls a model."""
+    ``workdir`` and split the work per file. ReviewInputError for bad input; nothing calls a model.
+    With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     root = repo_root(repo)
     os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
+    if config.test and os.geteuid() == 0:
+        check_reachable(workdir / "x")  # SandboxError now, before any copy or model call
     changed = changed_copy(root, diff_text, workdir / "changed")
     parts, skipped = build_parts(files, changed, config.max_part_chars)
     if not parts:

@@ -1,0 +1,284 @@
+"""Review benchmark (issue 15 item 5) — SKELETON: builds the cases and runs `memdoor review` rows on them.
+
+Cases come from the dev problems' reference solutions (never shown to a solving team; here they are
+the code under review):
+
+- **bug**: one line of the reference solution mutated (a comparison flipped, an off-by-one, min/max,
+  and/or swapped), kept only when the mutant fails the hidden tests in the real sandbox;
+- **refactor**: a local variable renamed throughout, kept only when it passes every test.
+
+Each case is a temporary git repository holding ``solution.py`` (the reference), the public tests and
+``check_public.py`` (the repository's test command runs the public tests only: hidden tests never
+reach the agents); the case's diff turns the reference into the mutant or the refactoring. A row is a
+team (``--row N@SPEC[,SPEC...]``: N agents, models round-robin). Per case and row it records: for a
+bug, whether a consensus finding is in solution.py within 3 lines of the mutated line (detection at
+the right place); for a refactor, whether any consensus finding is medium or worse (a false alarm);
+whether the consensus patch passes every test (graded on public + hidden tests by the sandbox, not by
+the test command); tokens, calls and seconds. The summary gives each rate with a bootstrap 95% CI.
+
+Status: the case builder is exercised (``--dry-run``); full runs with real models are for a later
+session (issue 15 item 5) and their table goes to BENCHMARKS.md with the command beside it.
+
+  .venv/bin/python benchmarks/review_bench.py --dry-run --limit 5
+  .venv/bin/python benchmarks/review_bench.py --limit 20 --out /tmp/review-bench.jsonl \\
+      --row 1@local:qwen2.5-coder-1.5b --row 5@local:qwen2.5-coder-0.5b \\
+      --row 4@local:qwen2.5-coder-0.5b,local:qwen2.5-coder-1.5b
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from memdoor.bench.stats import bootstrap_ci
+from memdoor.grading import grade
+from memdoor.problems.load import load_problems
+from memdoor.problems.model import Problem
+from memdoor.sandbox import SandboxConfig, open_sandbox
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+NEAR = 3
+
+MUTATIONS: list[tuple[str, str, str]] = [
+    ("<= to <", r"<=", "<"),
+    ("< to <=", r"<(?![=<])", "<="),
+    (">= to >", r">=", ">"),
+    ("> to >=", r"(?<![-=>])>(?![=>])", ">="),
+    ("+ 1 dropped", r" \+ 1\b", ""),
+    ("- 1 dropped", r" - 1\b", ""),
+    ("min to max", r"\bmin\(", "max("),
+    ("max to min", r"\bmax\(", "min("),
+    ("and to or", r" and ", " or "),
+]
+"""(description, pattern, replacement): each applied to one line at a time, first match only."""
+
+CHECK_PUBLIC = '''"""The repository's tests: the public examples of the problem (hidden tests are not here)."""
+import json
+import sys
+from typing import *  # noqa: F403  (LiveCodeBench's prelude gives these names)
+import collections, heapq, bisect, math, itertools, functools  # noqa: E401
+
+sys.setrecursionlimit(50000)
+source = open("solution.py").read()
+space = {name: getattr(sys.modules["typing"], name) for name in dir(sys.modules["typing"])}
+space.update(collections=collections, heapq=heapq, bisect=bisect, math=math, itertools=itertools,
+             functools=functools, inf=math.inf)
+exec(compile(source, "solution.py", "exec"), space)
+func = getattr(space["Solution"](), FUNC)
+failed = 0
+for i, case in enumerate(json.load(open("public_tests.json"))):
+    args = [json.loads(line) for line in case["input"].splitlines() if line.strip()]
+    got = func(*args)
+    if isinstance(got, tuple):
+        got = list(got)
+    if got != json.loads(case["output"]):
+        failed += 1
+        print(f"test {i}: expected {case['output']}, got {got!r}")
+print(f"{failed} of public tests failed" if failed else "all public tests passed")
+sys.exit(1 if failed else 0)
+'''
+
+
+class Case(BaseModel):
+    problem_id: str
+    kind: str  # bug | refactor
+    what: str
+    before: str
+    after: str
+    line: int | None = None  # the mutated line (bug cases)
+
+
+def mutants(code: str) -> Iterator[tuple[str, str, int]]:
+    """(description, mutant, line number) for one-line mutations of ``code``, in line order."""
+    lines = code.split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("def ", "class ", "#", "@")):
+            continue
+        for what, pattern, repl in MUTATIONS:
+            new, n = re.subn(pattern, repl, line, count=1)
+            if n and new != line:
+                mutant = "\n".join([*lines[:i], new, *lines[i + 1 :]])
+                try:
+                    compile(mutant, "solution.py", "exec")
+                except SyntaxError:
+                    continue
+                yield what, mutant, i + 1
+
+
+def renamed(code: str) -> tuple[str, str] | None:
+    """The code with its first assigned local variable renamed (a correct refactoring), or None."""
+    m = re.search(r"^\s+([a-z_][a-z0-9_]*)\s*=[^=]", code, re.M)
+    if m is None:
+        return None
+    old = m.group(1)
+    new = f"{old}_value"
+    if re.search(rf"\b{new}\b", code):
+        return None
+    return f"rename {old} to {new}", re.sub(rf"\b{old}\b", new, code)
+
+
+def build_cases(problems: list[Problem], refs: dict[str, str], sandbox, limit: int) -> list[Case]:
+    """One bug case (the first mutant that fails the hidden tests) and one refactor case per problem."""
+    cases: list[Case] = []
+    for p in problems:
+        ref = refs.get(p.id)
+        if ref is None or not grade(p, ref, sandbox).passed:
+            continue
+        for what, mutant, line in mutants(ref):
+            if not grade(p, mutant, sandbox).passed:
+                cases.append(
+                    Case(problem_id=p.id, kind="bug", what=what, before=ref, after=mutant, line=line)
+                )
+                break
+        r = renamed(ref)
+        if r is not None and grade(p, r[1], sandbox).passed:
+            cases.append(Case(problem_id=p.id, kind="refactor", what=r[0], before=ref, after=r[1]))
+        if len({c.problem_id for c in cases}) >= limit:
+            break
+    return cases
+
+
+def make_repo(root: Path, case: Case, problem: Problem) -> str:
+    """A git repository holding the reference solution and its public tests; returns the case's diff."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+    root.mkdir(parents=True)
+    git("init", "-q")
+    git("config", "user.email", "bench@memdoor")
+    git("config", "user.name", "bench")
+    (root / "solution.py").write_text(case.before)
+    (root / "check_public.py").write_text(CHECK_PUBLIC.replace("FUNC", repr(problem.func_name)))
+    tests = [{"input": t.input, "output": t.output} for t in problem.public_tests]
+    (root / "public_tests.json").write_text(json.dumps(tests))
+    git("add", ".")
+    git("commit", "-qm", "reference")
+    (root / "solution.py").write_text(case.after)
+    diff = git("diff")
+    (root / "solution.py").write_text(case.before)
+    return diff
+
+
+async def review_case(case: Case, problem: Problem, agents: int, models: list[str], env) -> dict:
+    """Run one review of ``case`` by a team and score it (``env``: one RunEnv for the whole run)."""
+    from memdoor.review.session import ReviewConfig, prepare, run_review
+
+    sandbox = env.sandbox
+    config = ReviewConfig(agents=agents, models=models, test="python3 check_public.py", fail_on="never")
+    with tempfile.TemporaryDirectory(prefix="memdoor-review-bench-") as tmp:
+        os.chmod(tmp, 0o711)  # the test command's sandbox uid must reach the copies
+        diff = make_repo(Path(tmp) / "repo", case, problem)
+        work = Path(tmp) / "work"
+        work.mkdir()
+        prepared = prepare(diff, Path(tmp) / "repo", config, work)
+        report = await run_review(prepared, config, env)
+        patched_ok = None
+        if report.patch is not None and report.patch.diff:
+            patched = (work / "patched" / "solution.py").read_text()
+            patched_ok = grade(problem, patched, sandbox).passed
+    hit = any(
+        g.file == "solution.py" and g.line - NEAR <= case.line <= g.end_line + NEAR
+        for g in report.findings
+        if case.line is not None
+    )
+    alarm = any(g.severity in ("medium", "high", "critical") for g in report.findings)
+    t = report.ledger.totals()
+    return {
+        "problem_id": case.problem_id, "kind": case.kind, "what": case.what, "agents": agents,
+        "models": models, "detected": hit if case.kind == "bug" else None,
+        "false_alarm": alarm if case.kind == "refactor" else None, "patch_passes": patched_ok,
+        "findings": len(report.findings), "tokens": t.tokens, "calls": t.calls,
+        "seconds": round(t.wall_seconds, 3), "error": report.error, "trace_id": report.trace_id,
+    }  # fmt: skip
+
+
+def summary(rows: list[dict]) -> str:
+    """A Markdown table per team: each rate with its bootstrap 95% CI, and mean cost."""
+    out = [
+        "| team | bug detected | false alarms | patch passes | tokens/case | s/case |",
+        "|---|---|---|---|---|---|",
+    ]
+    teams = sorted({(r["agents"], ",".join(r["models"])) for r in rows})
+
+    def rate(values: list[bool]) -> str:
+        if not values:
+            return "-"
+        lo, hi = bootstrap_ci([float(v) for v in values])
+        return f"{sum(values)}/{len(values)} [{lo:.2f}, {hi:.2f}]"
+
+    for agents, models in teams:
+        mine = [r for r in rows if (r["agents"], ",".join(r["models"])) == (agents, models)]
+        bugs = [r["detected"] for r in mine if r["kind"] == "bug"]
+        alarms = [r["false_alarm"] for r in mine if r["kind"] == "refactor"]
+        patches = [r["patch_passes"] for r in mine if r["patch_passes"] is not None]
+        tokens = sum(r["tokens"] for r in mine) / len(mine)
+        secs = sum(r["seconds"] for r in mine) / len(mine)
+        out.append(
+            f"| {agents}× {models} | {rate(bugs)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} | {secs:.1f} |"
+        )
+    return "\n".join(out)
+
+
+async def run_rows(cases: list[Case], by_id: dict[str, Problem], rows: list[str], sandbox, out: Path | None):
+    """Every case under every row, one environment (models loaded once); each result appended to ``out``."""
+    from memdoor.runner import open_env
+
+    results = []
+    async with open_env(sandbox=sandbox) as env:
+        for text in rows:
+            agents, models = parse_row(text)
+            for c in cases:
+                row = await review_case(c, by_id[c.problem_id], agents, models, env)
+                results.append(row)
+                if out:
+                    with out.open("a") as f:
+                        f.write(json.dumps(row) + "\n")
+    return results
+
+
+def parse_row(text: str) -> tuple[int, list[str]]:
+    n, _, specs = text.partition("@")
+    return int(n), [s for s in specs.split(",") if s]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", default=str(DATA / "leetcode_2024_dev.jsonl"))
+    ap.add_argument("--refs", default=str(DATA / "reference_solutions_dev.jsonl"))
+    ap.add_argument("--limit", type=int, default=5, help="problems (each gives a bug and a refactor case)")
+    ap.add_argument("--row", action="append", default=[], metavar="N@SPEC[,SPEC]")
+    ap.add_argument("--out", type=Path, help="JSON Lines of per-case results")
+    ap.add_argument("--dry-run", action="store_true", help="build and print the cases only (no model)")
+    args = ap.parse_args()
+    problems = load_problems(args.suite)
+    refs = {}
+    for line in Path(args.refs).read_text().splitlines():
+        rec = json.loads(line)
+        refs[rec["question_id"]] = rec["reference_solution"]
+    started = time.monotonic()
+    with open_sandbox(SandboxConfig()) as sandbox:
+        cases = build_cases(problems, refs, sandbox, args.limit)
+        print(f"{len(cases)} cases from {len({c.problem_id for c in cases})} problems "
+              f"in {time.monotonic() - started:.1f} s")  # fmt: skip
+        for c in cases:
+            print(f"  {c.problem_id} {c.kind}: {c.what}" + (f" (line {c.line})" if c.line else ""))
+        if args.dry_run or not args.row:
+            return
+        rows = asyncio.run(run_rows(cases, {p.id: p for p in problems}, args.row, sandbox, args.out))
+        print(summary(rows))
+
+
+if __name__ == "__main__":
+    main()
