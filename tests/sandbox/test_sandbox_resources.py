@@ -106,8 +106,11 @@ def kind(request):
 
 @pytest.fixture(scope="module")
 def small(kind):
-    """A sandbox with a small memory limit and a 6 s test limit; records each group's final counters."""
-    with open_sandbox(SandboxConfig(isolation=kind, memory_mb=MEMORY_MB, max_processes=24)) as sb:
+    """A sandbox with a small memory limit; records each group's final counters. The generous test limit
+    keeps a loaded machine from turning a slow out-of-memory kill into a time_limit."""
+    with open_sandbox(
+        SandboxConfig(isolation=kind, memory_mb=MEMORY_MB, max_processes=24, timeout_s=30)
+    ) as sb:
         seen = []
         if sb.cgroups is not None:
             sb.cgroups.on_removed = seen.append

@@ -133,7 +133,7 @@ def check_candidate_memory(sb: Sandbox, config: SandboxConfig) -> Check:
     """Three processes each under the memory limit, over it together."""
     each = _PROBE_MB * 2 // 5
     probe = config.model_copy(
-        update={"memory_mb": _PROBE_MB, "isolation": sb.name, "prestart": False, "timeout_s": 10.0}
+        update={"memory_mb": _PROBE_MB, "isolation": sb.name, "prestart": False, "timeout_s": 30.0}
     )
     with open_sandbox(probe) as small:
         v = small.run(
