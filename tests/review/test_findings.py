@@ -42,6 +42,11 @@ def test_the_last_json_block_wins_and_normalisation():
     )
 
 
+def test_path_prefixes_are_dropped():
+    for path in ("a/calc.py", "b/calc.py", "./calc.py", " calc.py "):
+        assert read(answer(finding(file=path))).findings[0].file == "calc.py"
+
+
 def test_missing_end_line_and_file_default_to_line_and_part():
     raw = finding()
     del raw["end_line"], raw["file"]

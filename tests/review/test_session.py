@@ -78,6 +78,9 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
     saved = load_trace(tmp_path / "traces", report.trace_id)
     kinds = [e.kind for e in saved.trace.events]
     assert kinds[0] == "start" and {"tests", "review", "consensus", "patch_tests"} <= set(kinds)
+    reviewed = {e.agent: e.data for e in saved.trace.events if e.kind == "review"}
+    assert [reviewed[f"agent{i}"]["ok"] for i in range(4)] == [False, False, False, None]  # agent3: no JSON
+    assert reviewed["agent3"]["text"] == "no JSON at all"  # what each agent said stays in the trace
     assert saved.final["config"]["agents"] == 4 and saved.final["ledger"]["calls"] == 4
     assert len(saved.final["calls"]) == 4
     assert (await env.memory.get_final(report.trace_id))["findings"][0]["line"] == 6

@@ -63,7 +63,7 @@ class Finding(BaseModel):
     def _path(cls, v: Any) -> Any:
         if isinstance(v, str):
             v = v.strip()
-            return v[2:] if v[:2] in ("a/", "b/") else v
+            v = v[2:] if v[:2] in ("a/", "b/", "./") else v
         return v
 
     @field_validator("confidence", mode="before")
