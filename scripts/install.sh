@@ -14,6 +14,7 @@ command -v redis-server >/dev/null || need+=(redis-server)
 # candidates run on the system's python3 inside the sandbox; LiveCodeBench solutions may import numpy
 /usr/bin/python3 -c "import numpy" 2>/dev/null || need+=(python3-numpy)
 command -v prlimit >/dev/null || need+=(util-linux)
+command -v git >/dev/null || need+=(git)  # memdoor review applies diffs with git apply
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "memdoor install: system packages: ${need[*]}"
