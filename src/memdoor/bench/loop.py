@@ -22,6 +22,7 @@ Errors count as failed problems in every statistic.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdoor.bench.config import BenchConfig, RowSpec
+from memdoor.bench.draws import Draws, paired_pool
 from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
 from memdoor.bench.store import ResultsStore, now_iso
@@ -235,17 +237,22 @@ async def run_bench(
     options: BenchOptions | None = None,
     progress: Progress | None = None,
     solve: Solve | None = None,
+    draws: Draws | None = None,
 ) -> BenchOutcome:
     """Run every pending pair, storing each result the moment it finishes.
 
     ``make_env`` gives a fresh runner environment per pair (its own team memory; models and sandbox
-    shared). ``solve`` defaults to :func:`memdoor.runner.solve_problem`.
+    shared). ``solve`` defaults to :func:`memdoor.runner.solve_problem`. Every pair's model calls go
+    through the run's :class:`Draws` (paired draws: an identical request is computed once per run and
+    kept in the store); ``draws`` defaults to one over the calls the store keeps.
     """
     options = options or BenchOptions()
     progress = progress or PlainProgress()
     if solve is None:
         from memdoor.runner import solve_problem as solve
     stored = store.statuses()
+    if draws is None:
+        draws = Draws(store.calls(), store.save_call)
     jobs = plan_jobs(problems, config.rows, stored, retry_errors=options.retry_errors)
     total = len(problems) * len(config.rows)
     board = Scoreboard(config.row_names, list(stored.values()))
@@ -257,6 +264,8 @@ async def run_bench(
     async def run_one(job: BenchJob) -> None:
         nonlocal consecutive
         env = make_env()
+        if getattr(env, "pool", None) is not None:
+            env = dataclasses.replace(env, pool=paired_pool(env.pool, job.row.models, draws))
         started, t0 = now_iso(), time.monotonic()
         try:
             try:

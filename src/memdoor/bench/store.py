@@ -6,7 +6,9 @@ Layout of ``DIR/results.sqlite``:
 - ``problems``: the selected problems (id, order, difficulty, platform, release date, entry point);
 - ``rows``: the strategy rows;
 - ``results``: one row per (problem, row), ``UNIQUE`` — written and committed the moment it finishes;
-- ``sessions``: one row per ``memdoor bench`` invocation (time, versions, command line).
+- ``sessions``: one row per ``memdoor bench`` invocation (time, versions, command line);
+- ``calls``: every model call the run computed, by request key (see :mod:`memdoor.bench.draws`), so a
+  resumed run replays them instead of computing them again.
 
 The database only ever appears complete: it is built under a temporary name and renamed into
 place. A writer holds an exclusive lock on ``DIR/.bench.lock`` (released by the kernel even on
@@ -28,12 +30,14 @@ from pathlib import Path
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.errors import ResultsStoreError
+from memdoor.models.types import ModelResponse
 
 DB_NAME = "results.sqlite"
 LOCK_NAME = ".bench.lock"
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -96,6 +100,17 @@ CREATE TABLE results (
   UNIQUE (problem_id, row)
 );
 """
+    + """
+CREATE TABLE IF NOT EXISTS calls (
+  key TEXT PRIMARY KEY,
+  model TEXT NOT NULL,
+  response_json TEXT NOT NULL
+);
+"""
+)
+
+_CALLS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS calls") :]
+"""The calls table alone (added to a directory made before it existed, on resume)."""
 
 _COLUMNS = list(ResultRecord.model_fields)
 
@@ -237,6 +252,7 @@ class ResultsStore:
             conn = sqlite3.connect(path, timeout=30, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(_CALLS)
             store = cls(directory, conn, lock_fd)
             cls.check_compatible(cls._read_run(conn, path), run, directory)
             store._write(
@@ -330,6 +346,17 @@ class ResultsStore:
                 f"cannot store the result of {result.problem_id} / {result.row} in {self.directory}: {e}"
             ) from None
 
+    def save_call(self, key: str, response: ModelResponse) -> None:
+        """Keep one computed model call (committed at once; a key already kept is left as it is)."""
+        try:
+            with self._transaction():
+                self._write(
+                    "INSERT OR IGNORE INTO calls (key, model, response_json) VALUES (?, ?, ?)",
+                    (key, response.model, response.model_dump_json()),
+                )
+        except sqlite3.Error as e:
+            raise ResultsStoreError(f"cannot store a model call in {self.directory}: {e}") from None
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         self._conn.execute("BEGIN IMMEDIATE")
@@ -370,6 +397,14 @@ class ResultsStore:
     def statuses(self) -> dict[tuple[str, str], ResultRecord]:
         """(problem, row) → stored result, without the JSON blobs (for deciding what to run)."""
         return {(r.problem_id, r.row): r for r in self.results()}
+
+    def calls(self) -> dict[str, ModelResponse]:
+        """Every kept model call, by request key (none in a directory made before calls were kept)."""
+        try:
+            rows = self._conn.execute("SELECT key, response_json FROM calls ORDER BY key").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {r[0]: ModelResponse.model_validate_json(r[1]) for r in rows}
 
     def sessions(self) -> list[dict]:
         return [dict(r) for r in self._conn.execute("SELECT * FROM sessions ORDER BY id")]

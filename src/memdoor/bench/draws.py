@@ -1,0 +1,145 @@
+"""Paired draws: a model request that several rows of one bench run make identically is computed once.
+
+A request is identified by its model spec, messages, sampling settings (n, temperature, max_tokens,
+logprobs, seed, stop) and its *repeat index*: the k-th identical request within one (problem, row)
+run is a draw of its own, so a strategy that asks the same thing twice still gets two draws. Every
+row of a run sees the same draw for the same key — common random numbers, so rows differ only by what
+their strategy does with the drafts (``single`` is agent 0's first draft; ``parallel:5``,
+``hybrid:5`` and ``shared:5`` start from the same five drafts).
+
+- a key already computed (in this session or an earlier one: calls are kept in the run's store) is
+  replayed;
+- a key being computed by another row is awaited (one in flight, the others wait for it);
+- otherwise the call is made and stored at once.
+
+A replayed response carries the usage of the call that computed it (tokens, latency), so each row is
+charged the full cost of every call it made, as if it had run alone. Failed calls are not stored
+(they are retried by whoever asks next).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+
+from memdoor.models.pool import ModelPool
+from memdoor.models.types import Message, ModelResponse
+from memdoor.protocols import Model
+
+SaveCall = Callable[[str, ModelResponse], None]
+
+
+def request_digest(spec: str, messages: Sequence[Message], settings: Mapping[str, object]) -> str:
+    """SHA-256 of a request: model spec, messages and sampling settings (order-independent JSON)."""
+    doc = {"model": spec, "messages": [dict(m) for m in messages], **settings}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class Draws:
+    """The calls of one bench run, shared by every row and every pair (not global: one per run)."""
+
+    def __init__(self, stored: Mapping[str, ModelResponse] | None = None, save: SaveCall | None = None):
+        self._done: dict[str, ModelResponse] = dict(stored or {})
+        self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
+        self._save = save
+        self.computed = 0
+        """Calls computed by this session."""
+        self.replayed = 0
+        """Calls answered from a stored or in-flight draw."""
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    async def get(self, key: str, compute: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
+        """The response of ``key``: stored, awaited from the row computing it, or computed here."""
+        while True:
+            if key in self._done:
+                self.replayed += 1
+                return self._done[key].model_copy(deep=True)
+            pending = self._inflight.get(key)
+            if pending is None:
+                return await self._compute(key, compute)
+            try:
+                response = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # we were cancelled ourselves
+                continue  # the row computing it was cancelled: compute it here
+            self.replayed += 1
+            return response.model_copy(deep=True)
+
+    async def _compute(self, key: str, compute: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
+        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            response = await compute()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as e:
+            future.set_exception(e)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody waited
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        self._done[key] = response
+        self.computed += 1
+        if self._save is not None:
+            self._save(key, response)
+        future.set_result(response)
+        return response.model_copy(deep=True)
+
+
+class PairedModel:
+    """One (problem, row) run's view of a shared model: every call goes through the run's draws."""
+
+    def __init__(self, model: Model, spec: str, draws: Draws, repeats: Counter[str]):
+        self._model = model
+        self.spec = spec
+        self._draws = draws
+        self._repeats = repeats
+
+    async def complete(
+        self, messages, *, n=1, temperature=0.2, max_tokens=1024, logprobs=False, seed=None, stop=None
+    ) -> ModelResponse:
+        settings = {
+            "n": n,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "logprobs": logprobs,
+            "seed": seed,
+            "stop": list(stop) if stop else None,
+        }
+        digest = request_digest(self.spec, messages, settings)
+        repeat = self._repeats[digest]
+        self._repeats[digest] += 1
+
+        def compute() -> Awaitable[ModelResponse]:
+            return self._model.complete(
+                messages,
+                n=n,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                logprobs=logprobs,
+                seed=seed,
+                stop=stop,
+            )
+
+        return await self._draws.get(f"{digest}:{repeat}", compute)
+
+    async def aclose(self) -> None:
+        """Nothing: the shared model belongs to the bench's pool, which closes it."""
+
+
+def paired_pool(pool: ModelPool, specs: Iterable[str], draws: Draws) -> ModelPool:
+    """A pool for one (problem, row) run: ``specs`` opened from ``pool`` and wrapped in the run's
+    draws, with one repeat counter for the whole run."""
+    paired = ModelPool()
+    repeats: Counter[str] = Counter()
+    for spec in dict.fromkeys(specs):
+        paired.add(spec, PairedModel(pool.get(spec), spec, draws, repeats))
+    return paired
