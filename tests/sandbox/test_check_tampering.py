@@ -248,3 +248,15 @@ def test_the_program_cannot_find_the_test_in_its_memory(sandbox):
         code + "KEPT = 'SECRET_' + 'XEXPECTED'\n", [TestCase(kind="check", input=test)], func_name="f"
     )
     assert not v.passed
+
+
+def test_a_check_that_catches_exceptions_cannot_swallow_the_programs_death(sandbox):
+    from memdoor.problems.model import TestCase
+
+    code = "def f(x):\n    import os\n    os._exit(0)\n"
+    test = (
+        "def check(candidate):\n    for x in (1, 2):\n        try:\n            candidate(x)\n"
+        "        except Exception:\n            pass\n"
+    )
+    v = sandbox.run(code, [TestCase(kind="check", input=test)], func_name="f")
+    assert v.status == "runtime_error" and v.tests[0].detail == "the program's process ended", v

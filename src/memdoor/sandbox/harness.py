@@ -501,6 +501,12 @@ class Link(Channel):
         super().__init__(wfd)
         self.rfd, self.cap = rfd, cap
 
+    def send(self, header, payload=b""):
+        try:
+            super().send(header, payload)
+        except OSError:  # EPIPE: never an Exception that check() could catch
+            raise LinkBroken("the program's process ended") from None
+
     def receive(self, deadline=None):
         hlen, plen = struct.unpack(">II", self.read(8, deadline))
         if hlen > 65536 or plen > self.cap:
@@ -522,7 +528,10 @@ class Link(Channel):
                 left = deadline - _clock()
                 if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
                     raise LinkBroken("no answer in time")
-            chunk = os.read(self.rfd, n - len(buf))
+            try:
+                chunk = os.read(self.rfd, n - len(buf))
+            except OSError:
+                chunk = b""
             if not chunk:
                 raise LinkBroken("the program's process ended")
             buf += chunk
@@ -593,7 +602,10 @@ class CheckProgram(Runner):
         after = [encode(a, True) for a in args]
         if after != sent[0]:
             head["args"] = after  # the function changed its arguments in place: check() sees it
-        data = _dumps(encode(result, True)).encode("utf-8", "surrogatepass")
+        try:
+            data = _dumps(encode(result, True)).encode("utf-8", "surrogatepass")
+        except BaseException as e:
+            return {"raise": "ValueError", "detail": "cannot encode the returned value: " + describe(e)}, b""
         if len(data) > self.cap:
             return {"raise": "OutputLimit", "detail": "the returned value is too large"}, b""
         return head, data
@@ -677,10 +689,10 @@ class CheckJudge(Runner):
         except BaseException as e:
             status, detail = error_status(e), describe(e).rstrip(": ")
             line = test_line(e.__traceback__)
-            if line is not None and not isinstance(e, LinkBroken):
-                detail = f"{detail} (line {line} of the test)"
             if isinstance(e, LinkBroken):
-                self.broken = str(e)
+                self.broken = detail = str(e)
+            elif line is not None:
+                detail = f"{detail} (line {line} of the test)"
             return status, self.explain(detail, text, _clock() - start), b"", False
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved
