@@ -260,3 +260,19 @@ def test_a_check_that_catches_exceptions_cannot_swallow_the_programs_death(sandb
     )
     v = sandbox.run(code, [TestCase(kind="check", input=test)], func_name="f")
     assert v.status == "runtime_error" and v.tests[0].detail == "the program's process ended", v
+
+
+def test_check_uses_the_programs_imports_and_values_as_officially(sandbox):
+    from memdoor.problems.model import TestCase
+
+    code = (
+        "import math\nfrom typing import List\nfrom collections import Counter as C\nLIMIT = (3, 'x')\n"
+        "def f(xs: List[int]) -> int:\n    return len(xs)\n"
+    )
+    test = (
+        "def helper(xs: List[int]) -> int:\n    return math.floor(len(xs))\n"
+        "def check(candidate):\n    assert candidate([1, 2]) == helper([1, 2]) == 2\n"
+        "    assert LIMIT == (3, 'x') and C('aab')['a'] == 2\n"
+    )
+    v = sandbox.run(code, [TestCase(kind="check", input=test)], func_name="f")
+    assert v.passed, v

@@ -727,11 +727,13 @@ class CheckJudge(Runner):
                 v = Opaque(str(ref[0]), f"<{ref[0]}>")
                 if top in sys.stdlib_module_names:
                     try:
-                        v = importlib.import_module(str(ref[0]))
+                        obj = importlib.import_module(str(ref[0]))
                         for part in str(ref[1]).split(".") if ref[1] else ():
-                            v = getattr(v, part)
+                            obj = getattr(obj, part)
+                        if ref[1] is None or isinstance(obj, type) or obj.__module__ == "typing":
+                            v = obj  # a standard module, class or typing form: never a function
                     except BaseException:
-                        v = Opaque(str(ref[0]), f"<{ref[0]}.{ref[1]}>")
+                        pass
                 self.namespace[name] = v
 
     def stand_in(self, name):
