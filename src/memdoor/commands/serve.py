@@ -120,6 +120,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--seed", type=SEED, default=0, help="base sampling seed when a request gives none (default 0)"
     )
     p.add_argument(
+        "--review-repo",
+        metavar="DIR",
+        help="a git checkout: also offer memdoor/review-3 and memdoor/review-5, which review the diff "
+        "a request sends against it (see docs/review.md)",
+    )
+    p.add_argument(
+        "--review-test", metavar="CMD", help="the review repository's test command (in the sandbox)"
+    )
+    p.add_argument(
         "--no-traces",
         action="store_true",
         help="do not save run traces (default: $MEMDOOR_HOME/traces, read with memdoor trace ID)",
@@ -141,6 +150,15 @@ def parse_strategy_options(items: list[str]) -> dict[str, dict[str, object]]:
             )
         out.setdefault(strategy.strip(), {}).update(parse_options([item[len(strategy) + 1 :]]))
     return out
+
+
+def review_repo(text: str | None):
+    """The top of the checkout ``--review-repo`` names (a usage error when it is none), or None."""
+    from pathlib import Path
+
+    from memdoor.review.repo import repo_root
+
+    return None if text is None else repo_root(Path(text), "--review-repo")
 
 
 def build_config(args: argparse.Namespace):
@@ -167,6 +185,8 @@ def build_config(args: argparse.Namespace):
             seed=args.seed,
             max_body_bytes=args.max_body_bytes,
             trace_dir=None if args.no_traces else default_trace_dir(),
+            review_repo=review_repo(args.review_repo),
+            review_test=args.review_test,
         )
     except ValidationError as e:
         field, msg = first_problem(e)

@@ -40,13 +40,13 @@ def git(
         raise ReviewInputError(f"git {args[0]} took more than {GIT_TIMEOUT_S:g} s in {cwd}") from None
 
 
-def repo_root(directory: Path) -> Path:
-    """The top of the git checkout holding ``directory``; ReviewInputError when there is none."""
+def repo_root(directory: Path, flag: str = "--repo") -> Path:
+    """The top of the git checkout holding ``directory``; ReviewInputError naming ``flag`` when there is none."""
     if not directory.is_dir():
-        raise ReviewInputError(f"--repo {directory}: not a directory")
+        raise ReviewInputError(f"{flag} {directory}: not a directory")
     done = git(["rev-parse", "--show-toplevel"], directory)
     if done.returncode != 0:
-        raise ReviewInputError(f"{directory} is not in a git checkout (give one with --repo DIR)")
+        raise ReviewInputError(f"{flag} {directory}: not in a git checkout")
     return Path(done.stdout.strip())
 
 

@@ -5,6 +5,8 @@ Routes (all answers and errors in OpenAI's shapes):
 - ``GET /v1/models`` and ``GET /v1/models/{id}`` — the teams served;
 - ``POST /v1/chat/completions`` — a team solves the conversation's coding request
   (``stream: true`` for server-sent events); header ``x-memdoor-trace-id``;
+  a review model (``memdoor/review-N``, with ``--review-repo``) reviews the diff it is sent
+  (:mod:`memdoor.server.review`);
 - ``GET /health`` — ``{"status": "ok", "running", "waiting"}``, without authentication.
 
 Order of checks on a completion request: token (401), content type (415: JSON only), body size (413),
@@ -19,6 +21,7 @@ import asyncio
 import contextlib
 import hmac
 import os
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
@@ -42,6 +45,7 @@ from memdoor.server.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from memdoor.server.review import ReviewService
 from memdoor.server.schema import ChatRequest, completion_body, model_card
 from memdoor.server.service import Outcome, TeamService
 from memdoor.server.stream import team_stream
@@ -129,6 +133,23 @@ async def _first(request: Request, *aws: asyncio.Future) -> bool:
         watcher.cancel()
 
 
+async def review_answer(request: Request, body: ChatRequest) -> Response:
+    """A review model's answer (see :mod:`memdoor.server.review`); a client that leaves cancels it."""
+    reviews: ReviewService = request.app.state.reviews
+    created = int(time.time())
+    task = asyncio.ensure_future(reviews.review(body))
+    if not await _first(request, task):
+        task.cancel()
+        return Response(status_code=499)
+    report = task.result()  # an APIError here is answered by its handler
+    headers = {TRACE_HEADER: report.trace_id}
+    if body.stream:
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        events = reviews.stream(body.model, report, created, usage)
+        return StreamingResponse(iter(events), media_type="text/event-stream", headers=headers)
+    return JSONResponse(reviews.body(body.model, report, created), headers=headers)
+
+
 def create_app(
     config: ServeConfig, *, pool: ModelPool | None = None, sandbox: Sandbox | None = None
 ) -> FastAPI:
@@ -141,6 +162,7 @@ def create_app(
         slots = os.cpu_count() or 1  # candidates running at once over every request
         async with open_env(pool=pool, sandbox=sandbox, trace_dir=config.trace_dir, slots=slots) as env:
             app.state.service = TeamService(config, env)
+            app.state.reviews = ReviewService(config, env, app.state.service.admission)
             app.state.tasks = set()
             yield
 
@@ -176,13 +198,14 @@ def create_app(
     async def list_models(request: Request) -> dict:
         authorize(request)
         svc = service(request)
-        return {"object": "list", "data": [model_card(m, svc.created) for m in svc.teams]}
+        ids = [*svc.teams, *request.app.state.reviews.ids]
+        return {"object": "list", "data": [model_card(m, svc.created) for m in ids]}
 
     @app.get("/v1/models/{model_id:path}")
     async def get_model(request: Request, model_id: str) -> dict:
         authorize(request)
         svc = service(request)
-        if model_id not in svc.teams:
+        if model_id not in svc.teams and model_id not in request.app.state.reviews.ids:
             raise ModelNotFound(f"The model {model_id!r} does not exist on this server", param="model")
         return model_card(model_id, svc.created)
 
@@ -192,6 +215,8 @@ def create_app(
         check_media_type(request.headers.get("content-type"))  # before reading a body to refuse
         body = parse_body(await read_body(request, config.max_body_bytes))
         svc = service(request)
+        if body.model in request.app.state.reviews.ids:  # memdoor/review-N: a diff to review
+            return await review_answer(request, body)
         job = svc.plan(body)
         ticket = svc.admission.admit()
         events: asyncio.Queue[TraceEvent] = asyncio.Queue()

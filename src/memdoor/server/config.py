@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -83,6 +83,17 @@ class ServeConfig(BaseModel):
         default=None, description="Where run traces are saved (memdoor trace ID); None: not saved."
     )
     seed: int = Field(default=0, description="Base sampling seed when a request gives none.")
+    review_repo: Path | None = Field(
+        default=None,
+        description="A git checkout that served reviews apply diffs to; with it the server also offers "
+        "memdoor/review-N models (see memdoor.server.review). None: no review models.",
+    )
+    review_test: str | None = Field(
+        default=None, description="Shell command running the review repository's tests (in the sandbox)."
+    )
+    review_agents: list[Annotated[int, Field(ge=1, le=16)]] = Field(
+        default_factory=lambda: [3, 5], min_length=1, description="Team sizes of the review models offered."
+    )
 
     @field_validator("teams")
     @classmethod

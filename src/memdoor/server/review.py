@@ -1,0 +1,125 @@
+"""Review models of a server: ``memdoor/review-N`` reviews the diff an editor sends (issue 15 item 4).
+
+Offered when the server has a repository to apply diffs to (``ServeConfig.review_repo``): the last
+user message holds a unified diff (the last ```` ```diff ```` / ```` ```patch ```` block, else the whole
+text); N agents review it as ``memdoor review`` does (:mod:`memdoor.review.session`), with the
+server's models, token cap, budget and deadline, and the server's ``review_test`` as the test
+command. The answer's content is the Markdown review; its ``memdoor`` field is the JSON review
+(findings, minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
+is a 400 with the one-line reason. A stream gets the review as one content chunk when it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from memdoor.budget import Budget
+from memdoor.errors import ReviewInputError
+from memdoor.review.formats import to_json, to_markdown
+from memdoor.review.session import ReviewConfig, ReviewReport, prepare, run_review
+from memdoor.runner import RunEnv
+from memdoor.server.admission import Admission
+from memdoor.server.config import ServeConfig
+from memdoor.server.errors import DeadlineExceeded, InvalidRequest
+from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body
+from memdoor.server.stream import sse
+
+PREFIX = "memdoor/review-"
+_FENCE = re.compile(r"```[ \t]*(?:diff|patch)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def review_ids(config: ServeConfig) -> list[str]:
+    """The review models a server offers (none without a repository)."""
+    if config.review_repo is None:
+        return []
+    return [f"{PREFIX}{n}" for n in config.review_agents]
+
+
+def diff_of(request: ChatRequest) -> str:
+    """The diff in the last user message: its last diff/patch fence, else the whole message."""
+    users = [m.text for m in request.messages if m.role == "user" and m.text.strip()]
+    if not users:
+        raise InvalidRequest("the conversation has no user message with a diff", param="messages")
+    blocks = _FENCE.findall(users[-1])
+    return blocks[-1] if blocks else users[-1]
+
+
+def usage_of(report: ReviewReport) -> ChatUsage:
+    t = report.ledger.totals()
+    return ChatUsage(
+        prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens
+    )
+
+
+class ReviewService:
+    """Runs review models for chat requests, within the server's admission, deadline and budget."""
+
+    def __init__(self, config: ServeConfig, env: RunEnv, admission: Admission):
+        self.config = config
+        self.env = env
+        self.admission = admission
+        self.ids = review_ids(config)
+
+    def review_config(self, model: str, request: ChatRequest) -> ReviewConfig:
+        cap = self.config.max_tokens
+        asked = request.call_cap()
+        return ReviewConfig(
+            agents=int(model.removeprefix(PREFIX)),
+            models=self.config.models,
+            test=self.config.review_test,
+            fail_on="never",
+            budget=Budget(tokens=self.config.budget_tokens),
+            seed=self.config.seed if request.seed is None else request.seed,
+            max_tokens=cap if asked is None else max(16, min(cap, asked)),
+        )
+
+    async def review(self, request: ChatRequest) -> ReviewReport:
+        """Review the request's diff (400 for a bad diff, 504 past the server's deadline)."""
+        config = self.review_config(request.model, request)
+        text = diff_of(request)
+        ticket = self.admission.admit()
+        try:
+            async with asyncio.timeout(self.config.timeout_s), ticket.slot():
+                with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
+                    repo = Path(self.config.review_repo or ".")  # only review ids (a repo is set) come here
+                    try:
+                        prepared = await asyncio.to_thread(prepare, text, repo, config, Path(tmp))
+                    except ReviewInputError as e:
+                        raise InvalidRequest(str(e), param="messages") from None
+                    return await run_review(prepared, config, self.env)
+        except TimeoutError:
+            raise DeadlineExceeded(
+                f"the review took longer than the server's {self.config.timeout_s:g} s limit"
+            ) from None
+        finally:
+            ticket.release()
+
+    def body(self, model: str, report: ReviewReport, created: int) -> dict[str, Any]:
+        return completion_body(
+            id=f"chatcmpl-{report.trace_id}",
+            created=created,
+            model=model,
+            content=to_markdown(report),
+            usage=usage_of(report),
+            extra=to_json(report),
+        )
+
+    def stream(self, model: str, report: ReviewReport, created: int, include_usage: bool) -> list[bytes]:
+        """The review as server-sent events: the content in one chunk, the end, the usage if asked."""
+        ident = f"chatcmpl-{report.trace_id}"
+        events = [
+            sse(chunk_body(id=ident, created=created, model=model,
+                           delta={"role": "assistant", "content": to_markdown(report)})),
+            sse(chunk_body(id=ident, created=created, model=model, delta={}, finish_reason="stop",
+                           extra=to_json(report))),
+        ]  # fmt: skip
+        if include_usage:
+            events.append(
+                sse(chunk_body(id=ident, created=created, model=model, delta=None, usage=usage_of(report)))
+            )
+        events.append(sse("[DONE]"))
+        return events

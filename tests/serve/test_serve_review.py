@@ -1,0 +1,107 @@
+"""Review models of ``memdoor serve`` (memdoor/review-N): a real server over real HTTP, the official
+client, a real git repository, the test command in the sandbox; scripted agents for the control flow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import openai
+import pytest
+from serve_helpers import client, running, scripted, user
+
+CALC = "def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n"
+BUGGY = CALC.replace("total / len(xs)", "total / (len(xs) - 1)")
+FIX = "    return total / len(xs) if xs else 0"
+TESTS = (
+    "import unittest\nfrom calc import mean\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_mean(self):\n        self.assertEqual(mean([1, 2, 3]), 2)\n\n"
+    "    def test_empty(self):\n        self.assertEqual(mean([]), 0)\n"
+)
+FINDING = {"file": "calc.py", "line": 5, "end_line": 5, "severity": "high", "kind": "bug",
+           "message": "divides by len(xs) - 1: the mean is wrong", "suggestion": FIX}  # fmt: skip
+ANSWER = "```json\n" + json.dumps({"findings": [FINDING]}) + "\n```"
+
+
+def git(root, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo_and_diff(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.org")
+    git(repo, "config", "user.name", "t")
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TESTS)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    (repo / "calc.py").write_text(BUGGY)
+    diff = git(repo, "diff")
+    (repo / "calc.py").write_text(CALC)
+    return repo, diff
+
+
+def serve(sandbox, repo, tmp_path, **kw):
+    return running(
+        {"scripted:r": scripted("scripted:r", ANSWER)},
+        sandbox,
+        tmp_path / "traces",
+        review_repo=repo,
+        review_test="python3 -m unittest -q",
+        **kw,
+    )
+
+
+def test_review_models_are_listed_only_with_a_repository(sandbox, repo_and_diff, tmp_path):
+    repo, _ = repo_and_diff
+    with serve(sandbox, repo, tmp_path) as srv:
+        ids = [m.id for m in client(srv).models.list().data]
+        assert "memdoor/review-3" in ids and "memdoor/review-5" in ids and "memdoor/parallel-5" in ids
+        assert client(srv).models.retrieve("memdoor/review-3").id == "memdoor/review-3"
+    with running({"scripted:r": scripted("scripted:r", ANSWER)}, sandbox) as srv:
+        assert not [m.id for m in client(srv).models.list().data if m.id.startswith("memdoor/review")]
+
+
+def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
+    repo, diff = repo_and_diff
+    with serve(sandbox, repo, tmp_path) as srv:
+        c = client(srv)
+        r = c.chat.completions.create(
+            model="memdoor/review-3", messages=user(f"Review this:\n```diff\n{diff}```")
+        )
+        content = r.choices[0].message.content
+        assert "# Review: 1 consensus finding(s)" in content and "agreed by 3 of 3" in content
+        extra = r.model_extra["memdoor"]
+        assert extra["findings"][0]["line"] == 5 and extra["patch"]["tests"]["passed"] is True
+        assert (
+            extra["tests"]["passed"] is False
+            and r.usage.total_tokens
+            == extra["ledger"]["prompt_tokens"] + (extra["ledger"]["completion_tokens"])
+        )
+        chunks = list(
+            c.chat.completions.create(
+                model="memdoor/review-3",
+                messages=user(diff),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+        text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+        assert "# Review: 1 consensus finding(s)" in text
+        assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+    assert (repo / "calc.py").read_text() == CALC
+
+
+def test_a_bad_diff_is_a_400_with_the_reason(sandbox, repo_and_diff, tmp_path):
+    repo, _ = repo_and_diff
+    with serve(sandbox, repo, tmp_path) as srv:
+        with pytest.raises(openai.BadRequestError) as e:
+            client(srv).chat.completions.create(
+                model="memdoor/review-3", messages=user("please review my code")
+            )
+        assert "not a unified diff" in str(e.value)
+        with pytest.raises(openai.NotFoundError):
+            client(srv).chat.completions.create(model="memdoor/review-99", messages=user("x"))
