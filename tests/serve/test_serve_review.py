@@ -3,6 +3,7 @@ client, a real git repository, the test command in the sandbox; scripted agents 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
@@ -92,6 +93,9 @@ def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
         text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
         assert "# Review: 1 consensus finding(s)" in text
         assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+        memory = srv.server.config.app.state.reviews.env.memory
+        assert asyncio.run(memory.tasks()) == []  # nothing kept in memory per request (the trace is on disk)
+        assert (tmp_path / "traces" / f"{extra['trace_id']}.json").exists()
     assert (repo / "calc.py").read_text() == CALC
 
 

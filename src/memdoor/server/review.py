@@ -19,6 +19,7 @@ from typing import Any
 
 from memdoor.budget import Budget
 from memdoor.errors import ReviewInputError
+from memdoor.memory.inproc import InProcMemory
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import ReviewConfig, ReviewReport, prepare, run_review
 from memdoor.runner import RunEnv
@@ -90,7 +91,10 @@ class ReviewService:
                         prepared = await asyncio.to_thread(prepare, text, repo, config, Path(tmp))
                     except ReviewInputError as e:
                         raise InvalidRequest(str(e), param="messages") from None
-                    return await run_review(prepared, config, self.env)
+                    report = await run_review(prepared, config, self.env)
+            if isinstance(self.env.memory, InProcMemory):  # the trace is on disk; memory must not grow
+                await self.env.memory.delete(report.trace_id)
+            return report
         except TimeoutError:
             raise DeadlineExceeded(
                 f"the review took longer than the server's {self.config.timeout_s:g} s limit"
