@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import resource
 import struct
 import sys
 import time
@@ -500,6 +501,7 @@ class Link(Channel):
     def __init__(self, rfd, wfd, cap):
         super().__init__(wfd)
         self.rfd, self.cap = rfd, cap
+        self.buf = bytearray()  # read ahead: a whole answer usually comes in one read
 
     def send(self, header, payload=b""):
         try:
@@ -520,22 +522,23 @@ class Link(Channel):
         return head, self.read(plen, deadline)
 
     def read(self, n, deadline):
-        import select
-
-        buf = b""
-        while len(buf) < n:
+        while len(self.buf) < n:
             if deadline is not None:
+                import select
+
                 left = deadline - _clock()
                 if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
                     raise LinkBroken("no answer in time")
             try:
-                chunk = os.read(self.rfd, n - len(buf))
+                chunk = os.read(self.rfd, max(n - len(self.buf), 1 << 16))
             except OSError:
                 chunk = b""
             if not chunk:
                 raise LinkBroken("the program's process ended")
-            buf += chunk
-        return buf
+            self.buf += chunk
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
 
 
 class CheckProgram(Runner):
@@ -701,14 +704,11 @@ class CheckJudge(Runner):
     def bind(self, code):
         """Give the test the program's names it uses (and ``func_name``): stand-ins for its functions, the
         same standard modules, classes and typing forms (imported here), plain values as they are."""
-        import importlib
-        import types
-
         wanted, stack = {self.job["func_name"]}, [code]
         while stack:
             c = stack.pop()
             wanted.update(c.co_names)
-            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+            stack.extend(k for k in c.co_consts if type(k) is type(code))
         wanted -= set(self.namespace)
         if self.broken:
             raise LinkBroken(self.broken)
@@ -727,7 +727,8 @@ class CheckJudge(Runner):
                 v = Opaque(str(ref[0]), f"<{ref[0]}>")
                 if top in sys.stdlib_module_names:
                     try:
-                        obj = importlib.import_module(str(ref[0]))
+                        __import__(str(ref[0]))
+                        obj = sys.modules[str(ref[0])]
                         for part in str(ref[1]).split(".") if ref[1] else ():
                             obj = getattr(obj, part)
                         if ref[1] is None or isinstance(obj, type) or obj.__module__ == "typing":
@@ -891,8 +892,6 @@ def judge_checks(chan, job, link):
 
 
 def set_limits(limits):
-    import resource
-
     for name, value in limits.items():
         res = getattr(resource, "RLIMIT_" + name.upper())
         resource.setrlimit(res, (value, value))
@@ -914,6 +913,8 @@ def read_job():
         chunks.append(chunk)
         size += len(chunk)
         if size == len(_CHECK_JOB) and b"".join(chunks) == _CHECK_JOB:
+            import typing  # noqa: F401  (HumanEval's prompts and tests import it: once, for both processes)
+
             link = fork_program()
     return json.loads(b"".join(chunks).decode("utf-8", "surrogatepass")), link
 
