@@ -19,6 +19,11 @@ class Budget(BaseModel):
         default=None, description="Model calls (a call with n completions counts once)."
     )
     seconds: float | None = Field(default=None, description="Wall seconds from the start of the strategy.")
+    compute: float | None = Field(
+        default=None,
+        description="FLOPs over all calls (≈ 2 × parameters × tokens), so teams of different model sizes "
+        "can be given equal work.",
+    )
 
 
 class BudgetTracker:
@@ -31,15 +36,18 @@ class BudgetTracker:
         self.tokens = 0
         self.calls = 0
         self.reserved = 0  # tokens held by calls in flight (see reserve)
+        self.compute = 0.0
+        self.reserved_compute = 0.0  # FLOPs held by calls in flight
 
     @property
     def seconds(self) -> float:
         return self._clock() - self.started
 
-    def charge(self, tokens: int, calls: int = 1) -> None:
+    def charge(self, tokens: int, calls: int = 1, compute: float = 0.0) -> None:
         """Record what a call spent (always recorded, even past the limit)."""
         self.tokens += tokens
         self.calls += calls
+        self.compute += compute
 
     def exhausted(self) -> BudgetExceeded | None:
         """The first limit reached, as an error value, or None."""
@@ -48,6 +56,8 @@ class BudgetTracker:
             return BudgetExceeded("tokens", self.tokens, b.tokens)
         if b.calls is not None and self.calls >= b.calls:
             return BudgetExceeded("calls", self.calls, b.calls)
+        if b.compute is not None and self.compute >= b.compute:
+            return BudgetExceeded("compute", self.compute, b.compute)
         if b.seconds is not None and self.seconds >= b.seconds:
             return BudgetExceeded("seconds", round(self.seconds, 3), b.seconds)
         return None
@@ -58,22 +68,41 @@ class BudgetTracker:
         if err is not None:
             raise err
 
-    def reserve(self, prompt_estimate: int, max_tokens: int, n: int = 1) -> tuple[int, int]:
+    def reserve(
+        self, prompt_estimate: int, max_tokens: int, n: int = 1, flops_per_token: float | None = None
+    ) -> tuple[int, int]:
         """Hold room for one call so that concurrent calls cannot overshoot the token budget together.
 
         Returns ``(completion cap, tokens held)``: the cap is ``max_tokens`` or less, so that this call's
         estimated prompt and ``n`` completions fit in what is left after the calls in flight. Raises
         :class:`BudgetExceeded` when fewer than ``MIN_COMPLETION`` tokens per completion would fit.
-        Give the held tokens back with :meth:`release` when the call ends (its real cost is charged)."""
-        if self.budget.tokens is None:
-            return max_tokens, 0
-        free = self.budget.tokens - self.tokens - self.reserved - prompt_estimate
-        cap = min(max_tokens, free // max(1, n))
-        if cap < MIN_COMPLETION:
-            raise BudgetExceeded("tokens", self.tokens + self.reserved, self.budget.tokens)
+        Give the held tokens back with :meth:`release` when the call ends (its real cost is charged).
+
+        With a compute budget and the model's ``flops_per_token`` (2 × parameters), the cap also keeps
+        the call within the compute left, the same way."""
+        cap = max_tokens
+        if self.budget.tokens is not None:
+            free = self.budget.tokens - self.tokens - self.reserved - prompt_estimate
+            cap = min(cap, free // max(1, n))
+            if cap < MIN_COMPLETION:
+                raise BudgetExceeded("tokens", self.tokens + self.reserved, self.budget.tokens)
+        if self.budget.compute is not None and flops_per_token:
+            left = self.budget.compute - self.compute - self.reserved_compute
+            cap = min(cap, int(left / flops_per_token - prompt_estimate) // max(1, n))
+            if cap < MIN_COMPLETION:
+                raise BudgetExceeded("compute", self.compute + self.reserved_compute, self.budget.compute)
+        limited_compute = self.budget.compute is not None and bool(flops_per_token)
+        if self.budget.tokens is None and not limited_compute:
+            return cap, 0
         held = prompt_estimate + cap * max(1, n)
-        self.reserved += held
+        if self.budget.tokens is not None:
+            self.reserved += held
+        if limited_compute:
+            self.reserved_compute += held * (flops_per_token or 0.0)
         return cap, held
 
-    def release(self, held: int) -> None:
-        self.reserved -= held
+    def release(self, held: int, flops_per_token: float | None = None) -> None:
+        if self.budget.tokens is not None:
+            self.reserved -= held
+        if self.budget.compute is not None and flops_per_token:
+            self.reserved_compute -= held * flops_per_token

@@ -31,6 +31,9 @@ class CallRecord(BaseModel):
     latency_s: float = Field(default=0.0, description="Wall seconds of the call, retries included.")
     retries: int = Field(default=0, description="Retries made.")
     usd: float | None = Field(default=None, description="Dollars, from the price table; None when unpriced.")
+    compute: float | None = Field(
+        default=None, description="FLOPs ≈ 2 × parameters × tokens; None when the model's size is unknown."
+    )
     ok: bool = Field(default=True, description="False when the call failed for good.")
     error: str | None = Field(default=None, description="Error type and message when the call failed.")
 
@@ -60,6 +63,9 @@ class LedgerTotals(BaseModel):
     wall_seconds: float = Field(default=0.0, description="Wall time of the run the ledger belongs to.")
     retries: int = 0
     usd: float | None = Field(default=None, description="Dollars; None if any call was unpriced.")
+    compute: float | None = Field(
+        default=None, description="FLOPs (≈ 2 × parameters × tokens); None if some model's size is unknown."
+    )
 
     @property
     def tokens(self) -> int:
@@ -117,6 +123,7 @@ def sum_totals(parts: Iterable[LedgerTotals]) -> LedgerTotals:
     """
     t = LedgerTotals()
     usd: float | None = 0.0
+    compute: float | None = 0.0
     for p in parts:
         t.calls += p.calls
         t.failed_calls += p.failed_calls
@@ -127,7 +134,9 @@ def sum_totals(parts: Iterable[LedgerTotals]) -> LedgerTotals:
         t.retries += p.retries
         if p.calls:
             usd = None if usd is None or p.usd is None else usd + p.usd
+            compute = None if compute is None or p.compute is None else compute + p.compute
     t.usd = usd if t.calls else None
+    t.compute = compute if t.calls else None
     return t
 
 
@@ -135,6 +144,7 @@ def totals_of(calls: Iterable[CallRecord], wall_seconds: float = 0.0) -> LedgerT
     """Sum call records. Dollars are None ("unpriced") as soon as one successful call has no price."""
     t = LedgerTotals(wall_seconds=wall_seconds)
     usd: float | None = 0.0
+    compute: float | None = 0.0
     for c in calls:
         t.calls += 1
         t.failed_calls += not c.ok
@@ -147,5 +157,11 @@ def totals_of(calls: Iterable[CallRecord], wall_seconds: float = 0.0) -> LedgerT
                 usd = None
         elif usd is not None:
             usd += c.usd
+        if c.compute is None:
+            if c.prompt_tokens or c.completion_tokens:
+                compute = None
+        elif compute is not None:
+            compute += c.compute
     t.usd = usd if t.calls else None
+    t.compute = compute if t.calls else None
     return t

@@ -28,6 +28,7 @@ from memdoor.budget import Budget, BudgetTracker
 from memdoor.errors import BudgetExceeded, MemdoorError, UsageError, validation_problems
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
+from memdoor.models.catalog import parameters_of
 from memdoor.models.pool import ModelPool
 from memdoor.problems.model import Problem
 from memdoor.protocols import Memory, Sandbox
@@ -120,6 +121,11 @@ class SolveConfig(BaseModel):
         ge=0,
         description="For a problem with no tests at all: test inputs (no outputs) the team's first agent "
         "writes before the strategy runs, so candidates can be told apart by behaviour (0: none).",
+    )
+    params: dict[str, float] = Field(
+        default_factory=dict,
+        description="Parameter counts by model spec or name, for models the catalog does not know "
+        "(compute ≈ 2 × parameters × tokens; a compute budget needs every agent's size).",
     )
     selector: str = Field(default="vote", description="Selector name from the registry.")
     selector_options: dict[str, Any] = Field(
@@ -225,6 +231,8 @@ def build_team(config: SolveConfig, pool: ModelPool) -> Team:
         seed=config.seed,
         max_tokens=config.max_tokens,
     )
+    for c in configs:
+        c.parameters = parameters_of(c.model, config.params)
     return Team([Agent(c, pool.get(c.model)) for c in configs])
 
 

@@ -33,6 +33,9 @@ class AgentConfig(BaseModel):
     seed: int | None = Field(default=None, description="Sampling seed; each agent gets its own.")
     max_tokens: int = Field(default=1024, description="Completion token cap per call.")
     prompt_variant: int = Field(default=0, description="Which system-prompt variant to use (diversity).")
+    parameters: float | None = Field(
+        default=None, description="Parameters of the model (compute ≈ 2 × parameters × tokens); None: unknown."
+    )
 
 
 class Agent:
@@ -62,7 +65,10 @@ class Agent:
         ctx.budget.check()
         cfg = self.config
         seed = None if cfg.seed is None else cfg.seed + seed_offset
-        max_tokens, held = ctx.budget.reserve(prompt_estimate(messages), max_tokens or cfg.max_tokens, n)
+        per_token = None if cfg.parameters is None else 2 * cfg.parameters
+        max_tokens, held = ctx.budget.reserve(
+            prompt_estimate(messages), max_tokens or cfg.max_tokens, n, flops_per_token=per_token
+        )
         try:
             await ctx.event("call", self.id, role=role, n=n)
             resp = await self.model.complete(
@@ -79,8 +85,9 @@ class Agent:
             await ctx.event("failure", self.id, role=role, error=f"{type(e).__name__}: {e}")
             raise
         finally:  # answered, failed or cancelled: the hold goes back; the call's real cost is what is charged
-            ctx.budget.release(held)
+            ctx.budget.release(held, per_token)
         u = resp.usage
+        compute = None if per_token is None else per_token * (u.prompt_tokens + u.completion_tokens)
         ctx.ledger.add(
             CallRecord(
                 agent=self.id,
@@ -92,9 +99,10 @@ class Agent:
                 latency_s=u.latency_s,
                 retries=u.retries,
                 usd=ctx.price(cfg.model, u),
+                compute=compute,
             )
         )
-        ctx.budget.charge(u.prompt_tokens + u.completion_tokens)
+        ctx.budget.charge(u.prompt_tokens + u.completion_tokens, compute=compute or 0.0)
         await ctx.event(
             "answer",
             self.id,

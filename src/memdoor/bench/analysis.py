@@ -8,6 +8,7 @@ are seeded (:data:`REPORT_SEED`), so the same results always give the same repor
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from itertools import combinations
@@ -17,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.scaling import Draft, scaling_curve
 from memdoor.bench.stats import (
     RESAMPLES,
     Spread,
@@ -27,9 +29,18 @@ from memdoor.bench.stats import (
     spread,
 )
 from memdoor.bench.store import ResultsStore
+from memdoor.models.catalog import parameters_of
 
 REPORT_SEED = 0
 """Seed of every bootstrap in a report."""
+AXES = ("compute", "tokens", "seconds", "usd")
+"""Cost axes of the cost–accuracy chart and front (``memdoor report --axis``)."""
+AXIS_LABELS = {
+    "compute": "compute per problem (FLOPs ≈ 2 × parameters × tokens, mean)",
+    "tokens": "tokens per problem (prompt + completion, mean)",
+    "seconds": "seconds per problem (the team's wall time, mean)",
+    "usd": "dollars per problem (mean)",
+}
 
 
 class RowStats(BaseModel):
@@ -54,6 +65,19 @@ class RowStats(BaseModel):
     calls: Spread = Field(description="Model calls per problem.")
     seconds: Spread = Field(description="Wall seconds per problem (the run as the runner timed it).")
     usd: Spread | None = Field(description="Dollars per problem; None when some call was unpriced.")
+    team: str = Field(default="", description="The row's team in words (models and how many agents each).")
+    compute: Spread | None = Field(
+        default=None,
+        description="FLOPs per problem (≈ 2 × parameters × tokens); None when a size is unknown.",
+    )
+    engine_seconds: Spread | None = Field(
+        default=None, description="Measured engine seconds per problem (sum of call latencies)."
+    )
+    scaling: dict[str, dict[str, float]] | None = Field(
+        default=None,
+        description="parallel rows: k → expected pass@1 of the vote, logprob-only and public-tests-only "
+        "selectors and the oracle with k of the N agents (see memdoor.bench.scaling).",
+    )
     budget_stops: int = Field(description="Problems where the strategy stopped because the budget ran out.")
 
     @property
@@ -67,6 +91,20 @@ class RowStats(BaseModel):
     @property
     def usd_per_problem(self) -> float | None:
         return None if self.usd is None else self.usd.mean
+
+    @property
+    def compute_per_problem(self) -> float | None:
+        return None if self.compute is None else self.compute.mean
+
+    def cost(self, axis: str) -> float | None:
+        """Mean cost per problem on ``axis`` (one of :data:`AXES`); None when unknown."""
+        value = {
+            "compute": self.compute_per_problem,
+            "tokens": self.tokens.mean,
+            "seconds": self.seconds.mean,
+            "usd": self.usd_per_problem,
+        }[axis]
+        return None if value is None or math.isnan(value) else value
 
 
 class PairStats(BaseModel):
@@ -93,6 +131,9 @@ class TeamVsSingle(BaseModel):
     baseline: str
     pair: PairStats
     token_ratio: float | None = Field(description="Team tokens per problem / baseline tokens per problem.")
+    compute_ratio: float | None = Field(
+        default=None, description="Team compute per problem / baseline compute per problem."
+    )
     seconds_ratio: float | None = Field(
         description="Team seconds per problem / baseline seconds per problem."
     )
@@ -128,7 +169,21 @@ class Analysis(BaseModel):
     pairs: list[PairStats]
     team_vs_single: list[TeamVsSingle]
     breakdowns: list[Breakdown]
-    pareto: list[str] = Field(description="Rows on the cost–accuracy front (tokens/problem vs pass@1).")
+    pareto: list[str] = Field(description="Rows on the cost–accuracy front (cost on ``axis`` vs pass@1).")
+    axis: str = Field(default="tokens", description="Cost axis of the front and chart (see AXES).")
+    calls_made: int = Field(default=0, description="Model calls the run computed (each once: paired draws).")
+    calls_charged: int = Field(
+        default=0, description="Successful model calls charged to rows (a shared call counts in every row)."
+    )
+    compute_made: float | None = Field(
+        default=None, description="FLOPs the run computed (None: unknown size)."
+    )
+    engine_seconds_made: float = Field(
+        default=0.0, description="Engine seconds of the calls the run computed."
+    )
+    usd_per_gpu_hour: float | None = Field(
+        default=None, description="Rented hardware price given to the report ($/GPU-hour), or None."
+    )
     complete: bool = Field(description="Every (problem, row) pair has a result.")
     results_stored: int = Field(default=0, description="Results in the store (every row, every problem).")
     problems_compared: int | None = Field(
@@ -143,6 +198,12 @@ class Analysis(BaseModel):
     def row(self, name: str) -> RowStats:
         return next(r for r in self.rows if r.name == name)
 
+    def hardware_usd(self, r: RowStats) -> float | None:
+        """Dollars per problem of rented hardware: $/GPU-hour × the row's seconds per problem."""
+        if self.usd_per_gpu_hour is None or math.isnan(r.seconds.mean):
+            return None
+        return self.usd_per_gpu_hour * r.seconds.mean / 3600
+
     def summary(self) -> dict[str, Any]:
         """The ``memdoor report --json`` document (NaN written as null)."""
         strategies = {}
@@ -155,6 +216,10 @@ class Analysis(BaseModel):
                 "tokens_per_problem": r.tokens_per_problem,
                 "seconds_per_problem": r.seconds_per_problem,
                 "usd_per_problem": r.usd_per_problem,
+                "compute_per_problem": r.compute_per_problem,
+                "engine_seconds_per_problem": None if r.engine_seconds is None else r.engine_seconds.mean,
+                "hardware_usd_per_problem": self.hardware_usd(r),
+                "team": r.team,
                 "calls_per_problem": r.calls.mean,
                 "errors": r.errors,
                 "oracle_solved": r.oracle_solved,
@@ -163,12 +228,15 @@ class Analysis(BaseModel):
                 "models": r.models,
                 "baseline": r.baseline,
             }
+            if r.scaling is not None:
+                strategies[r.name]["scaling"] = r.scaling
         doc = {
             "strategies": strategies,
             "pairs": [p.model_dump(mode="json") for p in self.pairs],
             "team_vs_single": [t.model_dump(mode="json") for t in self.team_vs_single],
             "breakdowns": {b.by: b.model_dump(mode="json")["cells"] for b in self.breakdowns},
             "pareto_front": self.pareto,
+            "cost_axis": self.axis,
             "problems": self.problems_total,
             "problems_without_hidden_tests": self.public_only,
             "complete": self.complete,
@@ -180,6 +248,10 @@ class Analysis(BaseModel):
                 "config": self.run.config.model_dump(mode="json"),
                 "versions": self.run.versions,
                 "created_at": self.run.created_at,
+                "calls_made": self.calls_made,
+                "calls_charged": self.calls_charged,
+                "compute_made": self.compute_made,
+                "engine_seconds_made": self.engine_seconds_made,
             },
         }
         return _no_nan(doc)
@@ -201,12 +273,24 @@ def _ci(values: Sequence[float], resamples: int) -> tuple[float | None, float | 
     return bootstrap_ci(values, resamples=resamples, seed=REPORT_SEED)
 
 
+def row_scaling(row: RowSpec, results: Sequence[ResultRecord]) -> dict[str, dict[str, float]] | None:
+    """The scaling curve of a parallel row from its stored drafts (None for other rows, or none stored)."""
+    name, _, count = row.strategy.partition(":")
+    if name != "parallel" or not count.isdigit() or not any(r.drafts for r in results):
+        return None
+    per_problem = [
+        [Draft.model_validate(d) for d in json.loads(r.drafts)] if r.drafts else [] for r in results
+    ]
+    return scaling_curve(per_problem, int(count))
+
+
 def row_stats(row: RowSpec, results: Sequence[ResultRecord], *, resamples: int = RESAMPLES) -> RowStats:
     passed = [float(r.passed) for r in results]
     total = len(results)
     oracle_known = any(r.oracle is not None for r in results)
     oracle_solved = sum(bool(r.oracle) or r.passed for r in results) if oracle_known else None
     priced = total > 0 and all(r.usd is not None or r.tokens == 0 for r in results)
+    computed = total > 0 and all(r.compute is not None or r.tokens == 0 for r in results)
     return RowStats(
         name=row.name,
         strategy=row.strategy,
@@ -223,6 +307,10 @@ def row_stats(row: RowSpec, results: Sequence[ResultRecord], *, resamples: int =
         calls=spread([float(r.calls) for r in results]),
         seconds=spread([r.seconds for r in results]),
         usd=spread([r.usd or 0.0 for r in results]) if priced else None,
+        team=row.team,
+        compute=spread([r.compute or 0.0 for r in results]) if computed else None,
+        engine_seconds=spread([r.model_seconds for r in results]),
+        scaling=row_scaling(row, results),
         budget_stops=sum(r.stopped == "budget" for r in results),
     )
 
@@ -272,13 +360,36 @@ def _breakdown(
     return Breakdown(by=by, groups=groups, cells=cells)
 
 
-def analyse(store: ResultsStore, *, resamples: int = RESAMPLES) -> Analysis:
+def analyse(
+    store: ResultsStore,
+    *,
+    resamples: int = RESAMPLES,
+    axis: str = "compute",
+    usd_per_gpu_hour: float | None = None,
+) -> Analysis:
     """All report numbers for a results directory (complete or not)."""
     run = store.run()
     rows = store.rows()
     problems = store.problems()
     results = store.results()
-    return analyse_results(str(store.directory), run, rows, problems, results, resamples=resamples)
+    analysis = analyse_results(
+        str(store.directory), run, rows, problems, results, resamples=resamples, axis=axis
+    )
+    made = store.call_models()
+    compute: float | None = 0.0
+    for spec, response in made:
+        size = parameters_of(spec, run.config.params)
+        u = response.usage
+        compute = (
+            None
+            if size is None or compute is None
+            else compute + 2 * size * (u.prompt_tokens + u.completion_tokens)
+        )
+    analysis.calls_made = len(made)
+    analysis.compute_made = compute if made else None
+    analysis.engine_seconds_made = sum(r.usage.latency_s for _, r in made)
+    analysis.usd_per_gpu_hour = usd_per_gpu_hour
+    return analysis
 
 
 def analyse_results(
@@ -289,8 +400,10 @@ def analyse_results(
     results: Sequence[ResultRecord],
     *,
     resamples: int = RESAMPLES,
+    axis: str = "tokens",
 ) -> Analysis:
     stored = len(results)
+    charged = sum(r.calls - r.failed_calls for r in results)
     done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
     complete = all(d >= {p.id for p in problems} for d in done)
     # an interrupted run finishes problems row by row: compare the rows on those every row finished
@@ -318,6 +431,7 @@ def analyse_results(
                     baseline=base.name,
                     pair=pair,
                     token_ratio=_ratio(t.tokens.mean, b.tokens.mean),
+                    compute_ratio=_ratio(t.compute_per_problem, b.compute_per_problem),
                     seconds_ratio=_ratio(t.seconds.mean, b.seconds.mean),
                 )
             )
@@ -330,8 +444,10 @@ def analyse_results(
         )
         if b is not None
     ]
+    if any(s.cost(axis) is None for s in stats if s.pass_at_1 is not None):
+        axis = "tokens"  # some row's cost is unknown on that axis (a model of unknown size, unpriced)
     scored = [s for s in stats if s.pass_at_1 is not None]
-    front = pareto_front([(s.tokens.mean, s.pass_at_1) for s in scored])
+    front = pareto_front([(s.cost(axis) or 0.0, s.pass_at_1) for s in scored])
     return Analysis(
         directory=directory,
         run=run,
@@ -342,6 +458,8 @@ def analyse_results(
         team_vs_single=vs,
         breakdowns=breakdowns,
         pareto=[scored[i].name for i in front],
+        axis=axis,
+        calls_charged=charged,
         complete=complete,
         results_stored=stored,
         problems_compared=len(compared) if compared else None,
@@ -350,7 +468,7 @@ def analyse_results(
     )
 
 
-def _ratio(a: float, b: float) -> float | None:
-    if math.isnan(a) or math.isnan(b) or b == 0:
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b == 0:
         return None
     return a / b

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memdoor.bench.analysis import Analysis, Breakdown
+from memdoor.bench.analysis import AXIS_LABELS, Analysis, Breakdown
 from memdoor.errors import UsageError
 
 PARETO_PNG = "pareto.png"
@@ -33,7 +33,9 @@ def _pct(x: float | None) -> float:
 
 
 def pareto_chart(analysis: Analysis, path: Path) -> Path:
-    """Tokens per problem (x) against pass@1 with its 95% interval (y); the front joined and labelled."""
+    """Cost per problem on the analysis' axis (x) against pass@1 with its 95% interval (y); the front
+    joined and labelled."""
+    axis = analysis.axis
     fig = _figure(7.5, 4.8)
     ax = fig.add_subplot()
     rows = [r for r in analysis.rows if r.pass_at_1 is not None]
@@ -43,7 +45,7 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
         lo, hi = _pct(r.ci95[0]), _pct(r.ci95[1])
         on_front = r.name in front
         ax.errorbar(
-            [r.tokens_per_problem],
+            [r.cost(axis) or 0.0],
             [y],
             yerr=[[y - lo], [hi - y]],
             fmt="s" if r.baseline else "o",
@@ -51,20 +53,19 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
             capsize=3,
             markersize=7,
         )
-        ax.annotate(r.name, (r.tokens_per_problem, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
-    pts = sorted((r.tokens_per_problem, _pct(r.pass_at_1)) for r in rows if r.name in front)
+        ax.annotate(r.name, (r.cost(axis) or 0.0, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    pts = sorted((r.cost(axis) or 0.0, _pct(r.pass_at_1)) for r in rows if r.name in front)
     if len(pts) > 1:
         ax.plot(
             [p[0] for p in pts], [p[1] for p in pts], "--", color="tab:red", linewidth=1, label="Pareto front"
         )
         ax.legend(loc="lower right", fontsize=8)
-    ax.set_xlabel("tokens per problem (prompt + completion, mean)")
+    ax.set_xlabel(AXIS_LABELS[axis])
     ax.set_ylabel("pass@1 (%), 95% bootstrap CI")
     ax.set_title("Cost vs accuracy (red: on the Pareto front; squares: baselines)")
     ax.set_ylim(0, 100)
-    if rows and max(r.tokens_per_problem for r in rows) > 20 * max(
-        1.0, min(r.tokens_per_problem for r in rows)
-    ):
+    costs = [r.cost(axis) or 0.0 for r in rows]
+    if costs and min(costs) > 0 and max(costs) > 20 * min(costs):
         ax.set_xscale("log")
     ax.grid(True, alpha=0.3)
     fig.savefig(path)

@@ -8,7 +8,9 @@ can be resumed: same identity → resume, another identity → refused. How fast
 from __future__ import annotations
 
 import json
+import math
 from datetime import date
+from itertools import groupby
 
 from pydantic import BaseModel, Field
 
@@ -22,11 +24,27 @@ class RowSpec(BaseModel):
     """One row of the results table: a strategy run by a list of model specs."""
 
     name: str = Field(
-        description="Row name: the strategy as in LIST (``parallel:5``), or ``STRATEGY@MODEL``."
+        description="Row name: the strategy as in LIST (``parallel:5``), or ``STRATEGY@TEAM`` for a row "
+        "naming its own models (``parallel:5@local:a*1+local:b*4``)."
     )
     strategy: str = Field(description="Normalised strategy spec, e.g. ``parallel:5`` or ``single``.")
-    models: list[str] = Field(description="Model specs the team's agents use, round-robin.")
+    models: list[str] = Field(
+        description="Model specs the team's agents use, round-robin (a row naming its team lists one "
+        "spec per agent, so agent i uses models[i])."
+    )
     baseline: bool = Field(default=False, description="True for --baseline rows (a comparison model).")
+
+    @property
+    def team(self) -> str:
+        """The row's team in words, e.g. ``1× local:a + 4× local:b``."""
+        counts: dict[str, int] = {}
+        for m in self.models:
+            counts[m] = counts.get(m, 0) + 1
+        if len(counts) == 1 and len(self.models) == 1:
+            return self.models[0]
+        if all(c == 1 for c in counts.values()):
+            return " + ".join(counts)
+        return " + ".join(f"{c}× {m}" for m, c in counts.items())
 
 
 class ProblemFilter(BaseModel):
@@ -51,13 +69,27 @@ class BenchConfig(BaseModel):
     budget_tokens: int | None = Field(
         default=None, description="Token budget per problem and row (equal for every row), or unlimited."
     )
+    budget_compute: float | None = Field(
+        default=None,
+        description="Compute budget (FLOPs ≈ 2 × parameters × tokens) per problem and row, or unlimited.",
+    )
+    params: dict[str, float] = Field(
+        default_factory=dict,
+        description="Parameter counts given with --params (model spec or name → parameters), for models "
+        "the catalog does not know (remote ones).",
+    )
     seed: int = Field(default=0, description="Base sampling seed handed to every row.")
     max_tokens: int = Field(default=1024, description="Completion token cap per model call.")
 
     def identity(self) -> dict:
         """The fields that must match for a results directory to be resumed (the suite path is not one:
-        the selected problems' content digest stands for it)."""
-        return self.model_dump(mode="json", exclude={"suite"})
+        the selected problems' content digest stands for it). Fields at their default are left out, so
+        a directory made before a field existed still resumes."""
+        data = self.model_dump(mode="json", exclude={"suite"})
+        for key in ("budget_compute", "params"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
     def identity_json(self) -> str:
         return json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
@@ -74,14 +106,67 @@ def parse_strategy(text: str) -> str:
     return str(StrategySpec.parse(text.strip()))
 
 
+def parse_team(text: str, agents: int, where: str) -> list[str]:
+    """``local:a*1+local:b*4`` → one model spec per agent (``[a, b, b, b, b]``); a single spec without a
+    count serves every agent. UsageError when the counts do not add up to ``agents``; ModelSpecError for
+    a spec whose syntax or backend is wrong (nothing is opened)."""
+    specs: list[str] = []
+    parts = [p.strip() for p in text.split("+")]
+    if not text.strip() or any(not p for p in parts):
+        raise UsageError(f"bad {where} {text!r}: expected MODEL or MODEL*COUNT+MODEL*COUNT")
+    counted = False
+    for part in parts:
+        spec, star, count = part.rpartition("*")
+        if not star or not count.strip().isdigit():
+            spec, count = part, "1"
+        else:
+            counted = True
+        if int(count) < 1:
+            raise UsageError(f"bad {where} {text!r}: a model's count must be at least 1")
+        split_spec(spec.strip())
+        specs += [spec.strip()] * int(count)
+    if len(parts) == 1 and not counted:
+        return specs * agents
+    if len(specs) != agents:
+        raise UsageError(
+            f"bad {where} {text!r}: the counts add up to {len(specs)} agents, the strategy has {agents}"
+        )
+    return specs
+
+
+def parse_entry(text: str, models: list[str], *, baseline: bool = False) -> RowSpec:
+    """One row: ``STRATEGY`` (the team of ``models``, round-robin) or ``STRATEGY@TEAM`` (its own team)."""
+    from memdoor.runner import StrategySpec
+
+    where = "--baseline" if baseline else "--strategies entry"
+    strategy, sep, team = text.strip().partition("@")
+    if sep and (not strategy.strip() or not team.strip()):
+        raise UsageError(
+            f"bad {where} {text!r}: expected STRATEGY@MODEL, e.g. single@local:qwen2.5-coder-1.5b"
+        )
+    s = parse_strategy(strategy)
+    if not sep:
+        if not models:
+            raise UsageError(f"bench needs --model SPEC for {text.strip()!r} (or name its team: {s}@MODEL)")
+        return RowSpec(name=s, strategy=s, models=list(models))
+    specs = parse_team(team, StrategySpec.parse(s).agents, where)
+    if len(set(specs)) == 1:
+        return RowSpec(name=f"{s}@{specs[0]}", strategy=s, models=[specs[0]], baseline=baseline)
+    runs = [(m, len(list(g))) for m, g in groupby(specs)]
+    label = "+".join(f"{m}*{n}" for m, n in runs)
+    return RowSpec(name=f"{s}@{label}", strategy=s, models=specs, baseline=baseline)
+
+
 def parse_rows(strategies: str, models: list[str], baselines: list[str]) -> list[RowSpec]:
     """Rows from ``--strategies LIST``, ``--model`` specs and ``--baseline STRATEGY@SPEC`` flags.
+
+    An entry of LIST may name its own team: ``parallel:5@local:qwen2.5-coder-0.5b``, or a mixed one,
+    ``parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4`` (agent i gets the i-th model:
+    the counts add up to the team size). ``--model`` specs serve the entries naming none.
 
     Raises UsageError for an empty or unknown strategy, duplicate rows, or no model; ModelSpecError
     for a spec whose syntax or backend is wrong (without opening any model).
     """
-    if not models:
-        raise UsageError("bench needs at least one --model SPEC")
     for spec in models:
         split_spec(spec)
     items = [s.strip() for s in strategies.split(",")]
@@ -89,22 +174,37 @@ def parse_rows(strategies: str, models: list[str], baselines: list[str]) -> list
         raise UsageError(
             f"bad --strategies {strategies!r}: expected a comma-separated list like single,parallel:5"
         )
-    rows = [RowSpec(name=(s := parse_strategy(item)), strategy=s, models=list(models)) for item in items]
+    if not models and any("@" not in item for item in items):
+        raise UsageError("bench needs at least one --model SPEC (or every --strategies entry names its team)")
+    rows = [parse_entry(item, models) for item in items]
     for text in baselines:
-        strategy, sep, model = text.partition("@")
-        if not sep or not strategy.strip() or not model.strip():
+        if "@" not in text:
             raise UsageError(
                 f"bad --baseline {text!r}: expected STRATEGY@MODEL, e.g. single@local:qwen2.5-coder-1.5b"
             )
-        split_spec(model.strip())
-        s = parse_strategy(strategy)
-        rows.append(RowSpec(name=f"{s}@{model.strip()}", strategy=s, models=[model.strip()], baseline=True))
+        rows.append(parse_entry(text, models, baseline=True))
     seen: set[str] = set()
     for row in rows:
         if row.name in seen:
             raise UsageError(f"row {row.name!r} is given twice")
         seen.add(row.name)
     return rows
+
+
+def parse_params(items: list[str]) -> dict[str, float]:
+    """``["openai:q@http://h/v1=7e9"]`` → ``{"openai:q@http://h/v1": 7e9}`` (split at the last ``=``);
+    UsageError for anything but SPEC=N with N a positive finite number."""
+    out: dict[str, float] = {}
+    for text in items:
+        spec, sep, value = text.rpartition("=")
+        try:
+            n = float(value)
+        except ValueError:
+            n = math.nan
+        if not sep or not spec.strip() or not math.isfinite(n) or n <= 0:
+            raise UsageError(f"bad --params {text!r}: expected SPEC=PARAMETERS, e.g. openai:qwen@URL=7e9")
+        out[spec.strip()] = n
+    return out
 
 
 def parse_difficulty(text: str | None) -> list[str] | None:

@@ -29,7 +29,8 @@ from memdoor.models.pool import ModelPool
 from memdoor.models.types import Message, ModelResponse
 from memdoor.protocols import Model
 
-SaveCall = Callable[[str, ModelResponse], None]
+SaveCall = Callable[[str, str, ModelResponse], None]
+"""Keeps one computed call: (key, model spec, response)."""
 
 
 def request_digest(spec: str, messages: Sequence[Message], settings: Mapping[str, object]) -> str:
@@ -53,7 +54,9 @@ class Draws:
     def __len__(self) -> int:
         return len(self._done)
 
-    async def get(self, key: str, compute: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
+    async def get(
+        self, key: str, compute: Callable[[], Awaitable[ModelResponse]], spec: str = ""
+    ) -> ModelResponse:
         """The response of ``key``: stored, awaited from the row computing it, or computed here."""
         while True:
             if key in self._done:
@@ -61,7 +64,7 @@ class Draws:
                 return self._done[key].model_copy(deep=True)
             pending = self._inflight.get(key)
             if pending is None:
-                return await self._compute(key, compute)
+                return await self._compute(key, compute, spec)
             try:
                 response = await asyncio.shield(pending)
             except asyncio.CancelledError:
@@ -72,7 +75,9 @@ class Draws:
             self.replayed += 1
             return response.model_copy(deep=True)
 
-    async def _compute(self, key: str, compute: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
+    async def _compute(
+        self, key: str, compute: Callable[[], Awaitable[ModelResponse]], spec: str
+    ) -> ModelResponse:
         future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -89,7 +94,7 @@ class Draws:
         self._done[key] = response
         self.computed += 1
         if self._save is not None:
-            self._save(key, response)
+            self._save(key, spec or response.model, response)
         future.set_result(response)
         return response.model_copy(deep=True)
 
@@ -129,7 +134,7 @@ class PairedModel:
                 stop=stop,
             )
 
-        return await self._draws.get(f"{digest}:{repeat}", compute)
+        return await self._draws.get(f"{digest}:{repeat}", compute, self.spec)
 
     async def aclose(self) -> None:
         """Nothing: the shared model belongs to the bench's pool, which closes it."""

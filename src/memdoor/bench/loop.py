@@ -22,6 +22,7 @@ Errors count as failed problems in every statistic.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import time
@@ -34,10 +35,13 @@ from memdoor.bench.config import BenchConfig, RowSpec
 from memdoor.bench.draws import Draws, paired_pool
 from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
+from memdoor.bench.scaling import Draft
 from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.budget import Budget
 from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
+from memdoor.judge import Judge
 from memdoor.problems.model import Problem
+from memdoor.select.behaviour import behaviour_key, group_by_key
 from memdoor.solution import Solution
 
 if TYPE_CHECKING:
@@ -147,6 +151,7 @@ def result_from_solution(
         prompt_tokens=totals.prompt_tokens,
         completion_tokens=totals.completion_tokens,
         usd=totals.usd,
+        compute=totals.compute,
         model_seconds=totals.model_seconds,
         wall_seconds=seconds,
         strategy_seconds=totals.wall_seconds,
@@ -162,6 +167,49 @@ def result_from_solution(
         trace_json=json.dumps(trace) if isinstance(trace, dict) else None,
         solution_json=solution.model_dump_json(exclude={"verdict", "ledger"}),
     )
+
+
+async def draft_records(problem: Problem, solution: Solution, env: Any) -> str | None:
+    """The drafts a parallel team's selector chose from, as :class:`Draft` JSON (for scaling curves).
+
+    Each distinct draft is graded on the hidden tests here, after the team answered, for the report
+    only (the chosen code's grading is reused); nothing of it reaches any agent or selector."""
+    sandbox = getattr(env, "sandbox", None)
+    if sandbox is None or not solution.candidates:
+        return None
+    judge = Judge(sandbox, getattr(env, "sandbox_slots", None))
+    kinds = [t.kind for t in problem.public_tests]
+    verdicts = {solution.code.strip(): solution.verdict} if solution.verdict is not None else {}
+    keys = []
+    for c in solution.candidates:
+        results = c.public.tests if c.public is not None else []
+        if not problem.public_tests:
+            keys.append(())
+        elif len(results) == len(kinds):
+            keys.append(behaviour_key(results, kinds))
+        else:
+            keys.append((c.code.strip(),))
+    group_of = {i: gi for gi, g in enumerate(group_by_key(keys)) for i in g}
+    drafts = []
+    for i, c in enumerate(solution.candidates):
+        code = c.code.strip()
+        if code and code not in verdicts:
+            verdicts[code] = await judge.grade(problem, c.code)
+        verdict = verdicts.get(code)
+        drafts.append(
+            Draft(
+                agent=c.agent,
+                empty=not code,
+                public_passed=(c.public.passed if c.public is not None else False)
+                if problem.public_tests
+                else None,
+                tests_passed=c.public.tests_passed if c.public is not None else 0,
+                group=group_of[i],
+                logprob=c.mean_logprob,
+                correct=bool(code) and verdict is not None and verdict.passed,
+            ).model_dump()
+        )
+    return json.dumps(drafts, separators=(",", ":"))
 
 
 def result_from_error(
@@ -183,15 +231,17 @@ def result_from_error(
 
 
 def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
-    """The runner's configuration for one row: same budget, seed and token cap for every row."""
+    """The runner's configuration for one row: same budget (tokens, compute), seed and token cap for every
+    row; agent i samples alike in every row (see :func:`memdoor.team.team_configs`)."""
     from memdoor.runner import SolveConfig, StrategySpec
 
     return SolveConfig(
         strategy=StrategySpec.parse(row.strategy),
         models=list(row.models),
-        budget=Budget(tokens=config.budget_tokens),
+        budget=Budget(tokens=config.budget_tokens, compute=config.budget_compute),
         seed=config.seed,
         max_tokens=config.max_tokens,
+        params=dict(config.params),
     )
 
 
@@ -280,6 +330,9 @@ async def run_bench(
                 result = result_from_solution(
                     job.problem, job.row, solution, trace, started=started, seconds=seconds
                 )
+                if job.row.strategy.startswith("parallel:") and result.status == "done":
+                    with contextlib.suppress(MemdoorError):  # the result stands without its curve data
+                        result.drafts = await draft_records(job.problem, solution, env)
         finally:
             memory = getattr(env, "memory", None)
             if memory is not None:

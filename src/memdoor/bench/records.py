@@ -84,7 +84,11 @@ class ResultRecord(BaseModel):
     prompt_tokens: int = Field(default=0, description="Prompt tokens over all calls.")
     completion_tokens: int = Field(default=0, description="Completion tokens over all calls.")
     usd: float | None = Field(default=None, description="Dollars; None when some call was unpriced.")
-    model_seconds: float = Field(default=0.0, description="Sum of call latencies.")
+    compute: float | None = Field(
+        default=None,
+        description="FLOPs over all calls (≈ 2 × parameters × tokens); None when some model's size is unknown.",
+    )
+    model_seconds: float = Field(default=0.0, description="Sum of call latencies (measured engine seconds).")
     wall_seconds: float = Field(default=0.0, description="Wall seconds of the whole solve, grading included.")
     strategy_seconds: float = Field(
         default=0.0,
@@ -100,6 +104,12 @@ class ResultRecord(BaseModel):
     attempts: int = Field(default=1, description="How many times this pair was run (errors may be retried).")
     started_at: str = Field(default="", description="UTC start time, ISO 8601.")
     finished_at: str = Field(default="", description="UTC finish time, ISO 8601.")
+    drafts: str | None = Field(
+        default=None,
+        description="For parallel rows, the drafts the selector chose from, as a JSON list of "
+        ":class:`memdoor.bench.scaling.Draft` (public-test outcome, behaviour group, log-prob and the "
+        "hidden-test verdict, graded for the report only), for scaling curves.",
+    )
     verdict_json: str | None = Field(default=None, description="The graded verdict, as JSON.")
     ledger_json: str | None = Field(default=None, description="The full cost ledger, as JSON.")
     trace_path: str | None = Field(

@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from memdoor.bench.analysis import Analysis, PairStats, RowStats
+from memdoor.bench.analysis import AXIS_LABELS, Analysis, PairStats, RowStats
 from memdoor.bench.charts import PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.document import Block, Code, Heading, Image, Para, Table, to_html, to_markdown
 
@@ -132,6 +132,7 @@ def build(analysis: Analysis) -> list[Block]:
                     "wins / losses",
                     "McNemar p",
                     "tokens ×",
+                    "compute ×",
                     "seconds ×",
                 ],
                 [
@@ -144,6 +145,7 @@ def build(analysis: Analysis) -> list[Block]:
                         f"{t.pair.wins} / {t.pair.losses}",
                         pvalue(t.pair.p_value),
                         num(t.token_ratio, 2),
+                        num(t.compute_ratio, 2),
                         num(t.seconds_ratio, 2),
                     ]
                     for t in analysis.team_vs_single
@@ -206,14 +208,40 @@ def build(analysis: Analysis) -> list[Block]:
         )
     )
 
-    blocks += [Heading(2, "Cost vs accuracy"), Image(PARETO_PNG, "tokens per problem vs pass@1")]
+    blocks.append(Para(_computed(analysis)))
+    blocks += [Heading(2, "Cost vs accuracy"), Image(PARETO_PNG, f"{analysis.axis} per problem vs pass@1")]
     blocks.append(
         Para(
+            f"Cost axis: {AXIS_LABELS[analysis.axis]}. "
             "On the Pareto front (no row is both cheaper and more accurate): "
             + ", ".join(analysis.pareto)
             + "."
         )
     )
+
+    scaled = [r for r in analysis.rows if r.scaling]
+    if scaled:
+        blocks.append(Heading(2, "Scaling with the number of agents"))
+        for r in scaled:
+            curve = r.scaling or {}
+            blocks.append(
+                Table(
+                    [f"{r.name}: k agents", "vote", "logprob only", "public tests only", "oracle (coverage)"],
+                    [
+                        [k, pct(v["vote"]), pct(v["logprob"]), pct(v["public"]), pct(v["oracle"])]
+                        for k, v in curve.items()
+                    ],
+                )
+            )
+        blocks.append(
+            Para(
+                "Each cell: the expected pass@1 of a team of k of the row's agents, over subsets of its "
+                "stored drafts (all subsets when few, else a fixed-seed sample), with each selector replayed "
+                "on the drafts' stored public-test outcomes and log-probabilities; correctness is each "
+                "draft's hidden-test verdict, graded after the run for this report only. Oracle: the chance "
+                "that some draft of the subset is correct."
+            )
+        )
 
     for b in analysis.breakdowns:
         blocks.append(Heading(2, f"By {b.by}"))
@@ -244,7 +272,7 @@ def _pass_table(a: Analysis) -> Table:
         rows.append(
             [
                 r.name + (" (baseline)" if r.baseline else ""),
-                " + ".join(r.models),
+                r.team or " + ".join(r.models),
                 f"{r.solved}/{r.total}",
                 pct(r.pass_at_1),
                 ci(r.ci95),
@@ -256,7 +284,7 @@ def _pass_table(a: Analysis) -> Table:
     return Table(
         [
             "row",
-            "models",
+            "team",
             "solved",
             "pass@1",
             "95% CI",
@@ -272,15 +300,48 @@ def _cost_table(a: Analysis) -> Table:
     def s3(sp, digits=0):
         return f"{num(sp.mean, digits)} / {num(sp.median, digits)} / {num(sp.p95, digits)}"
 
+    def flops(r: RowStats) -> str:
+        return "unknown size" if r.compute is None else f"{r.compute.mean:.3g}"
+
+    def hardware(r: RowStats) -> str:
+        value = a.hardware_usd(r)
+        return "–" if value is None else f"${value:.4f}"
+
     return Table(
         [
             "row",
             "tokens mean / median / p95",
+            "compute (FLOPs) mean",
             "calls mean / median / p95",
             "seconds mean / median / p95",
+            "engine seconds mean",
             "$ mean / median / p95",
+            "$ hardware mean",
         ],
-        [[r.name, s3(r.tokens), s3(r.calls, 1), s3(r.seconds, 1), usd(r)] for r in a.rows],
+        [
+            [
+                r.name,
+                s3(r.tokens),
+                flops(r),
+                s3(r.calls, 1),
+                s3(r.seconds, 1),
+                "–" if r.engine_seconds is None else num(r.engine_seconds.mean, 1),
+                usd(r),
+                hardware(r),
+            ]
+            for r in a.rows
+        ],
+    )
+
+
+def _computed(a: Analysis) -> str:
+    """What the whole run computed, against what its rows were charged (paired draws)."""
+    compute = "" if a.compute_made is None else f", {a.compute_made:.3g} FLOPs"
+    return (
+        f"The run computed {a.calls_made:,} model calls ({a.engine_seconds_made:,.1f} engine seconds{compute}); "
+        f"its rows were charged {a.calls_charged:,} calls: each row is charged every call it made, as if it "
+        "had run alone, and a request several rows made identically (paired draws) was computed once. "
+        "Hardware dollars: $/GPU-hour given to the report × seconds per problem."
     )
 
 

@@ -82,6 +82,7 @@ CREATE TABLE results (
   prompt_tokens INTEGER NOT NULL,
   completion_tokens INTEGER NOT NULL,
   usd REAL,
+  compute REAL,
   model_seconds REAL NOT NULL,
   wall_seconds REAL NOT NULL,
   strategy_seconds REAL NOT NULL,
@@ -93,6 +94,7 @@ CREATE TABLE results (
   attempts INTEGER NOT NULL,
   started_at TEXT NOT NULL,
   finished_at TEXT NOT NULL,
+  drafts TEXT,
   verdict_json TEXT,
   ledger_json TEXT,
   trace_json TEXT,
@@ -131,6 +133,11 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as e:
         raise ResultsStoreError(f"{path}: not a memdoor results database ({e})") from None
     return conn
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    """Columns of the results table (older directories lack the newer ones)."""
+    return {r[1] for r in conn.execute("PRAGMA table_info(results)")}
 
 
 def _row_to_record(row: sqlite3.Row) -> ResultRecord:
@@ -253,6 +260,10 @@ class ResultsStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.executescript(_CALLS)
+            present = _columns(conn)  # a directory made before these were recorded
+            for column, kind in (("compute", "REAL"), ("drafts", "TEXT")):
+                if column not in present:
+                    conn.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             store = cls(directory, conn, lock_fd)
             cls.check_compatible(cls._read_run(conn, path), run, directory)
             store._write(
@@ -346,13 +357,14 @@ class ResultsStore:
                 f"cannot store the result of {result.problem_id} / {result.row} in {self.directory}: {e}"
             ) from None
 
-    def save_call(self, key: str, response: ModelResponse) -> None:
-        """Keep one computed model call (committed at once; a key already kept is left as it is)."""
+    def save_call(self, key: str, model: str, response: ModelResponse) -> None:
+        """Keep one computed model call of ``model`` (a spec), committed at once; a key already kept is
+        left as it is."""
         try:
             with self._transaction():
                 self._write(
                     "INSERT OR IGNORE INTO calls (key, model, response_json) VALUES (?, ?, ?)",
-                    (key, response.model, response.model_dump_json()),
+                    (key, model, response.model_dump_json()),
                 )
         except sqlite3.Error as e:
             raise ResultsStoreError(f"cannot store a model call in {self.directory}: {e}") from None
@@ -386,7 +398,8 @@ class ResultsStore:
 
     def results(self, *, full: bool = False) -> list[ResultRecord]:
         """Every stored result, in problem order then row order. ``full`` includes the JSON blobs."""
-        cols = _COLUMNS if full else [c for c in _COLUMNS if not c.endswith("_json")]
+        present = _columns(self._conn)
+        cols = [c for c in _COLUMNS if c in present and (full or not c.endswith("_json"))]
         sql = (
             f"SELECT {', '.join('r.' + c for c in cols)} FROM results r "
             "JOIN problems p ON p.id = r.problem_id JOIN rows w ON w.name = r.row "
@@ -405,6 +418,14 @@ class ResultsStore:
         except sqlite3.OperationalError:
             return {}
         return {r[0]: ModelResponse.model_validate_json(r[1]) for r in rows}
+
+    def call_models(self) -> list[tuple[str, ModelResponse]]:
+        """(model spec, response) of every kept call, in key order."""
+        try:
+            rows = self._conn.execute("SELECT model, response_json FROM calls ORDER BY key").fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [(r[0], ModelResponse.model_validate_json(r[1])) for r in rows]
 
     def sessions(self) -> list[dict]:
         return [dict(r) for r in self._conn.execute("SELECT * FROM sessions ORDER BY id")]

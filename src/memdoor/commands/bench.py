@@ -6,6 +6,14 @@ Examples:
   memdoor bench ../shared/data/leetcode_2024_dev.jsonl --difficulty easy --limit 20 \\
       --strategies single,hybrid:5 --model openai:qwen@http://127.0.0.1:8000/v1 --concurrency 8 --out runs/lc
 
+A --strategies entry may name its own team: parallel:5@local:qwen2.5-coder-0.5b,
+single@local:qwen2.5-coder-1.5b, or a mixed team with one count per model (agent i gets the i-th model;
+the counts add up to the team size): parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4.
+--model serves the entries that name none. Agent i has the same model, temperature, seed and prompt in
+every row, and an identical request is computed once per run and replayed to every row that makes it
+(paired draws; each row is still charged it in full). --budget-compute gives every row the same compute
+(FLOPs ≈ 2 × parameters × tokens; parameters from the catalog, or --params SPEC=N for other models).
+
 Problems run in the suite's file order (HumanEval/0, /1, ... for humaneval); filters are inclusive
 and --limit keeps the first N after filtering. Rerunning the same command resumes: finished pairs
 are skipped, pairs that were running when the run died are redone, pairs where every model call
@@ -30,6 +38,7 @@ from memdoor.bench.config import (
     ProblemFilter,
     parse_date,
     parse_difficulty,
+    parse_params,
     parse_rows,
 )
 from memdoor.bench.loop import BenchOptions, run_bench
@@ -39,6 +48,7 @@ from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.bench.suite import problems_digest, select_problems
 from memdoor.bench.versions import package_versions
 from memdoor.commands.options import (
+    FLOPS,
     MAX_TOKENS_PER_CALL,
     POSITIVE,
     SEED,
@@ -47,6 +57,7 @@ from memdoor.commands.options import (
     check_team_size,
 )
 from memdoor.errors import UsageError
+from memdoor.models.catalog import parameters_of
 
 TRACES = "traces"
 """Folder of the results directory holding one trace file per (problem, row): ``memdoor trace ID --dir DIR/traces``."""
@@ -60,7 +71,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strategies",
         required=True,
         metavar="LIST",
-        help="comma-separated, e.g. single,parallel:5,sequential:5",
+        help="comma-separated, e.g. single,parallel:5,sequential:5; an entry may name its team: "
+        "parallel:5@MODEL or parallel:5@MODEL_A*1+MODEL_B*4",
     )
     parser.add_argument(
         "--model",
@@ -88,6 +100,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget-tokens", type=TOKENS, metavar="T", help="the same token budget per problem for every row"
+    )
+    parser.add_argument(
+        "--budget-compute",
+        type=FLOPS,
+        metavar="FLOPS",
+        help="the same compute budget per problem for every row, e.g. 5e12 (FLOPs ≈ 2 × parameters × tokens)",
+    )
+    parser.add_argument(
+        "--params",
+        action="append",
+        default=[],
+        metavar="SPEC=N",
+        help="parameter count of a model the catalog does not know, e.g. openai:qwen@http://h/v1=7e9 (repeatable)",
     )
     parser.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
     parser.add_argument(
@@ -131,6 +156,13 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
     rows = parse_rows(args.strategies, args.model, args.baseline)
     for row in rows:
         check_team_size(StrategySpec.parse(row.strategy).agents, row.strategy)
+    params = parse_params(args.params)
+    if args.budget_compute is not None:
+        unknown = sorted({m for row in rows for m in row.models if parameters_of(m, params) is None})
+        if unknown:
+            raise UsageError(
+                f"--budget-compute needs the size of {', '.join(unknown)}: give --params SPEC=N (e.g. =7e9)"
+            )
     filters = ProblemFilter(
         difficulty=parse_difficulty(args.difficulty),
         since=parse_date("--since", args.since),
@@ -144,6 +176,8 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
         rows=rows,
         filters=filters,
         budget_tokens=args.budget_tokens,
+        budget_compute=args.budget_compute,
+        params=params,
         seed=args.seed,
         max_tokens=args.max_tokens,
     )

