@@ -34,7 +34,8 @@ class AgentConfig(BaseModel):
     max_tokens: int = Field(default=1024, description="Completion token cap per call.")
     prompt_variant: int = Field(default=0, description="Which system-prompt variant to use (diversity).")
     parameters: float | None = Field(
-        default=None, description="Parameters of the model (compute ≈ 2 × parameters × tokens); None: unknown."
+        default=None,
+        description="Parameters of the model (compute ≈ 2 × parameters × tokens); None: unknown.",
     )
 
 
