@@ -15,11 +15,14 @@ command -v redis-server >/dev/null || need+=(redis-server)
 /usr/bin/python3 -c "import numpy" 2>/dev/null || need+=(python3-numpy)
 command -v prlimit >/dev/null || need+=(util-linux)
 command -v git >/dev/null || need+=(git)  # memdoor review applies diffs with git apply
+command -v node >/dev/null || need+=(nodejs)  # JavaScript candidates (HumanEval-X)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "memdoor install: system packages: ${need[*]}"
   $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# Rust candidates: a world-readable toolchain and HumanEval-X's crates prebuilt in /opt/memdoor/rust
+bash scripts/install_rust.sh
 
 py=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$py" -m venv .venv

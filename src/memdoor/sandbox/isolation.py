@@ -66,6 +66,15 @@ class BwrapSandbox(Supervisor):
             raise SandboxError("setpriv (util-linux) is not installed")
 
     def command(self, uid: int | None, args: list[str]) -> list[str]:
+        return [*self._base(uid), *self._program(args)]
+
+    def exec_command(self, uid: int | None, argv: list[str], ro_paths: tuple[str, ...] = ()) -> list[str]:
+        """``argv`` run directly in the same isolation (no harness), with the host directories ``ro_paths``
+        visible read-only at the same place (a toolchain outside /usr): other languages' runners."""
+        binds = [arg for path in ro_paths for arg in ("--ro-bind", path, path)]
+        return [*self._base(uid), *binds, "--remount-ro", "/", *argv]
+
+    def _base(self, uid: int | None) -> list[str]:
         c = self.config
         return [
             *_drop_privileges(uid),
@@ -77,7 +86,6 @@ class BwrapSandbox(Supervisor):
             "--proc", "/proc", "--perms", "0755", "--dir", "/dev", *_dev_binds(),
             "--size", str(c.tmp_mb << 20), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
-            *self._program(args),
         ]  # fmt: skip
 
     def _program(self, args: list[str]) -> list[str]:
@@ -117,6 +125,16 @@ class UnshareSandbox(Supervisor):
         return None
 
     def command(self, uid: int | None, args: list[str]) -> list[str]:
+        return self._command(uid, args, None, ())
+
+    def exec_command(self, uid: int | None, argv: list[str], ro_paths: tuple[str, ...] = ()) -> list[str]:
+        """``argv`` run directly in the same isolation (no harness), with the host directories ``ro_paths``
+        visible read-only at the same place: other languages' runners."""
+        return self._command(uid, [], argv, ro_paths)
+
+    def _command(
+        self, uid: int | None, args: list[str], argv: list[str] | None, ro_paths: tuple[str, ...]
+    ) -> list[str]:
         c = self.config
         steps = [
             "set -e",
@@ -135,7 +153,10 @@ class UnshareSandbox(Supervisor):
                 for e in _ETC
             ),
         ]
-        if self.harness_file:
+        steps += [f"mkdir -p .{p}; mount -o bind,ro {shlex.quote(p)} .{shlex.quote(p)}" for p in ro_paths]
+        if argv is not None:
+            run = ""
+        elif self.harness_file:
             steps.append('touch memdoor.pyc; mount -o bind,ro "$H" memdoor.pyc')
             run = "/memdoor.pyc"
         else:
@@ -149,9 +170,10 @@ class UnshareSandbox(Supervisor):
             if uid is not None
             else "/usr/bin/setpriv"
         )
+        program = f"{c.python} -I -S {run}" if argv is None else shlex.join(argv)
         steps.append(
             f'exec chroot "$R" {drop} --inh-caps=-all --bounding-set=-all --no-new-privs '
-            f'/usr/bin/env -i -C /tmp PATH=/usr/bin HOME=/tmp {c.python} -I -S {run} "$@"'
+            f'/usr/bin/env -i -C /tmp PATH=/usr/bin HOME=/tmp {program} "$@"'
         )
         ns = ["unshare", "--pid", "--net", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
         if not self.run_as_root:

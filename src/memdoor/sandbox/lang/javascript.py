@@ -1,0 +1,100 @@
+"""JavaScript candidates, run with the machine's ``node`` as HumanEval-X's official harness runs them.
+
+A ``check`` test is the program followed by the test code, run as ``node main.js``; it passes only when node
+exits 0 with empty stdout and stderr (``console.assert`` does not throw in Node: a failed assertion only
+prints "Assertion failed" on stderr). A ``stdin`` test runs the program on the input and compares its
+output by the same rule as Python's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memdoor.sandbox import compare
+from memdoor.sandbox.lang.process import Isolation, Limits, Outcome, candidate_limits, run_isolated
+from memdoor.sandbox.lang.toolchain import Tool
+from memdoor.sandbox.verdict import TestResult
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_$][\w$.]*: ")
+
+
+def limits_for(sandbox: Isolation) -> Limits:
+    # V8 reserves far more address space than it uses: RLIMIT_AS only where no group bounds the memory.
+    return candidate_limits(sandbox.config, address_space=sandbox.cgroups is None)
+
+
+def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
+    """The result when the run ended for a limit or abnormally; None when it exited by itself with 0."""
+    c = sandbox.config
+    if outcome.oom_killed:
+        return TestResult(
+            status="memory_limit", seconds=outcome.seconds, detail=f"killed: over {c.memory_mb} MiB"
+        )
+    if outcome.timed_out:
+        return TestResult(status="time_limit", seconds=outcome.seconds, detail="wall-clock limit")
+    if outcome.overflow:
+        return TestResult(
+            status="wrong_answer",
+            seconds=outcome.seconds,
+            detail=f"output exceeds {c.max_output_bytes} bytes",
+        )
+    if outcome.exit_code != 0:
+        err = outcome.stderr.decode(errors="replace").strip().splitlines()
+        named = [line for line in err if _ERROR_LINE.match(line)]  # "TypeError: ...", node's own report
+        rest = [line for line in err if line.strip() and not line.startswith("Node.js v")]
+        tail = (named or rest[-1:] or [""])[0]
+        return TestResult(
+            status="runtime_error",
+            seconds=outcome.seconds,
+            detail=f"exit status {outcome.exit_code}" + (f": {tail[:300]}" if tail else ""),
+        )
+    return None
+
+
+def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> TestResult:
+    source = f"{program}\n{test_code}\n".encode("utf-8", "surrogatepass")
+    outcome = run_isolated(
+        sandbox, [node.path, "/tmp/main.js"], [("main.js", source, 0o644)], limits_for(sandbox),
+        ro_paths=node.ro_paths,
+    )  # fmt: skip
+    ended = _ended(outcome, sandbox)
+    if ended is not None:
+        return ended
+    if outcome.stdout or outcome.stderr:
+        stream = "stderr" if outcome.stderr else "stdout"
+        text = (outcome.stderr or outcome.stdout).decode(errors="replace").strip()
+        return TestResult(
+            status="wrong_answer",
+            seconds=outcome.seconds,
+            output=compare.keep(outcome.stdout.decode(errors="replace"), sandbox.config.keep_output_chars),
+            detail=f"{stream} not empty (the official rule fails it): {text[:300]}",
+        )
+    return TestResult(status="passed", seconds=outcome.seconds)
+
+
+def run_stdin(sandbox: Isolation, node: Tool, program: str, stdin: str, expected: str | None) -> TestResult:
+    files = [
+        ("main.js", program.encode("utf-8", "surrogatepass"), 0o644),
+        ("input.txt", stdin.encode(), 0o644),
+    ]
+    outcome = run_isolated(
+        sandbox, [node.path, "/tmp/main.js"], files, limits_for(sandbox), ro_paths=node.ro_paths,
+        stdin_file="input.txt",
+    )  # fmt: skip
+    return stdin_result(sandbox, outcome, expected, _ended(outcome, sandbox))
+
+
+def stdin_result(
+    sandbox: Isolation, outcome: Outcome, expected: str | None, ended: TestResult | None
+) -> TestResult:
+    """A stdin test's result from a run's outcome (``ended``: its abnormal end, if any)."""
+    if ended is not None:
+        return ended
+    text = outcome.stdout.decode("utf-8", "replace")
+    shown = compare.keep(text, sandbox.config.keep_output_chars)
+    if expected is None:
+        return TestResult(status="passed", seconds=outcome.seconds, output=shown)
+    ok, why = compare.stdin_matches(text, expected)
+    return TestResult(
+        status="passed" if ok else "wrong_answer", seconds=outcome.seconds, output=shown, detail=why
+    )

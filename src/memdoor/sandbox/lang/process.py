@@ -1,0 +1,226 @@
+"""One command run in a candidate's isolation: the sandbox of the Python harness (same tool, namespaces,
+unprivileged uid leased per run, cleared environment, no network, private /tmp, control group), with the
+launcher (``launch.py``) in place of the harness. The trusted side feeds the job, reads stdout and stderr
+(capped), enforces the wall-clock limit and kills the whole sandbox at the end."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Protocol
+
+from memdoor.errors import SandboxError
+from memdoor.sandbox.cgroups import Cgroups, GroupLimits
+from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.supervisor import TOOL_PATH
+from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid
+
+_SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
+
+
+class Isolation(Protocol):
+    """What a runner needs of the Python sandbox (``BwrapSandbox`` or ``UnshareSandbox``)."""
+
+    name: str
+    config: SandboxConfig
+    cgroups: Cgroups | None
+
+    def acquire_uid(self) -> Lease | None: ...
+
+    def exec_command(self, uid: int | None, argv: list[str], ro_paths: tuple[str, ...] = ()) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one command may use. ``address_space``: also set RLIMIT_AS to ``memory_mb`` (JIT runtimes and
+    compilers reserve far more address space than they use, so they get it only where no group limits them)."""
+
+    timeout_s: float
+    memory_mb: int
+    max_processes: int
+    max_file_mb: int
+    max_output_bytes: int
+    address_space: bool = True
+
+
+@dataclass
+class Outcome:
+    """How the command ended. ``exit_code``: its status (negative: killed by that signal); None when it was
+    stopped for a limit (``timed_out``, ``overflow``)."""
+
+    exit_code: int | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    overflow: bool = False
+    oom_killed: bool = False
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def candidate_limits(config: SandboxConfig, *, address_space: bool) -> Limits:
+    """A candidate's run under the sandbox's settings (a test's time, the candidate's memory and processes)."""
+    return Limits(
+        timeout_s=config.timeout_s,
+        memory_mb=config.memory_mb,
+        max_processes=config.max_processes,
+        max_file_mb=config.max_file_mb,
+        max_output_bytes=config.max_output_bytes,
+        address_space=address_space,
+    )
+
+
+def launcher_source() -> str:
+    return resources.files("memdoor.sandbox.lang").joinpath("launch.py").read_text(encoding="utf-8")
+
+
+def _rlimits(limits: Limits, config: SandboxConfig, own_uid: bool) -> dict[str, int]:
+    found = {
+        "fsize": limits.max_file_mb << 20,
+        "cpu": int(limits.timeout_s) + 5,
+        "core": 0,
+        "nproc": limits.max_processes,
+    }
+    if limits.address_space:
+        found["as"] = limits.memory_mb << 20
+    if own_uid:  # our own uid (not root): RLIMIT_NPROC counts our other tasks too; the group's pids.max holds
+        found.pop("nproc")
+    return found
+
+
+def run_isolated(
+    sandbox: Isolation,
+    argv: list[str],
+    files: list[tuple[str, bytes, int]],
+    limits: Limits,
+    *,
+    env: dict[str, str] | None = None,
+    ro_paths: tuple[str, ...] = (),
+    stdin_file: str | None = None,
+) -> Outcome:
+    """Run ``argv`` in a fresh sandbox after writing ``files`` ((name, bytes, mode) in /tmp); never raises
+    for anything the command does, SandboxError when the sandbox cannot start."""
+    config = sandbox.config
+    lease = sandbox.acquire_uid()
+    group = None
+    try:
+        if sandbox.cgroups is not None:
+            try:
+                group = sandbox.cgroups.create(
+                    GroupLimits(
+                        memory_bytes=limits.memory_mb << 20,
+                        pids=limits.max_processes + _SANDBOX_OWN_PROCESSES,
+                        cpu_cores=config.cpu_cores,
+                    )
+                )
+            except OSError as e:
+                raise SandboxError(f"cannot create the candidate's control group: {e}") from e
+        job = {
+            "files": [(name, base64.b64encode(data).decode(), mode) for name, data, mode in files],
+            "limits": _rlimits(limits, config, own_uid=lease is None),
+            "argv": argv,
+            "env": {"PATH": "/usr/bin", "HOME": "/tmp", **(env or {})},
+            "stdin": stdin_file,
+        }
+        launcher = [config.python, "-I", "-S", "-c", launcher_source()]
+        command = sandbox.exec_command(lease.uid if lease else None, launcher, ro_paths)
+        outcome = _run(
+            group.wrap(command) if group is not None else command, json.dumps(job).encode(), limits
+        )
+        if group is not None and group.oom_killed():
+            outcome.oom_killed = True
+        return outcome
+    finally:
+        if group is not None:
+            group.remove()
+        if lease is not None:
+            lease.clean = reap_uid(lease.uid)
+            UidPool.release(lease)
+
+
+def _run(command: list[str], job: bytes, limits: Limits) -> Outcome:
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={"PATH": TOOL_PATH},
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise SandboxError(f"cannot start the sandbox: {e}") from e
+    out = Outcome()
+    try:
+        _converse(proc, job, limits, started, out)
+    finally:
+        kill_tree(proc)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+    out.seconds = time.monotonic() - started
+    if not (out.timed_out or out.overflow):
+        out.exit_code = (
+            proc.returncode
+        )  # the command's status (a signal's end: 128 + its number, or negative)
+    return out
+
+
+def _converse(proc: subprocess.Popen, job: bytes, limits: Limits, started: float, out: Outcome) -> None:
+    """Write the job, read both outputs until they end, the deadline passes or they exceed the cap."""
+    pending = memoryview(job)
+    os.set_blocking(proc.stdin.fileno(), False)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdin, selectors.EVENT_WRITE)
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    buffers = {"stdout": bytearray(), "stderr": bytearray()}
+    open_outputs = 2
+    deadline = started + limits.timeout_s
+    while open_outputs:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            out.timed_out = True
+            break
+        for key, _ in sel.select(min(left, 1.0)):
+            if key.fileobj is proc.stdin:
+                try:
+                    pending = pending[os.write(proc.stdin.fileno(), pending[: 1 << 16]) :]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pending = memoryview(b"")
+                if not pending:
+                    sel.unregister(proc.stdin)
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()
+                continue
+            chunk = os.read(key.fileobj.fileno(), 1 << 16)
+            if not chunk:
+                sel.unregister(key.fileobj)
+                open_outputs -= 1
+                continue
+            buffers[key.data] += chunk
+            if len(buffers["stdout"]) + len(buffers["stderr"]) > limits.max_output_bytes:
+                out.overflow = True
+                open_outputs = 0
+                break
+    sel.close()
+    out.stdout, out.stderr = bytes(buffers["stdout"]), bytes(buffers["stderr"])
+    if not (out.timed_out or out.overflow):
+        try:
+            proc.wait(max(deadline - time.monotonic(), 0.05))
+        except subprocess.TimeoutExpired:
+            out.timed_out = True
+    if out.timed_out or out.overflow:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -1,0 +1,78 @@
+"""One entry point for candidates in other languages: :func:`run_program`, a Verdict as Python's sandbox gives.
+
+``check`` tests (HumanEval-X) run the program followed by the test code, one sandbox run each (two for
+Rust: compile, then run); ``stdin`` tests run the program on each input (Rust compiles it once).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Sequence
+
+from memdoor.errors import SandboxError, UsageError
+from memdoor.problems.model import TestCase
+from memdoor.sandbox.lang import javascript, rust
+from memdoor.sandbox.lang.process import Isolation
+from memdoor.sandbox.lang.toolchain import Tool, find_node, find_rust
+from memdoor.sandbox.verdict import Status, TestResult, Verdict
+
+LANGUAGES = ("javascript", "rust")
+
+
+@functools.cache
+def tool_for(language: str) -> Tool:
+    """The language's tool as found on this machine (looked up once per process)."""
+    if language == "javascript":
+        return find_node()
+    if language == "rust":
+        return find_rust()
+    raise UsageError(f"unknown language {language!r} (python, {', '.join(LANGUAGES)})")
+
+
+def usable_tool(language: str) -> Tool:
+    tool = tool_for(language)
+    if not tool.usable:
+        raise SandboxError(f"cannot run {language} here: {tool.problem}")
+    return tool
+
+
+def _verdict(results: list[TestResult | None], started: float, isolation: str) -> Verdict:
+    filled = [r if r is not None else TestResult(status="skipped") for r in results]
+    status: Status = next((r.status for r in filled if r.status not in ("passed", "skipped")), "passed")
+    if status == "passed" and any(r.status == "skipped" for r in filled):
+        status = "runtime_error"  # never a pass with tests that did not run
+    return Verdict(status=status, tests=filled, seconds=time.monotonic() - started, isolation=isolation)
+
+
+def run_program(
+    sandbox: Isolation,
+    language: str,
+    code: str,
+    tests: Sequence[TestCase],
+    *,
+    stop_at_first_failure: bool = True,
+) -> Verdict:
+    """Run ``code`` (in ``language``) on ``tests``. Raises SandboxError when the language cannot run here or
+    the sandbox cannot start, never for anything the candidate does."""
+    tool = usable_tool(language)
+    started = time.monotonic()
+    tests = list(tests)
+    if any(t.kind == "functional" for t in tests):
+        raise UsageError(f"{language} candidates take stdin or check tests, not functional ones")
+    if language == "rust" and tests and all(t.kind == "stdin" for t in tests):
+        pairs = [(t.input, t.output) for t in tests]
+        return _verdict(
+            rust.run_stdin_tests(sandbox, tool, code, pairs, stop_at_first_failure), started, sandbox.name
+        )
+    results: list[TestResult | None] = []
+    for test in tests:
+        if stop_at_first_failure and any(r is not None and r.status != "passed" for r in results):
+            results.append(None)
+            continue
+        if test.kind == "check":
+            runner = javascript.run_check if language == "javascript" else rust.run_check
+            results.append(runner(sandbox, tool, code, test.input))
+        else:
+            results.append(javascript.run_stdin(sandbox, tool, code, test.input, test.output))
+    return _verdict(results, started, sandbox.name)
