@@ -10,6 +10,10 @@ Layout of ``DIR/results.sqlite``:
 - ``calls``: every model call the run computed, by request key (see :mod:`memdoor.bench.draws`), so a
   resumed run replays them instead of computing them again.
 
+Beside it the writer keeps the portable files (:mod:`memdoor.bench.portable`: ``run.json``,
+``results.jsonl``, ``calls.jsonl``), small sorted text a run can be committed as and continued from on
+another machine: a directory holding only them is rebuilt into a database and resumed.
+
 The database only ever appears complete: it is built under a temporary name and renamed into
 place. A writer holds an exclusive lock on ``DIR/.bench.lock`` (released by the kernel even on
 SIGKILL), so two benches never work on one directory at once. Readers (reports, exports) never
@@ -27,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memdoor.bench import portable
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.errors import ResultsStoreError
@@ -169,8 +174,8 @@ class ResultsStore:
         if Path(directory).exists() and not Path(directory).is_dir():
             raise ResultsStoreError(f"{directory} is not a directory")
         path = cls.db_path(directory)
-        if not path.exists():
-            return None
+        if not path.exists():  # a directory holding only the portable files (another machine's run)
+            return portable.read_run(Path(directory))
         conn = _connect_readonly(path)
         try:
             return cls._read_run(conn, path)
@@ -266,6 +271,7 @@ class ResultsStore:
                     conn.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             store = cls(directory, conn, lock_fd)
             cls.check_compatible(cls._read_run(conn, path), run, directory)
+            store._import_portable()
             store._write(
                 "INSERT INTO sessions (started_at, argv_json, versions_json) VALUES (?, ?, ?)",
                 (now_iso(), json.dumps(list(argv)), json.dumps(run.versions, sort_keys=True)),
@@ -312,6 +318,9 @@ class ResultsStore:
         os.replace(tmp, path)
 
     def close(self) -> None:
+        if self._lock_fd is not None:  # the writer leaves the portable files sorted and complete
+            with contextlib.suppress(OSError, sqlite3.Error):
+                self._write_portable()
         self._conn.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -351,23 +360,72 @@ class ResultsStore:
         )
         try:
             with self._transaction():
-                return self._write(sql, values) == 1
+                stored = self._write(sql, values) == 1
         except sqlite3.Error as e:
             raise ResultsStoreError(
                 f"cannot store the result of {result.problem_id} / {result.row} in {self.directory}: {e}"
             ) from None
+        if stored:
+            self._append_portable(portable.RESULTS_JSONL, portable.result_line(self._stored(result)))
+        return stored
+
+    def _stored(self, result: ResultRecord) -> ResultRecord:
+        """The result as the database now holds it (attempts counted), without the blobs."""
+        cols = [c for c in _COLUMNS if not c.endswith("_json")]
+        row = self._conn.execute(
+            f"SELECT {', '.join(cols)} FROM results WHERE problem_id = ? AND row = ?",
+            (result.problem_id, result.row),
+        ).fetchone()
+        return _row_to_record(row)
+
+    def _append_portable(self, name: str, line: str) -> None:
+        try:
+            portable.append(self.directory, name, line)
+        except OSError as e:
+            raise ResultsStoreError(f"cannot write {self.directory / name}: {e.strerror or e}") from None
+
+    def _import_portable(self) -> None:
+        """Take in what the portable files hold and the database does not (a run continued on another
+        machine, or a kill between the database and the file), then rewrite them sorted."""
+        results = portable.read_results(self.directory)
+        calls = portable.read_calls(self.directory)
+        cols = [c for c in _COLUMNS if not c.endswith("_json")]
+        sql = (
+            f"INSERT INTO results ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)}) "
+            f"ON CONFLICT (problem_id, row) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in cols)} "
+            "WHERE results.status = 'error' AND excluded.status = 'done'"
+        )
+        with self._transaction():
+            for r in results.values():
+                values = r.model_dump(exclude={c for c in _COLUMNS if c.endswith("_json")})
+                for flag in ("passed", "retryable"):
+                    values[flag] = int(values[flag])
+                values["oracle"] = None if values["oracle"] is None else int(values["oracle"])
+                self._write(sql, values)
+            for key, (model, response) in calls.items():
+                self._write(
+                    "INSERT OR IGNORE INTO calls (key, model, response_json) VALUES (?, ?, ?)",
+                    (key, model, response.model_dump_json()),
+                )
+        self._write_portable()
+
+    def _write_portable(self) -> None:
+        calls = [(k, m, r) for k, (m, r) in self._call_rows().items()]
+        portable.write_all(self.directory, self.run(), self.results(), calls)
 
     def save_call(self, key: str, model: str, response: ModelResponse) -> None:
         """Keep one computed model call of ``model`` (a spec), committed at once; a key already kept is
         left as it is."""
         try:
             with self._transaction():
-                self._write(
+                added = self._write(
                     "INSERT OR IGNORE INTO calls (key, model, response_json) VALUES (?, ?, ?)",
                     (key, model, response.model_dump_json()),
                 )
         except sqlite3.Error as e:
             raise ResultsStoreError(f"cannot store a model call in {self.directory}: {e}") from None
+        if added:
+            self._append_portable(portable.CALLS_JSONL, portable.call_line(key, model, response))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -411,21 +469,21 @@ class ResultsStore:
         """(problem, row) → stored result, without the JSON blobs (for deciding what to run)."""
         return {(r.problem_id, r.row): r for r in self.results()}
 
-    def calls(self) -> dict[str, ModelResponse]:
-        """Every kept model call, by request key (none in a directory made before calls were kept)."""
+    def _call_rows(self) -> dict[str, tuple[str, ModelResponse]]:
+        """key → (model spec, response) of every kept call (none in a directory made before calls were kept)."""
         try:
-            rows = self._conn.execute("SELECT key, response_json FROM calls ORDER BY key").fetchall()
+            rows = self._conn.execute("SELECT key, model, response_json FROM calls ORDER BY key").fetchall()
         except sqlite3.OperationalError:
             return {}
-        return {r[0]: ModelResponse.model_validate_json(r[1]) for r in rows}
+        return {r[0]: (r[1], ModelResponse.model_validate_json(r[2])) for r in rows}
+
+    def calls(self) -> dict[str, ModelResponse]:
+        """Every kept model call, by request key."""
+        return {k: r for k, (_, r) in self._call_rows().items()}
 
     def call_models(self) -> list[tuple[str, ModelResponse]]:
         """(model spec, response) of every kept call, in key order."""
-        try:
-            rows = self._conn.execute("SELECT model, response_json FROM calls ORDER BY key").fetchall()
-        except sqlite3.OperationalError:
-            return []
-        return [(r[0], ModelResponse.model_validate_json(r[1])) for r in rows]
+        return list(self._call_rows().values())
 
     def sessions(self) -> list[dict]:
         return [dict(r) for r in self._conn.execute("SELECT * FROM sessions ORDER BY id")]
