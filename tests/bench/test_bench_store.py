@@ -140,3 +140,19 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path):
     db.close()
     with pytest.raises(ResultsStoreError, match="schema 99"):
         ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS)
+
+
+def test_a_directory_made_before_calls_compute_and_drafts_were_kept_is_read_and_resumed(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single", compute=5.0))
+    conn = sqlite3.connect(tmp_path / DB_NAME)  # back to the first schema
+    conn.execute("DROP TABLE calls")
+    conn.execute("ALTER TABLE results DROP COLUMN compute")
+    conn.execute("ALTER TABLE results DROP COLUMN drafts")
+    conn.commit()
+    conn.close()
+    with ResultsStore.open(tmp_path) as store:
+        assert [r.compute for r in store.results()] == [None] and store.calls() == {}
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p1", "single", compute=7.0, drafts="[]"))
+        assert [(r.compute, r.drafts) for r in store.results()] == [(None, None), (7.0, "[]")]
