@@ -43,6 +43,16 @@ def run_on(
             TestResult(status="skipped") for _ in tests[1:]
         ]
         return Verdict(status="compile_error", tests=results if tests else [], isolation=sandbox.name)
+    if problem.language != "python":  # node or rustc in the same isolation (memdoor.sandbox.lang)
+        from memdoor.sandbox.lang.run import run_program
+
+        return run_program(
+            sandbox,  # type: ignore[arg-type]  # the real sandbox: it also runs plain commands
+            problem.language,
+            program_for(problem, code),
+            tests,
+            stop_at_first_failure=stop_at_first_failure,
+        )
     return sandbox.run(
         program_for(problem, code),
         tests,

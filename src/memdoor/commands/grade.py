@@ -34,7 +34,9 @@ class Sample:
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "problems", help="problem source: LiveCodeBench .jsonl, 'humaneval', or a user .yaml/.json file"
+        "problems",
+        help="problem source: LiveCodeBench .jsonl, 'humaneval', 'humaneval-js', 'humaneval-rust', or a "
+        "user .yaml/.json file",
     )
     p.add_argument("samples", help="JSON Lines of candidates (see above)")
     p.add_argument("--json", action="store_true", help="one JSON line per sample, in input order")
@@ -83,12 +85,19 @@ def read_samples(path: str) -> list[Sample]:
 
 def run(args: argparse.Namespace) -> int:
     from memdoor.grading import FailedGrading, grade_many
+    from memdoor.problems.humaneval_x import excluded
     from memdoor.problems.load import load_problems
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
     problems = {p.id: p for p in load_problems(args.problems)}
     samples = read_samples(args.samples)
-    missing = sorted({s.problem_id for s in samples} - set(problems))
+    left_out = excluded(args.problems)  # known-bad problems of the suite: reported, never graded
+    if left_out:
+        listed = "; ".join(f"{pid}: {why}" for pid, why in left_out.items())
+        sys.stderr.write(
+            f"memdoor grade: {args.problems} leaves out {len(left_out)} known-bad problems ({listed})\n"
+        )
+    missing = sorted({s.problem_id for s in samples} - set(problems) - set(left_out))
     if missing:
         raise UsageError(
             f"{args.samples}: {len(missing)} sample(s) name unknown problems, e.g. {missing[0]!r}"
@@ -99,13 +108,18 @@ def run(args: argparse.Namespace) -> int:
             isolation=args.isolation, timeout_s=args.timeout, memory_mb=args.memory_mb, workers=workers
         )
     )
-    jobs = [(problems[s.problem_id], s.code) for s in samples]
+    graded = [s for s in samples if s.problem_id not in left_out]
+    jobs = [(problems[s.problem_id], s.code) for s in graded]
     verdicts = grade_many(jobs, sandbox, workers=workers, stop_at_first_failure=not args.all_tests)
     out = sys.stdout
     passed = failed = 0
     if not args.json:
         out.write(f"{'#':>4}  {'problem':<28} {'verdict':<14} {'tests':>9} {'seconds':>8}\n")
-    for s, v in zip(samples, verdicts, strict=True):
+    for s in samples:
+        if s.problem_id in left_out:
+            _excluded_row(out, s, left_out[s.problem_id], args.json)
+            continue
+        v = next(verdicts)
         passed += v.passed
         ran = sum(t.status != "skipped" for t in v.tests)
         error = v.error if isinstance(v, FailedGrading) else None  # Memdoor's own failure, not a verdict
@@ -134,5 +148,22 @@ def run(args: argparse.Namespace) -> int:
             )
         out.flush()
     if not args.json:
-        out.write(f"{passed}/{len(samples)} samples passed · isolation: {sandbox.name}\n")
+        skipped = len(samples) - len(graded)
+        note = f" ({skipped} on excluded known-bad problems, not graded)" if skipped else ""
+        out.write(f"{passed}/{len(graded)} samples passed{note} · isolation: {sandbox.name}\n")
     return 1 if failed else 0  # every verdict is written; exit 1 says some samples have none
+
+
+def _excluded_row(out, s: Sample, why: str, as_json: bool) -> None:
+    """A sample of a problem the suite leaves out (its canonical solution cannot pass): said, not graded."""
+    if as_json:
+        row = {
+            "problem_id": s.problem_id,
+            "index": s.index,
+            "passed": False,
+            "verdict": "excluded",
+            "detail": why,
+        }
+        out.write(json.dumps(row) + "\n")
+    else:
+        out.write(f"{s.index:>4}  {s.problem_id[:28]:<28} {'excluded':<14} {'':>9} {'':>8}   ({why})\n")

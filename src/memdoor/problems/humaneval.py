@@ -19,7 +19,7 @@ from typing import Any
 
 from memdoor.errors import ProblemFormatError
 from memdoor.problems.inflate import limit_for
-from memdoor.problems.jsonl import parse_json
+from memdoor.problems.jsonl import parse_object
 from memdoor.problems.model import Problem, TestCase
 
 _ARROWS = r"(?:==>|==|➞|->|=>|should return|returns|should be)"
@@ -133,7 +133,7 @@ def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a .jsonl or .jsonl.gz file. A .gz file may decompress to at most
     :func:`memdoor.problems.inflate.limit_for` its size (a gzip bomb is refused as it reaches that)."""
     gz = path.suffix == ".gz"
@@ -160,12 +160,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _record(line: str, path: Path, line_no: int) -> dict[str, Any]:
-    try:
-        rec = parse_json(line)
-    except ValueError as e:
-        raise ProblemFormatError(str(path), line_no, None, f"not JSON ({e})") from None
-    if not isinstance(rec, dict):
-        raise ProblemFormatError(str(path), line_no, None, "a line must hold a JSON object")
+    rec = parse_object(line, path, line_no)
     for field in ("task_id", "prompt", "entry_point", "test"):
         if not isinstance(rec.get(field), str) or not rec[field].strip():
             raise ProblemFormatError(str(path), line_no, field, "missing, empty or not a string")
@@ -182,7 +177,7 @@ def load_humaneval(path: str | Path | None = None) -> list[Problem]:
     path = Path(path) if path else data_path()
     problems = []
     try:
-        for line_no, line in _lines(path):
+        for line_no, line in jsonl_lines(path):
             if line.strip():
                 problems.append(problem_from_record(_record(line, path, line_no), str(path)))
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:  # gzip.BadGzipFile is an OSError

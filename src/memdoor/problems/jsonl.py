@@ -22,6 +22,17 @@ def parse_json(text: str | bytes) -> Any:
         raise ValueError("nested too deeply") from None
 
 
+def parse_object(line: str, path: str | Path, line_no: int) -> dict[str, Any]:
+    """One line's JSON object; ProblemFormatError naming the file and line for anything else."""
+    try:
+        row = parse_json(line)
+    except ValueError as e:
+        raise ProblemFormatError(str(path), line_no, None, f"not JSON ({e})") from None
+    if not isinstance(row, dict):
+        raise ProblemFormatError(str(path), line_no, None, "a line must hold a JSON object")
+    return row
+
+
 def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line; ProblemFormatError for anything else."""
     path = str(path)

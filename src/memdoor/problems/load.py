@@ -7,24 +7,32 @@ from pathlib import Path
 
 from memdoor.errors import ProblemFormatError, UsageError
 from memdoor.problems.humaneval import load_humaneval
+from memdoor.problems.humaneval_x import SUITES as HUMANEVAL_X
+from memdoor.problems.humaneval_x import load_humaneval_x
 from memdoor.problems.livecodebench import load_jsonl
 from memdoor.problems.model import Problem
 from memdoor.problems.userfile import SUFFIXES, load_dir, load_file
 
 
 def load_problems(source: str | Path) -> list[Problem]:
-    """Problems from ``humaneval``, a LiveCodeBench ``.jsonl`` file, a user ``.yaml``/``.json`` file, or a
+    """Problems from ``humaneval``, ``humaneval-js`` or ``humaneval-rust`` (HumanEval-X, shipped: see
+    ``humaneval_x.excluded`` for the problems they leave out), a LiveCodeBench ``.jsonl`` file, a user
+    ``.yaml``/``.json`` file, or a
     folder of user files. Ids must be unique, and every problem has a test (else nothing would grade it).
     Raises ProblemFormatError for anything unreadable or empty."""
     text = str(source)
     if text.lower() == "humaneval":
         problems = load_humaneval()
+    elif text.lower() in HUMANEVAL_X:
+        problems = load_humaneval_x(HUMANEVAL_X[text.lower()])
     else:
         path = Path(text)
         if path.is_dir():
             problems = load_dir(path)
         elif not path.exists():
-            raise ProblemFormatError(text, None, None, "no such file (or say 'humaneval')")
+            raise ProblemFormatError(
+                text, None, None, "no such file (or say 'humaneval', 'humaneval-js' or 'humaneval-rust')"
+            )
         elif text.endswith((".jsonl", ".jsonl.gz")) and "humaneval" in path.name.lower():
             problems = load_humaneval(path)
         elif text.endswith(".jsonl"):

@@ -61,6 +61,11 @@ class Problem(BaseModel):
         description="Tests that grade a final answer: public then hidden (LiveCodeBench), or hidden only "
         "(HumanEval: its official grader runs check() alone; docstring examples are hints, a few are wrong).",
     )
+    language: Literal["python", "javascript", "rust"] = Field(
+        default="python",
+        description="Language of the answer and of the tests: python (the harness), javascript (node) or rust "
+        "(compiled in the sandbox); see memdoor.sandbox.lang.",
+    )
     difficulty: str | None = Field(default=None, description="easy / medium / hard, when known.")
     platform: str | None = Field(
         default=None, description="leetcode, atcoder, codeforces, humaneval, user..."
