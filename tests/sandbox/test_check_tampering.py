@@ -276,3 +276,12 @@ def test_check_uses_the_programs_imports_and_values_as_officially(sandbox):
     )
     v = sandbox.run(code, [TestCase(kind="check", input=test)], func_name="f")
     assert v.passed, v
+
+
+def test_doctor_probe_of_the_check_judge(sandbox):
+    from memdoor.sandbox import check_probes
+    from memdoor.sandbox.config import SandboxConfig
+
+    check = check_probes.check_check_judge(sandbox, SandboxConfig())
+    assert check.status == "ok", check
+    assert "noted as an official pass" in check.detail, check

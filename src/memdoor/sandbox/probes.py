@@ -23,7 +23,7 @@ from pathlib import Path
 from memdoor.errors import SandboxError
 from memdoor.problems.model import TestCase
 from memdoor.protocols import Sandbox
-from memdoor.sandbox import resource_probes
+from memdoor.sandbox import check_probes, resource_probes
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.open import open_sandbox
 from memdoor.sandbox.probe_kit import Check, DoctorReport, json_line, record
@@ -376,7 +376,7 @@ def _probe_all(sb: Sandbox, config: SandboxConfig, report: DoctorReport) -> None
     }
     report.checks.append(Check(name="isolation", status="ok", detail=tools.get(sb.name, sb.name)))
     report.limits = resource_probes.enforcement(sb, config)
-    for probe in [*PROBES, *resource_probes.PROBES]:
+    for probe in [*PROBES, *resource_probes.PROBES, *check_probes.PROBES]:
         try:
             report.checks.append(probe(sb, config))
         except SandboxError as e:
