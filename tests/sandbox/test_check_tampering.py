@@ -62,6 +62,10 @@ HOSTILE = {
         "HumanEval/2",
         "    return 0.5 if number == 3.5 else 7.0\nimport builtins\nbuiltins.abs = lambda x: 0\n",
     ),
+    "shadowed_builtin_abs": (
+        "HumanEval/2",
+        "    return 0.5 if number == 3.5 else 7.0\ndef abs(x):\n    return 0\n",
+    ),
     "replaced_math_fabs_in_sys_modules": (
         "HumanEval/32",
         "    return 0.0\nimport sys\nsys.modules['math'].fabs = lambda x: 0.0\n",
@@ -95,6 +99,7 @@ HOSTILE = {
 OFFICIAL_PASSES = {
     "always_equal",
     "replaced_builtins_abs",
+    "shadowed_builtin_abs",
     "replaced_math_fabs_in_sys_modules",
     "redefined_prompt_helper",
 }

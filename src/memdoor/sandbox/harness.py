@@ -706,13 +706,16 @@ class CheckJudge(Runner):
 
     def bind(self, code):
         """Give the test the program's names it uses (and ``func_name``): stand-ins for its functions, the
-        same standard modules, classes and typing forms (imported here), plain values as they are."""
+        same standard modules, classes and typing forms (imported here), plain values as they are; never
+        ``check`` or a builtin's name."""
         wanted, stack = {self.job["func_name"]}, [code]
         while stack:
             c = stack.pop()
             wanted.update(c.co_names)
             stack.extend(k for k in c.co_consts if type(k) is type(code))
-        wanted -= set(self.namespace)
+        # Never from the program: what the test defines first (check), or what would shadow a builtin that
+        # check() uses (officially a program-level ``def abs`` is what check() calls).
+        wanted -= {*self.namespace, *vars(builtins), "check"}
         if self.broken:
             raise LinkBroken(self.broken)
         self.link.send({"op": "names"}, _dumps(sorted(wanted)).encode())
