@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import sqlite3
+import time
 from collections import Counter
 
 from bench_helpers import ALL_FUNCTIONS
@@ -114,3 +115,14 @@ async def test_rows_asking_at_once_wait_for_the_one_call_in_flight():
     # another seed is another draw
     await rows[1].complete(messages, seed=8, temperature=0.2)
     assert len(model.calls) == 3
+
+
+async def test_a_paced_replay_takes_the_recorded_latency_of_the_call():
+    model = numbered_model(delay=0.3)
+    draws = Draws(pace=True)
+    messages = [{"role": "user", "content": "write add"}]
+    first = await PairedModel(model, SPEC, draws, Counter()).complete(messages, seed=1)
+    started = time.monotonic()
+    again = await PairedModel(model, SPEC, draws, Counter()).complete(messages, seed=1)
+    assert time.monotonic() - started >= 0.3 == again.usage.latency_s == first.usage.latency_s
+    assert len(model.calls) == 1 and draws.replayed == 1

@@ -13,8 +13,10 @@ their strategy does with the drafts (``single`` is agent 0's first draft; ``para
 - otherwise the call is made and stored at once.
 
 A replayed response carries the usage of the call that computed it (tokens, latency), so each row is
-charged the full cost of every call it made, as if it had run alone. Failed calls are not stored
-(they are retried by whoever asks next).
+charged the full cost of every call it made, as if it had run alone. With ``pace`` (the bench's
+default) a replay also takes the call's recorded latency (a sleep for what is left of it, which costs
+no compute), so a row's wall seconds stay what they would have been alone and rows stay comparable
+in seconds too. Failed calls are not stored (they are retried by whoever asks next).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
@@ -42,8 +45,15 @@ def request_digest(spec: str, messages: Sequence[Message], settings: Mapping[str
 class Draws:
     """The calls of one bench run, shared by every row and every pair (not global: one per run)."""
 
-    def __init__(self, stored: Mapping[str, ModelResponse] | None = None, save: SaveCall | None = None):
+    def __init__(
+        self,
+        stored: Mapping[str, ModelResponse] | None = None,
+        save: SaveCall | None = None,
+        *,
+        pace: bool = False,
+    ):
         self._done: dict[str, ModelResponse] = dict(stored or {})
+        self._pace = pace
         self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
         self._save = save
         self.computed = 0
@@ -58,10 +68,10 @@ class Draws:
         self, key: str, compute: Callable[[], Awaitable[ModelResponse]], spec: str = ""
     ) -> ModelResponse:
         """The response of ``key``: stored, awaited from the row computing it, or computed here."""
+        started = time.monotonic()
         while True:
             if key in self._done:
-                self.replayed += 1
-                return self._done[key].model_copy(deep=True)
+                return await self._replay(self._done[key], started)
             pending = self._inflight.get(key)
             if pending is None:
                 return await self._compute(key, compute, spec)
@@ -72,8 +82,15 @@ class Draws:
                 if task is not None and task.cancelling():
                     raise  # we were cancelled ourselves
                 continue  # the row computing it was cancelled: compute it here
-            self.replayed += 1
-            return response.model_copy(deep=True)
+            return await self._replay(response, started)
+
+    async def _replay(self, response: ModelResponse, started: float) -> ModelResponse:
+        self.replayed += 1
+        if self._pace:
+            left = response.usage.latency_s - (time.monotonic() - started)
+            if left > 0:
+                await asyncio.sleep(left)
+        return response.model_copy(deep=True)
 
     async def _compute(
         self, key: str, compute: Callable[[], Awaitable[ModelResponse]], spec: str

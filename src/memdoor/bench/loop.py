@@ -73,6 +73,9 @@ class BenchOptions:
     """Retry every stored error, not only environmental ones."""
     max_consecutive_errors: int = 10
     """Stop after this many environmental errors in a row."""
+    pace_replays: bool = True
+    """A replayed call takes its recorded latency (see :mod:`memdoor.bench.draws`), so every row's wall
+    seconds are as if it had run alone."""
 
 
 @dataclass
@@ -302,7 +305,7 @@ async def run_bench(
         from memdoor.runner import solve_problem as solve
     stored = store.statuses()
     if draws is None:
-        draws = Draws(store.calls(), store.save_call)
+        draws = Draws(store.calls(), store.save_call, pace=options.pace_replays)
     jobs = plan_jobs(problems, config.rows, stored, retry_errors=options.retry_errors)
     total = len(problems) * len(config.rows)
     board = Scoreboard(config.row_names, list(stored.values()))

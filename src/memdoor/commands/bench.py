@@ -11,16 +11,21 @@ single@local:qwen2.5-coder-1.5b, or a mixed team with one count per model (agent
 the counts add up to the team size): parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4.
 --model serves the entries that name none. Agent i has the same model, temperature, seed and prompt in
 every row, and an identical request is computed once per run and replayed to every row that makes it
-(paired draws; each row is still charged it in full). --budget-compute gives every row the same compute
-(FLOPs ≈ 2 × parameters × tokens; parameters from the catalog, or --params SPEC=N for other models).
+(paired draws; each row is still charged it in full, and a replay takes the call's recorded latency
+so seconds stay comparable: --concurrency 2 or more gives the freed engine to other pairs).
+--budget-compute gives every row the same compute (FLOPs ≈ 2 × parameters × tokens; parameters from
+the catalog, or --params SPEC=N for other models).
 
 Problems run in the suite's file order (HumanEval/0, /1, ... for humaneval); filters are inclusive
 and --limit keeps the first N after filtering. Rerunning the same command resumes: finished pairs
 are skipped, pairs that were running when the run died are redone, pairs where every model call
 failed (an endpoint down) are retried up to 3 attempts in all, other errors are kept and counted as
 failures (--retry-errors retries them). A directory holding another configuration is refused.
-DIR holds results.sqlite (every result, config and versions) and traces/ (one trace per result:
-memdoor trace ID --dir DIR/traces). Then: memdoor report DIR; memdoor export DIR.
+DIR holds results.sqlite (every result, config and versions, every computed model call) and
+traces/ (one trace per result: memdoor trace ID --dir DIR/traces), and the portable files run.json,
+results.jsonl and calls.jsonl (sorted text to commit, e.g. under benchmarks/results/; the same command
+on a directory holding only them rebuilds the database and resumes). Then: memdoor report DIR;
+memdoor export DIR.
 """
 
 from __future__ import annotations
