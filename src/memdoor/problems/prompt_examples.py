@@ -19,7 +19,9 @@ since functional tests compare ``json.loads(expected)``.
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
+import itertools
 import json
 import keyword
 import re
@@ -183,6 +185,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+MAX_MENTIONS = 1000
+"""Signatures and names read from one request, at most (of each kind): a bound on the work."""
+_LOOK = 300
+"""Characters read around a mention (the words before it, the annotation after it)."""
 _MATH = re.compile(r"\$[^$\n]*\$")
 _PROSE_SIG = re.compile(r"(?<![\w.$\\])(?:(def)\s+)?(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\(([^()\n]*)\)")
 _NAMES = [
@@ -217,7 +223,7 @@ _ASIDE = _words("""helper given have has already existing using use uses call ca
     don't dont not without let program script prints print""")
 _AS = frozenset({"as", "into"})
 _SENTENCE_END = re.compile(r"(?:[.!?](?=\s)|\n\s*\n|[;\n])")
-_DEFINED_AS = re.compile(r"^\s*(?:is\s+defined|be\s+defined|be\b|denotes?\b|as\b|is\s+the\b)", re.IGNORECASE)
+_DEFINED_AS = re.compile(r"\s*(?:is\s+defined|be\s+defined|be\b|denotes?\b|as\b|is\s+the\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -233,14 +239,13 @@ def _prose_of(text: str) -> str:
     return _MATH.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def _ask_score(prose: str, pos: int) -> int:
+def _ask_score(prose: str, pos: int, starts: list[int]) -> int:
     """How strongly the words just before ``pos`` (same sentence, last eight words) ask for what
     follows. The nearest request verb or aside decides: +2 for a request ("write", "implement"),
     -3 for an aside (a helper, something given, used, "my" existing code, a program); +1 for a
-    "function"-like word, +1 for "as"/"into" right before (rewrite X *as* Y)."""
-    start = 0
-    for m in _SENTENCE_END.finditer(prose, 0, pos):
-        start = m.end()
+    "function"-like word, +1 for "as"/"into" right before (rewrite X *as* Y). ``starts``: where the
+    sentences of ``prose`` start, in order."""
+    start = max(starts[bisect.bisect_right(starts, pos) - 1], pos - _LOOK)
     words = [w for w in (w.strip("`*,:;()'\"").lower() for w in prose[start:pos].split()) if w][-8:]
     score = 0
     for k in range(len(words) - 1, -1, -1):
@@ -262,20 +267,21 @@ def _mentions(text: str) -> list[_Mention]:
     """Functions the prose names: backticked or plain signatures, ``def name(...)``, and names after
     "function", "named", "called"; each with how strongly the request asks for it."""
     prose = _prose_of(text)
+    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(prose))]
     found: list[_Mention] = []
-    for m in _PROSE_SIG.finditer(prose):
+    for m in itertools.islice(_PROSE_SIG.finditer(prose), MAX_MENTIONS):
         is_def, name, params = m.group(1), m.group(2), m.group(3)
         if not _usable(name):
             continue
         names = _signature_params(name, params)
         ticked = prose[max(0, m.start() - 1) : m.start()] == "`"
-        score = _ask_score(prose, m.start()) + (1 if is_def else 0)
+        score = _ask_score(prose, m.start(), starts) + (1 if is_def else 0)
         if not ticked and (
-            names is None or score < (1 if is_def else 2) or _DEFINED_AS.match(prose[m.end() :])
+            names is None or score < (1 if is_def else 2) or _DEFINED_AS.match(prose, m.end())
         ):
             continue  # not asked for (plain-text math, "the values of function f(l, r)"), or defined as a formula
         # a backticked signature is code to start from (not a method's: it needs its class)
-        ret = _return_annotation(prose[m.end() :])
+        ret = _return_annotation(prose[m.end() : m.end() + _LOOK])
         starter = (
             _signature_starter(name, params, ret)
             if ticked and names is not None and not _is_method(params)
@@ -284,11 +290,11 @@ def _mentions(text: str) -> list[_Mention]:
         kind = "def" if is_def else "signature"
         found.append(_Mention(score, m.start(), Target(name, starter, names, kind)))
     for pattern in _NAMES:
-        for m in pattern.finditer(prose):
+        for m in itertools.islice(pattern.finditer(prose), MAX_MENTIONS):
             name = m.group("name")
             if not _usable(name) or name.lower() in _NOT_NAMES:
                 continue
-            after = prose[m.end() :].lstrip()
+            after = prose[m.end() : m.end() + _LOOK].lstrip()
             if after.startswith("("):
                 continue  # a signature: read above
             if not (m.group("how") or m.group("tick")):
@@ -296,7 +302,7 @@ def _mentions(text: str) -> list[_Mention]:
                 if not (_codey(name) or follower in _NAME_FOLLOWERS or follower[:1] in ",:.;"):
                     continue
             found.append(
-                _Mention(_ask_score(prose, m.start()) + 1, m.start(), Target(name, "", None, "named"))
+                _Mention(_ask_score(prose, m.start(), starts) + 1, m.start(), Target(name, "", None, "named"))
             )
     return found
 
@@ -508,12 +514,19 @@ _EXAMPLE_ARROW = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = "'\""
+_VALUE_CHARS = 2000
+"""Longest example call or value read from a line."""
+_CUTS = 40
+"""Places where a value may end that are tried (then the rest of the text as a whole)."""
+MAX_INLINE = 100
+"""Examples read from the lines of one request, at most."""
 
 
 def _closing(line: str, open_at: int) -> int | None:
-    """The index of the bracket closing the one at ``open_at`` (strings skipped), or None."""
+    """The index of the bracket closing the one at ``open_at`` (strings skipped; within
+    ``_VALUE_CHARS``), or None."""
     depth, i, quote = 0, open_at, ""
-    while i < len(line):
+    while i < min(len(line), open_at + _VALUE_CHARS):
         c = line[i]
         if quote:
             if c == "\\":
@@ -535,11 +548,11 @@ def _closing(line: str, open_at: int) -> int | None:
 def _first_value(text: str) -> tuple[bool, Any]:
     """The shortest literal at the start of ``text`` that ends at a space, ``,;)`` or a full stop and
     is followed by nothing, punctuation or a word (not an operator)."""
-    text = text[:2000]
+    text = text[:_VALUE_CHARS]
     cuts = [
         i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
     ]
-    for cut in [*cuts, len(text)]:
+    for cut in [*cuts[:_CUTS], len(text)]:
         rest = text[cut:].lstrip()
         if rest and not (rest[0] in ",;.)" or rest[0].isalpha()):
             continue  # "19 - 5 - 6 = 8": an expression, not a value
@@ -557,7 +570,7 @@ def _defined_by_formula(text: str, name: str, call: re.Pattern[str]) -> bool:
         line = raw.replace("`", "")
         for m in call.finditer(line):
             end = _closing(line, m.end() - 1)
-            if end is None or not re.match(r"\s*=(?!=)", line[end + 1 :]):
+            if end is None or not re.match(r"\s*=(?!=)", line[end + 1 : end + 20]):
                 continue
             if _call_args(line[m.end() : end], None) is None:
                 return True
@@ -584,9 +597,11 @@ def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
             if not arrow or (defined and arrow.group(0).strip() == "="):
                 continue
             args = _call_args(line[m.end() : end], target.params)
-            ok, expected = _first_value(line[arrow.end() :])
+            ok, expected = _first_value(line[arrow.end() : arrow.end() + _VALUE_CHARS])
             if args is not None and ok:
                 found.append((args, expected))
+                if len(found) >= MAX_INLINE:
+                    return found
     return found
 
 
