@@ -298,7 +298,10 @@ def drop_demo_lines(code: str, func_name: str) -> str:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return code
-    dropped = _dropped(tree, func_name)
+    try:
+        dropped = _dropped(tree, func_name)
+    except RecursionError:  # an expression nested too deeply to analyse (1+1+...+1): keep the code as it is
+        return code
     if not dropped or len(dropped) == len(tree.body):
         return code  # nothing to drop, or nothing but demo lines: kept for the author to see
     gone = _lines_of(s for i, s in enumerate(tree.body) if i in dropped)
