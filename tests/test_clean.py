@@ -101,7 +101,7 @@ def test_a_bare_call_of_a_test_function_goes_but_the_function_stays():
         # nothing but demo lines (no definition): kept whole, the author sees what ran
         "print(count(3))\n",
         # an expression nested too deeply to analyse
-        "def count():\n    return " + "+".join(["1"] * 3000) + "\nprint(count())\n",
+        "def count():\n    return " + "+".join(["1"] * 1200) + "\nprint(count())\n",
         # print rebound by the answer
         "def print(*a):\n    pass\n\ndef count(n):\n    return n\n",
     ],
