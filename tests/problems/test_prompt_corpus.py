@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from memdoor.problems.prompt_examples import find_target, functional_examples
@@ -67,3 +68,23 @@ def test_no_function_is_invented_for_programs_reading_stdin(shared_data):
     assert len(stdin) > 500
     named = [(r["question_title"], find_target(r["question_content"])) for r in stdin]
     assert [(title, t.func_name) for title, t in named if t.func_name] == []
+
+
+DEEP = "+".join(["1"] * 5000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Write `f(x)`.\nf({DEEP}) == 2",
+        f"Write `f(x)`.\n>>> f({DEEP})\n2",
+        f"Fix:\n```python\ndef f():\n    return {DEEP}\n```",
+        f"Write `f(x)`.\nassert f(1) == {DEEP}",
+        f"Write `f(x=1)`.\nf(1) == {DEEP}",
+        f"Write `g(x={DEEP})`",
+        "Write `f(x)`.\nf('\0') == 1",
+    ],
+)
+def test_text_too_deep_to_parse_is_no_example_and_no_crash(text):
+    target = find_target(text)
+    assert functional_examples(text, target) == []

@@ -36,7 +36,7 @@ def _literal_call(text: str, entry_point: str) -> list[Any] | None:
     """Positional literal arguments of ``entry_point(...)`` in ``text``, or None if it is anything else."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point):
         return None

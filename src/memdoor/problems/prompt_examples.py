@@ -37,6 +37,8 @@ DEFAULT_FUNCTION = "solution"
 real name, and the answer says so: :mod:`memdoor.strategies.naming`)."""
 
 _BUILTINS = frozenset(dir(builtins)) | {"main"}
+_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+"""What parsing untrusted text may raise (too deep an expression, a NUL byte, ...)."""
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 _WANTS_FUNCTION = re.compile(r"\b(?:function|method)\b", re.IGNORECASE)
 _CALL_START = re.compile(r"^(?:>>>\s*)?([A-Za-z_]\w*)\s*\(")
@@ -75,7 +77,7 @@ def _parse_code(code: str) -> ast.Module | None:
     """``code`` parsed; a block ending with a bare signature (LeetCode starter) gets a ``pass`` body."""
     try:
         return ast.parse(code)
-    except SyntaxError:
+    except _UNPARSABLE:
         pass
     lines = [ln for ln in code.rstrip().splitlines() if ln.strip()]
     if not lines:
@@ -83,7 +85,7 @@ def _parse_code(code: str) -> ast.Module | None:
     indent = len(lines[-1]) - len(lines[-1].lstrip())
     try:
         return ast.parse(code.rstrip() + "\n" + " " * (indent + 4) + "pass\n")
-    except SyntaxError:
+    except _UNPARSABLE:
         return None
 
 
@@ -144,7 +146,7 @@ def _signature_params(name: str, params: str) -> tuple[str, ...] | None:
     do not parse as a parameter list."""
     try:
         tree = ast.parse(f"def {name}({params}): pass")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except _UNPARSABLE:
         return None
     fn = tree.body[0]
     assert isinstance(fn, ast.FunctionDef)
@@ -163,7 +165,7 @@ def _signature_starter(name: str, params: str, ret: str | None) -> str:
     line = f"def {name}({params.strip()})" + (f" -> {ret.strip()}" if ret else "") + ":"
     try:
         ast.parse(line + "\n    pass\n")
-    except SyntaxError:
+    except _UNPARSABLE:
         return ""
     return line + "\n    "
 
@@ -434,7 +436,7 @@ def _assert_line(line: str) -> str:
         return line
     try:
         stmt = ast.parse(line).body[0]
-    except (SyntaxError, IndexError):
+    except (*_UNPARSABLE, IndexError):
         return line[len("assert ") :]
     if (
         isinstance(stmt, ast.Assert)
@@ -468,14 +470,14 @@ def _call_args(text: str, params: tuple[str, ...] | None) -> list[Any] | None:
     """Arguments from ``a = 1, b = [2]`` (named; put in ``params`` order) or ``1, [2]`` (positional)."""
     try:
         call = ast.parse(f"_f({text})", mode="eval").body
-    except SyntaxError:
+    except _UNPARSABLE:
         return None
     if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     try:
         positional = [_value(a) for a in call.args]
         named = {k.arg: _value(k.value) for k in call.keywords if k.arg is not None}
-    except _NotLiteral:
+    except (_NotLiteral, RecursionError):
         return None
     if len(named) != len(call.keywords):
         return None
