@@ -5,7 +5,9 @@ the grader, to reach a listener on 127.0.0.1, to write host files, to allocate t
 without end, to leave a daemon behind, to hold more memory in several processes than one candidate may, to
 fill every writable place, to spin on every core). It also says how each limit is enforced: a cgroup per
 candidate (v1 or v2) or per-process rlimits only. Exit status 0 when nothing failed (warnings say the isolation is
-weaker than bubblewrap's), 1 when a check failed.
+weaker than bubblewrap's), 1 when a check failed. It also says which languages can run here (Python, and
+JavaScript and Rust when node and the sandbox's Rust toolchain are found: versions, and a trivial program
+run in the same isolation); a missing language is not a failure.
 """
 
 from __future__ import annotations
@@ -55,9 +57,43 @@ def run(args: argparse.Namespace) -> int:
     fields = {"isolation": args.isolation, "cgroups": not args.no_cgroups}
     if args.python:
         fields["python"] = args.python
-    report = diagnose(SandboxConfig(**fields))
+    config = SandboxConfig(**fields)
+    report = diagnose(config)
+    languages = _languages(config) if report.ok else []
     if args.json:
-        print(json.dumps({**report.model_dump(), "ok": report.ok, "weak": report.weak}))
+        print(
+            json.dumps(
+                {
+                    **report.model_dump(),
+                    "ok": report.ok,
+                    "weak": report.weak,
+                    "languages": [x.model_dump() for x in languages],
+                }
+            )
+        )
     else:
         print(render(report))
+        if languages:
+            print(render_languages(languages))
     return 0 if report.ok else 1
+
+
+def _languages(config: SandboxConfig) -> list:
+    from memdoor.errors import SandboxError
+    from memdoor.sandbox.lang.doctor import check_languages
+    from memdoor.sandbox.open import open_sandbox
+
+    try:
+        with open_sandbox(config.model_copy(update={"prestart": False})) as sb:
+            return check_languages(sb)
+    except SandboxError:
+        return []
+
+
+def render_languages(languages: list) -> str:
+    lines = ["languages:"]
+    mark = {"ok": "ok  ", "unavailable": "--  ", "fail": "FAIL"}
+    for x in languages:
+        what = " ".join(part for part in (x.version, f"({x.tool})" if x.tool else "") if part)
+        lines.append(f"  [{mark[x.status]}] {x.language:<10}  {what}  {x.detail}".rstrip())
+    return "\n".join(lines)
