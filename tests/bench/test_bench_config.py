@@ -97,3 +97,21 @@ def test_identity_ignores_the_suite_path_but_not_what_changes_results():
     assert a.identity() == BenchConfig(suite="/elsewhere/a.jsonl", rows=rows).identity()
     assert a.identity() != BenchConfig(suite="a.jsonl", rows=rows, seed=1).identity()
     assert a.identity() != BenchConfig(suite="a.jsonl", rows=rows, budget_tokens=5000).identity()
+
+
+def test_a_strategies_entry_may_name_its_own_team():
+    a, b = "local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b"
+    rows = parse_rows(f"single@{a},parallel:3@{b},parallel:3@{a}*1+{b}*2", [], [])
+    assert [r.name for r in rows] == [f"single@{a}", f"parallel:3@{b}", f"parallel:3@{a}*1+{b}*2"]
+    with pytest.raises(UsageError, match="given twice"):  # b*3 is the team of b alone
+        parse_rows(f"parallel:3@{b},parallel:3@{b}*3", [], [])
+    assert [r.models for r in rows[:3]] == [[a], [b], [a, b, b]]
+    assert rows[2].team == f"1× {a} + 2× {b}" and rows[0].team == a
+    mixed = parse_rows(f"parallel:3@{b}*2+{a}*1", [b], [])[0]
+    assert mixed.models == [b, b, a] and mixed.name == f"parallel:3@{b}*2+{a}*1"  # order is agent order
+    plain = parse_rows("single,parallel:2", [b], [f"single@{a}"])
+    assert [r.models for r in plain] == [[b], [b], [a]] and plain[2].baseline
+    with pytest.raises(UsageError, match="at least one --model"):
+        parse_rows(f"single,parallel:2@{b}", [], [])
+    with pytest.raises(UsageError, match="add up to 2 agents, the strategy has 3"):
+        parse_rows(f"parallel:3@{a}*1+{b}*1", [], [])
