@@ -51,6 +51,8 @@ def test_a_killed_run_continues_on_another_machine_from_its_portable_files(tmp_p
     other.mkdir()
     for name in (RUN_JSON, RESULTS_JSONL, CALLS_JSONL):
         shutil.copy(out / name, other / name)
+    early = run_cli("report", other)  # the database is rebuilt by the bench, not by a report
+    assert early.returncode == 2 and "rerun its memdoor bench command" in early.stderr
     resumed = run_cli(*args, "--out", other)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(before)} already stored" in resumed.stdout

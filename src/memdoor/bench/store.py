@@ -226,7 +226,10 @@ class ResultsStore:
         """Open an existing results directory read-only (reports, exports)."""
         path = cls.db_path(directory)
         if not path.exists():
-            raise ResultsStoreError(f"{directory}: no bench results here ({DB_NAME} not found)")
+            hint = ""
+            if (Path(directory) / portable.RESULTS_JSONL).is_file():
+                hint = f"; it holds {portable.RESULTS_JSONL}: rerun its memdoor bench command to rebuild the database"
+            raise ResultsStoreError(f"{directory}: no bench results here ({DB_NAME} not found{hint})")
         return cls(Path(directory), _connect_readonly(path), None)
 
     @classmethod
