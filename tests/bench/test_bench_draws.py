@@ -15,7 +15,7 @@ from bench_helpers import ALL_FUNCTIONS
 
 from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.draws import Draws, PairedModel
-from memdoor.bench.loop import run_bench
+from memdoor.bench.loop import BenchOptions, run_bench
 from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import DB_NAME, ResultsStore
@@ -39,7 +39,7 @@ def numbered_model(delay: float = 0.0) -> ScriptedModel:
     )
 
 
-async def run(tmp_path, problem_file, sandbox, model, strategies="single,parallel:3"):
+async def run(tmp_path, problem_file, sandbox, model, strategies="single,parallel:3", concurrency=1):
     problems = load_problems(problem_file)
     config = BenchConfig(suite=str(problem_file), rows=parse_rows(strategies, [SPEC], []))
     record = RunRecord(config=config, problems_sha256=problems_digest(problems), problem_count=len(problems))
@@ -53,6 +53,7 @@ async def run(tmp_path, problem_file, sandbox, model, strategies="single,paralle
             config,
             store,
             lambda: RunEnv(pool=pool, sandbox=sandbox, memory=open_memory(None)),
+            options=BenchOptions(concurrency=concurrency),
             progress=PlainProgress(io.StringIO()),
             draws=draws,
         )
@@ -126,3 +127,22 @@ async def test_a_paced_replay_takes_the_recorded_latency_of_the_call():
     again = await PairedModel(model, SPEC, draws, Counter()).complete(messages, seed=1)
     assert time.monotonic() - started >= 0.3 == again.usage.latency_s == first.usage.latency_s
     assert len(model.calls) == 1 and draws.replayed == 1
+
+
+async def test_rows_of_a_concurrent_bench_share_the_draws_they_make_at_the_same_time(
+    tmp_path, problem_file, sandbox
+):
+    model = numbered_model(delay=0.2)  # single and parallel:3 of a problem run at once
+    results, draws, kept = await run(
+        tmp_path, problem_file, sandbox, model, strategies="single,parallel:3,hybrid:3", concurrency=3
+    )
+    by = {(r.problem_id, r.row): r for r in results}
+    for p in {r.problem_id for r in results}:
+        assert (
+            by[(p, "single")].code == agent0_draft(by[(p, "parallel:3")]) == agent0_draft(by[(p, "hybrid:3")])
+        )
+    # every draft passes its public test, so hybrid repairs nothing but asks one agent for inputs that
+    # split its (textually different) survivors: per problem 3 shared drafts + hybrid's own call are
+    # computed, and 4 of the 8 calls charged are replays
+    assert len(model.calls) == kept == 6 * 4 and draws.replayed == 6 * 4
+    assert sum(r.calls for r in results) == 6 * 8
