@@ -28,6 +28,6 @@ def candidate_code(answer: str, problem: Problem) -> str:
     stays whole. Strategies take every candidate through here, before anything runs it, so the program
     graded is the program the user gets."""
     code = extract_code(answer)
-    if problem.kind == "stdin" or not problem.func_name:
-        return code
+    if problem.kind == "stdin" or not problem.func_name or problem.language != "python":
+        return code  # (demo lines are recognised in Python only; ```javascript / ```rust fences work as any)
     return drop_demo_lines(code, problem.func_name)

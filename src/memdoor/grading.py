@@ -14,7 +14,12 @@ from memdoor.sandbox.verdict import TestResult, Verdict
 
 
 def program_for(problem: Problem, code: str) -> str:
-    """The program that runs: the problem's grading prefix (HumanEval's prompt) then the candidate."""
+    """The program that runs: the problem's grading prefix (HumanEval's prompt) then the candidate (for
+    JavaScript and Rust, a whole-function answer replaces the prefix's opened signature: sandbox.lang.program)."""
+    if problem.language != "python":
+        from memdoor.sandbox.lang.program import join
+
+        return join(problem.language, problem.grading_prefix, code, problem.func_name)
     return f"{problem.grading_prefix}\n{code}" if problem.grading_prefix else code
 
 

@@ -69,7 +69,7 @@ def problem_from_record(rec: dict[str, Any], language: Language, source: str, li
         )
     else:
         statement = f"{prompt.strip()}\n{declaration.strip()}\n"
-        starter, prefix, public = declaration.lstrip("\n"), RUST_MAIN + declaration + prompt, []
+        starter, prefix, public = statement, RUST_MAIN + declaration + prompt, []
     return Problem(
         id=task_id,
         title=names[-1],

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memdoor.models.types import Message
 from memdoor.problems.model import Problem, TestCase
 from memdoor.prompts import lines, render
+from memdoor.prompts.languages import in_language, system_note
 from memdoor.sandbox.verdict import Verdict
 
 CAP = 600
@@ -53,29 +54,38 @@ def _hint(variant: int) -> str:
     return hints[(variant - 1) % len(hints)] + "\n\n"
 
 
-def _chat(user: str, *, system: str = "system") -> list[Message]:
-    return [{"role": "system", "content": render(system)}, {"role": "user", "content": user}]
+def _chat(user: str, *, system: str = "system", language: str = "python") -> list[Message]:
+    """The messages, in the problem's language (the templates are Python's: prompts.languages)."""
+    sys_text = in_language(render(system), language) + system_note(language)
+    return [{"role": "system", "content": sys_text}, {"role": "user", "content": in_language(user, language)}]
 
 
 def draft(problem: Problem, variant: int = 0) -> list[Message]:
     """A first attempt: LiveCodeBench's generic prompt (plus a hint for variants > 0)."""
-    return _chat(question(problem) + _hint(variant) + render("answer"))
+    return _chat(question(problem) + _hint(variant) + render("answer"), language=problem.language)
 
 
 def review(problem: Problem, code: str, results: str) -> list[Message]:
     """Ask a reviewer for significant issues, ending with ``VERDICT: OK`` or ``VERDICT: ISSUES``."""
-    return _chat(question(problem) + render("review", code=code, results=results), system="system_reviewer")
+    return _chat(
+        question(problem) + render("review", code=code, results=results),
+        system="system_reviewer",
+        language=problem.language,
+    )
 
 
 def revise(problem: Problem, code: str, results: str, comments: str) -> list[Message]:
     """Ask the author to fix the issues a reviewer listed."""
     body = render("revise", code=code, results=results, review=comments.strip() or "(none)")
-    return _chat(question(problem) + body + render("answer"))
+    return _chat(question(problem) + body + render("answer"), language=problem.language)
 
 
 def repair(problem: Problem, code: str, results: str) -> list[Message]:
     """Ask for a fix guided by the failing public tests."""
-    return _chat(question(problem) + render("repair", code=code, results=results) + render("answer"))
+    return _chat(
+        question(problem) + render("repair", code=code, results=results) + render("answer"),
+        language=problem.language,
+    )
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,7 @@ def refine(problem: Problem, code: str, results: str, peers: Sequence[Peer]) -> 
         render("peer", agent=p.agent, summary=p.summary, code=_cap(p.code, PEER_CAP)) for p in peers
     )
     body = render("refine", code=code, results=results, peers=shown or "(none)\n\n")
-    return _chat(question(problem) + body + render("answer"))
+    return _chat(question(problem) + body + render("answer"), language=problem.language)
 
 
 def inputs_kind(problem: Problem) -> str:
@@ -108,7 +118,9 @@ def inputs(problem: Problem, count: int) -> list[Message]:
         fmt = render("input_format_functional", func_name=problem.func_name or "the function")
     else:
         fmt = render("input_format_stdin")
-    return _chat(question(problem) + render("inputs", count=count, input_format=fmt))
+    return _chat(
+        question(problem) + render("inputs", count=count, input_format=fmt), language=problem.language
+    )
 
 
 # ----------------------------------------------------------------------------------------------
