@@ -39,6 +39,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "user .yaml/.json file",
     )
     p.add_argument("samples", help="JSON Lines of candidates (see above)")
+    p.add_argument(
+        "--language",
+        choices=["python", "javascript", "rust"],
+        default=None,
+        help="language of the answers to standard-input problems (default: each problem's own; HumanEval-X "
+        "suites are JavaScript or Rust already)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON line per sample, in input order")
     p.add_argument(
         "--all-tests", action="store_true", help="run every test instead of stopping at the first failure"
@@ -86,10 +93,11 @@ def read_samples(path: str) -> list[Sample]:
 def run(args: argparse.Namespace) -> int:
     from memdoor.grading import FailedGrading, grade_many
     from memdoor.problems.humaneval_x import excluded
+    from memdoor.problems.languages import in_language
     from memdoor.problems.load import load_problems
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
-    problems = {p.id: p for p in load_problems(args.problems)}
+    problems = {p.id: p for p in in_language(load_problems(args.problems), args.language)}
     samples = read_samples(args.samples)
     left_out = excluded(args.problems)  # known-bad problems of the suite: reported, never graded
     if left_out:

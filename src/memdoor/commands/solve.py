@@ -44,10 +44,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     from memdoor.runner import DEFAULT_MODEL
 
     p.add_argument(
-        "problems", help="problem source: LiveCodeBench .jsonl, 'humaneval', or a user .yaml/.json file"
+        "problems",
+        help="problem source: LiveCodeBench .jsonl, 'humaneval', 'humaneval-js', 'humaneval-rust', or a "
+        "user .yaml/.json file",
     )
     p.add_argument(
         "--problem", metavar="ID", help="id of the problem to solve (optional if the file has one)"
+    )
+    p.add_argument(
+        "--language",
+        choices=["python", "javascript", "rust"],
+        default=None,
+        help="language of the answers to standard-input problems (default: each problem's own; HumanEval-X "
+        "suites are JavaScript or Rust already)",
     )
     p.add_argument(
         "--strategy",
@@ -197,10 +206,11 @@ def summary(solution: Solution, graded_on: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memdoor.problems.languages import in_language
     from memdoor.problems.load import find_problem, load_problems
 
     config = build_config(args)
-    problems = load_problems(args.problems)
+    problems = in_language(load_problems(args.problems), args.language)
     if args.problem is None:
         if len(problems) != 1:
             raise UsageError(f"{args.problems} has {len(problems)} problems: choose one with --problem ID")

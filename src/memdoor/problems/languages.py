@@ -1,0 +1,28 @@
+"""Answering problems in another language (``--language``): a standard-input problem has the same tests in
+every language, so any language can answer it; function and ``check`` problems keep their own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memdoor.errors import UsageError
+from memdoor.problems.model import Problem
+
+LANGUAGES = ("python", "javascript", "rust")
+
+
+def in_language(problems: Sequence[Problem], language: str | None) -> list[Problem]:
+    """``problems`` to be answered in ``language`` (None: each in its own). UsageError when a problem's tests
+    only fit its own language (function calls, HumanEval ``check`` code)."""
+    if language is None:
+        return list(problems)
+    if language not in LANGUAGES:
+        raise UsageError(f"unknown language {language!r} (choose from: {', '.join(LANGUAGES)})")
+    fixed = [p for p in problems if p.language != language and any(t.kind != "stdin" for t in p.all_tests)]
+    if fixed:
+        raise UsageError(
+            f"--language {language}: only standard-input problems can be answered in any language; "
+            f"{fixed[0].id} is a {fixed[0].language} {fixed[0].kind} problem"
+            + (f" (and {len(fixed) - 1} more)" if len(fixed) > 1 else "")
+        )
+    return [p if p.language == language else p.model_copy(update={"language": language}) for p in problems]
