@@ -56,6 +56,7 @@ def run_on(
             problem.language,
             program_for(problem, code),
             tests,
+            func_name=problem.func_name,
             stop_at_first_failure=stop_at_first_failure,
         )
     return sandbox.run(

@@ -110,3 +110,29 @@ def test_stdin_programs(sb, language, program):
     v = run_program(sb, language, program, tests, stop_at_first_failure=False)
     assert [t.status for t in v.tests] == ["passed", "passed", "wrong_answer"]
     assert v.tests[1].output.strip() == "42"
+
+
+def test_function_call_tests_in_javascript(sb):
+    code = "const f = (a, b) => { console.log('noise'); return [a + b, {k: b}]; };"
+    tests = [
+        TestCase(kind="functional", input="1\n2", output='[3, {"k": 2}]'),
+        TestCase(kind="functional", input="1\n1", output='[3, {"k": 2}]'),
+        TestCase(kind="functional", input='"a"\n"b"', output=None),
+    ]
+    v = run_program(sb, "javascript", code, tests, func_name="f", stop_at_first_failure=False)
+    assert [t.status for t in v.tests] == ["passed", "wrong_answer", "passed"]
+    assert v.tests[2].output == '["ab",{"k":"b"}]'
+    async_code = "const f = async (a) => { throw new Error('nope') };"
+    v = run_program(sb, "javascript", async_code, tests[:1], func_name="f")
+    assert v.status == "runtime_error" and "nope" in v.tests[0].detail
+
+
+def test_function_call_tests_are_not_run_for_rust(sb):
+    v = run_program(
+        sb,
+        "rust",
+        "fn f(a: i32) -> i32 { a }",
+        [TestCase(kind="functional", input="1", output="1")],
+        func_name="f",
+    )
+    assert v.status == "runtime_error" and "not run for rust" in v.tests[0].detail

@@ -9,6 +9,7 @@ output by the same rule as Python's.
 from __future__ import annotations
 
 import re
+import secrets
 
 from memdoor.sandbox import compare
 from memdoor.sandbox.lang.process import Isolation, Limits, Outcome, candidate_limits, run_isolated
@@ -95,6 +96,56 @@ def stdin_result(
     if expected is None:
         return TestResult(status="passed", seconds=outcome.seconds, output=shown)
     ok, why = compare.stdin_matches(text, expected)
+    return TestResult(
+        status="passed" if ok else "wrong_answer", seconds=outcome.seconds, output=shown, detail=why
+    )
+
+
+def call_script(func_name: str, args_json: list[str], marker: str) -> str:
+    """Code appended to the program for a function-call test: call ``func_name`` with the JSON arguments
+    (awaiting a promise) and print the JSON of the result after ``marker`` on a line of its own."""
+    args = ", ".join(args_json)
+    return (
+        "\n;(async () => {\n"
+        f"  const result = await Promise.resolve({func_name}({args}));\n"
+        f"  process.stdout.write('\\n{marker}' + JSON.stringify(result === undefined ? null : result));\n"
+        "})().catch((e) => { console.error(String((e && e.stack) || e)); process.exit(1); });\n"
+    )
+
+
+def run_functional(
+    sandbox: Isolation, node: Tool, program: str, func_name: str, test_input: str, expected: str | None
+) -> TestResult:
+    """A function-call test (agent-written inputs on a JavaScript function problem): the program then a call
+    of ``func_name`` with the input's JSON lines as arguments; passes iff the returned value's JSON equals
+    ``expected`` (Python's functional rule). What the program prints itself is ignored. The call's result is
+    told apart from the program's output by a random marker: these tests help agents and votes choose; a
+    program forging its result only misleads its own selection, never grading on hidden tests."""
+    marker = f"memdoor-result-{secrets.token_hex(16)}:"
+    lines = [line for line in test_input.splitlines() if line.strip()]
+    source = (program + call_script(func_name, lines, marker)).encode("utf-8", "surrogatepass")
+    outcome = run_isolated(
+        sandbox, [node.path, "/tmp/main.js"], [("main.js", source, 0o644)], limits_for(sandbox),
+        ro_paths=node.ro_paths,
+    )  # fmt: skip
+    ended = _ended(outcome, sandbox)
+    if ended is not None:
+        return ended
+    text = outcome.stdout.decode("utf-8", "replace")
+    at = text.rfind("\n" + marker)
+    if at < 0:
+        return TestResult(
+            status="runtime_error", seconds=outcome.seconds, detail="the function returned nothing"
+        )
+    payload = text[at + 1 + len(marker) :]
+    try:
+        value = compare.expected_value(payload)
+    except (ValueError, RecursionError):
+        return TestResult(status="runtime_error", seconds=outcome.seconds, detail="unreadable returned value")
+    shown = compare.keep(payload, sandbox.config.keep_output_chars)
+    if expected is None:
+        return TestResult(status="passed", seconds=outcome.seconds, output=shown)
+    ok, why = compare.functional_matches(value, expected)
     return TestResult(
         status="passed" if ok else "wrong_answer", seconds=outcome.seconds, output=shown, detail=why
     )

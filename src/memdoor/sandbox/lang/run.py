@@ -45,12 +45,23 @@ def _verdict(results: list[TestResult | None], started: float, isolation: str) -
     return Verdict(status=status, tests=filled, seconds=time.monotonic() - started, isolation=isolation)
 
 
+def _functional(
+    sandbox: Isolation, language: str, tool: Tool, code: str, func_name: str | None, test: TestCase
+) -> TestResult:
+    """A function-call test (agent-written inputs): JavaScript calls the function; Rust, whose functions take
+    typed arguments, has no such tests (its answers are judged on check and stdin tests)."""
+    if language != "javascript" or not func_name:
+        return TestResult(status="runtime_error", detail=f"function-call tests are not run for {language}")
+    return javascript.run_functional(sandbox, tool, code, func_name, test.input, test.output)
+
+
 def run_program(
     sandbox: Isolation,
     language: str,
     code: str,
     tests: Sequence[TestCase],
     *,
+    func_name: str | None = None,
     stop_at_first_failure: bool = True,
 ) -> Verdict:
     """Run ``code`` (in ``language``) on ``tests``. Raises SandboxError when the language cannot run here or
@@ -58,8 +69,6 @@ def run_program(
     tool = usable_tool(language)
     started = time.monotonic()
     tests = list(tests)
-    if any(t.kind == "functional" for t in tests):
-        raise UsageError(f"{language} candidates take stdin or check tests, not functional ones")
     if language == "rust" and tests and all(t.kind == "stdin" for t in tests):
         pairs = [(t.input, t.output) for t in tests]
         return _verdict(
@@ -73,6 +82,8 @@ def run_program(
         if test.kind == "check":
             runner = javascript.run_check if language == "javascript" else rust.run_check
             results.append(runner(sandbox, tool, code, test.input))
+        elif test.kind == "functional":
+            results.append(_functional(sandbox, language, tool, code, func_name, test))
         else:
             results.append(javascript.run_stdin(sandbox, tool, code, test.input, test.output))
     return _verdict(results, started, sandbox.name)
