@@ -52,12 +52,16 @@ def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
     return None
 
 
+def _node(sandbox: Isolation, node: Tool, source: str) -> Outcome:
+    """``node main.js`` on ``source`` in a fresh sandbox."""
+    files = [("main.js", source.encode("utf-8", "surrogatepass"), 0o644)]
+    return run_isolated(
+        sandbox, [node.path, "/tmp/main.js"], files, limits_for(sandbox), ro_paths=node.ro_paths
+    )
+
+
 def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> TestResult:
-    source = f"{program}\n{test_code}\n".encode("utf-8", "surrogatepass")
-    outcome = run_isolated(
-        sandbox, [node.path, "/tmp/main.js"], [("main.js", source, 0o644)], limits_for(sandbox),
-        ro_paths=node.ro_paths,
-    )  # fmt: skip
+    outcome = _node(sandbox, node, f"{program}\n{test_code}\n")
     ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
@@ -123,11 +127,7 @@ def run_functional(
     program forging its result only misleads its own selection, never grading on hidden tests."""
     marker = f"memdoor-result-{secrets.token_hex(16)}:"
     lines = [line for line in test_input.splitlines() if line.strip()]
-    source = (program + call_script(func_name, lines, marker)).encode("utf-8", "surrogatepass")
-    outcome = run_isolated(
-        sandbox, [node.path, "/tmp/main.js"], [("main.js", source, 0o644)], limits_for(sandbox),
-        ro_paths=node.ro_paths,
-    )  # fmt: skip
+    outcome = _node(sandbox, node, program + call_script(func_name, lines, marker))
     ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
