@@ -737,7 +737,7 @@ class CheckJudge(Runner):
                         obj = sys.modules[str(ref[0])]
                         for part in str(ref[1]).split(".") if ref[1] else ():
                             obj = getattr(obj, part)
-                        if ref[1] is None or isinstance(obj, type) or obj.__module__ == "typing":
+                        if ref[1] is None or isinstance(obj, type) or type(obj).__module__ == "typing":
                             v = obj  # a standard module, class or typing form: never a function
                     except BaseException:
                         pass
