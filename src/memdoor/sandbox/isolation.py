@@ -12,13 +12,12 @@ import functools
 import os
 import shlex
 import shutil
-import tempfile
-from pathlib import Path
 
 from memdoor.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH as _TOOL_PATH
 from memdoor.sandbox.supervisor import Supervisor
+from memdoor.sandbox.uids import private_dir
 
 # The few non-secret files of /etc that shared libraries need (numpy finds BLAS through alternatives).
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
@@ -113,16 +112,8 @@ class UnshareSandbox(Supervisor):
     @functools.cached_property
     def root_dir(self) -> str | None:
         """An empty directory owned by us: each sandbox mounts its own root there, in its own mount namespace."""
-        for base in (Path(self.config.lock_dir), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
-            folder = base / "root"
-            try:
-                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-                st = folder.stat()
-            except OSError:
-                continue
-            if st.st_uid == os.geteuid() and not st.st_mode & 0o022:
-                return str(folder)
-        return None
+        folder = private_dir(self.config.lock_dir, "root")
+        return str(folder) if folder is not None else None
 
     def command(self, uid: int | None, args: list[str]) -> list[str]:
         return self._command(uid, args, None, ())

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.uids import private_dir
 
 
 def harness_source() -> str:
@@ -23,15 +24,8 @@ def compile_harness(config: SandboxConfig, source: str) -> str | None:
     try:
         st = os.stat(config.python)
         key = f"{config.python}:{st.st_mtime_ns}:{st.st_size}:".encode() + source.encode()
-        for base in (Path(config.lock_dir), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
-            folder = base / "harness"
-            try:
-                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-                fst = folder.stat()
-            except OSError:
-                continue
-            if fst.st_uid != os.geteuid() or fst.st_mode & 0o022:
-                continue  # someone else could plant a harness there
+        folder = private_dir(config.lock_dir, "harness")  # nobody else can plant a harness there
+        if folder is not None:
             target = folder / f"harness-{hashlib.sha256(key).hexdigest()[:20]}.pyc"
             if target.exists():
                 return str(target)

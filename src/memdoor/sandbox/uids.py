@@ -20,8 +20,29 @@ from pathlib import Path
 from memdoor.errors import SandboxError
 
 
+def lock_dirs(preferred: str) -> tuple[Path, Path]:
+    """Where the sandbox keeps its own files (uid locks, the compiled harness, unshare's roots): the
+    configured directory, else one in the temp directory."""
+    return Path(preferred), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"
+
+
+def private_dir(preferred: str, name: str) -> Path | None:
+    """``<lock dir>/<name>``, created if missing, owned by us and writable by no one else (nobody can plant
+    a file there); the first of :func:`lock_dirs` where that holds, or None."""
+    for base in lock_dirs(preferred):
+        folder = base / name
+        try:
+            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            st = folder.stat()
+        except OSError:
+            continue
+        if st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+            return folder
+    return None
+
+
 def _lock_dir(preferred: str) -> Path:
-    for candidate in (Path(preferred), Path(tempfile.gettempdir()) / "memdoor-sandbox-locks"):
+    for candidate in lock_dirs(preferred):
         try:
             candidate.mkdir(mode=0o755, parents=True, exist_ok=True)
             probe = candidate / ".probe"
