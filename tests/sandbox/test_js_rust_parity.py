@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from memdoor.grading import grade
-from memdoor.problems.humaneval_x import data_file, load_humaneval_x
+from memdoor.grading import grade, grade_many
+from memdoor.problems.humaneval_x import KNOWN_BAD, data_file, load_humaneval_x
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang.run import tool_for
 
@@ -155,3 +155,27 @@ def test_rust_agrees_with_cargo_check_then_cargo_test(sb, tmp_path):
     assert differ == []
     assert official_passes >= len(RUST_IDS)
     assert compile_errors >= 2 * len(RUST_IDS)  # type and syntax errors are the official compilation errors
+
+
+def _canonical_failures(language: str, ids: list[str] | None = None) -> dict[str, str]:
+    records = _records(language)
+    problems = load_humaneval_x(language, keep_bad=True)
+    if ids is not None:
+        problems = [p for p in problems if p.id in ids]
+    with open_sandbox(SandboxConfig(workers=2, timeout_s=10.0)) as box:
+        verdicts = grade_many(((p, records[p.id]["canonical_solution"]) for p in problems), box, workers=2)
+        return {p.id: v.status for p, v in zip(problems, verdicts, strict=True) if not v.passed}
+
+
+@pytest.mark.skipif(not tool_for("javascript").usable, reason="node is not usable here")
+def test_every_javascript_canonical_solution_passes_but_the_known_bad():
+    failed = _canonical_failures("javascript")
+    assert set(failed) == {pid for pid in KNOWN_BAD if pid.startswith("JavaScript/")}, failed
+
+
+@pytest.mark.skipif(not tool_for("rust").usable, reason="the sandbox's Rust toolchain is missing")
+def test_rust_canonical_solutions_pass_but_the_known_bad():
+    # a sample (every one: benchmarks/humaneval_x_canonical.py rust): the first 20 and those using the crates
+    ids = [f"Rust/{i}" for i in range(20)] + ["Rust/38", "Rust/50", "Rust/53", "Rust/91", "Rust/162"]
+    failed = _canonical_failures("rust", ids)
+    assert set(failed) == {pid for pid in KNOWN_BAD if pid in ids}, failed

@@ -36,6 +36,7 @@ def test_a_completion_follows_the_prompt_and_a_whole_function_replaces_its_signa
     whole = join("javascript", prefix, "function f(a) {\n  return helper(a);\n}", "f")
     assert "const f = (a) => {" not in whole and "const helper" in whole and whole.count("{") == 1
     assert not defines("javascript", "  return f(a - 1);\n}", "f")  # a recursive call is not a definition
+    assert not defines("javascript", "  let f = 1\n  return f\n}", "f")  # nor a variable of the body (JS/106)
     rust = "\nfn main(){ \n } \nuse std::cmp::max;\nfn f(a: i32) -> i32{\n/* doc */\n"
     assert "fn f(a: i32) -> i32{" not in join("rust", rust, "fn f(a: i32) -> i32 { a }", "f")
     # an answer with its own main and imports replaces the prefix's (no duplicates for rustc to refuse)

@@ -13,11 +13,13 @@ import re
 
 
 def _definition(language: str, name: str) -> re.Pattern[str]:
+    """A top-level definition of ``name``: at the start of a line (a completion's body is indented, and may
+    declare a variable of the function's own name, as JavaScript/106 does)."""
     if language == "javascript":
-        return re.compile(
-            rf"(?:^|(?<=[\s;}}]))(?:async\s+)?(?:const|let|var|function\*?)\s+{re.escape(name)}\b"
-        )
-    return re.compile(rf"(?:^|(?<=[\s;}}]))(?:pub(?:\([^)]*\))?\s+)?fn\s+{re.escape(name)}\b")
+        keyword = r"(?:export\s+)?(?:async\s+)?(?:const|let|var|function\*?)"
+    else:
+        keyword = r"(?:pub(?:\([^)]*\))?\s+)?fn"
+    return re.compile(rf"^{keyword}\s+{re.escape(name)}\b", re.M)
 
 
 def defines(language: str, code: str, name: str) -> bool:

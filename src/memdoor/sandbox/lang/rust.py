@@ -32,7 +32,18 @@ TEST_FAILED = 101  # the exit status of a Rust test binary (and of a panicking p
 
 def _flags(rustc: Tool) -> str:
     deps = {p.rsplit("/", 1)[0] for p in rustc.extern.values()}
-    parts = ["--edition", EDITION, "-C", "debuginfo=0", "-C", "opt-level=0", "-A", "warnings"]
+    parts = [
+        "--edition",
+        EDITION,
+        "-C",
+        "debuginfo=0",
+        "-C",
+        "strip=debuginfo",
+        "-C",
+        "opt-level=0",
+        "-A",
+        "warnings",
+    ]
     parts += [a for d in sorted(deps) for a in ("-L", f"dependency={d}")]
     parts += [a for name, path in rustc.extern.items() for a in ("--extern", f"{name}={path}")]
     return shlex.join(parts)
