@@ -9,7 +9,7 @@ import pytest
 
 from memdoor.errors import ProblemFormatError
 from memdoor.grading import program_for
-from memdoor.problems.humaneval_x import KNOWN_BAD, RUST_MAIN, data_file, excluded, load_humaneval_x
+from memdoor.problems.humaneval_x import COMPILES, KNOWN_BAD, RUST_MAIN, data_file, excluded, load_humaneval_x
 from memdoor.problems.load import load_problems
 
 
@@ -53,7 +53,7 @@ def test_rust_suite_and_its_program_layout():
     rec = records("rust")[0]
     p = problems[0]
     assert p.id == "Rust/0" and p.func_name == "has_close_elements" and p.language == "rust"
-    assert p.public_tests == []  # example_test is null for Rust
+    assert p.public_tests == [COMPILES]  # example_test is null for Rust: the public test only builds it
     assert p.grading_prefix == RUST_MAIN + rec["declaration"] + rec["prompt"]
     assert "fn has_close_elements" in p.starter_code and "fn has_close_elements" in p.statement
     assert p.hidden_tests[0].input == rec["test"]

@@ -84,3 +84,14 @@ async def test_parallel_in_javascript_picks_a_draft_that_passes_the_examples(san
     assert sol.public_verdict is not None and sol.public_verdict.passed  # the example_test, in node
     assert grade(problem, sol.code, sandbox).passed
     assert not grade(problem, JS_BAD, sandbox).passed
+
+
+def test_rust_compiler_errors_reach_the_repair_prompt(sandbox):
+    problem = load_problems("humaneval-rust")[0]
+    broken = RS_GOOD.replace("false\n}", "flase\n}")
+    verdict = grade(problem, broken, sandbox, hidden=False)  # the public test: it must compile
+    assert verdict.status == "compile_error" and "flase" in verdict.tests[0].detail
+    text = messages.results(problem.public_tests, verdict, code=broken)
+    assert "compile_error" in text and "flase" in text
+    assert "flase" in messages.repair(problem, broken, text)[1]["content"]  # what the repairing agent reads
+    assert grade(problem, RS_GOOD, sandbox, hidden=False).passed

@@ -5,7 +5,7 @@ The official harness (CodeGeeX's ``evaluate_humaneval_x.py``) runs ``prompt + co
 JavaScript and ``"\\nfn main(){ \\n } \\n" + declaration + prompt + completion + test`` for Rust: that prefix
 is the problem's grading prefix and ``test`` its hidden ``check`` test (the sandbox's language runners apply
 the official pass rules). JavaScript's ``example_test`` (the docstring's examples) is the public test; Rust
-has none.
+has none, so its public test only checks that the program compiles (:data:`COMPILES`).
 
 A few problems cannot pass under the official rules whatever the completion (their canonical solution fails
 its own tests here); they are left out of the suites and listed in :data:`KNOWN_BAD` with the reason, which
@@ -28,6 +28,11 @@ Language = Literal["javascript", "rust"]
 SUITES: dict[str, Language] = {"humaneval-js": "javascript", "humaneval-rust": "rust"}
 _FILES = {"javascript": "humaneval_js.jsonl.gz", "rust": "humaneval_rust.jsonl.gz"}
 RUST_MAIN = "\nfn main(){ \n } \n"  # the official harness's empty main, before the declaration
+COMPILES = TestCase(
+    kind="check", input="// (no public tests: this one only checks that the program compiles)\n"
+)
+"""Rust's public test (HumanEval-X has no examples for Rust): the test build with no tests, so agents see
+their compiler errors (repair) and a program that does not compile never looks like a passing one."""
 
 # Checked by grading every canonical solution in the sandbox (benchmarks/humaneval_x_canonical.py).
 KNOWN_BAD: dict[str, str] = {
@@ -69,7 +74,7 @@ def problem_from_record(rec: dict[str, Any], language: Language, source: str, li
         )
     else:
         statement = f"{prompt.strip()}\n{declaration.strip()}\n"
-        starter, prefix, public = statement, RUST_MAIN + declaration + prompt, []
+        starter, prefix, public = statement, RUST_MAIN + declaration + prompt, [COMPILES]
     return Problem(
         id=task_id,
         title=names[-1],
