@@ -85,3 +85,31 @@ def test_grade_humaneval_js_samples_and_its_excluded_problems(tmp_path, capsys):
     lines = captured.out.splitlines()
     assert "passed" in lines[1] and "wrong_answer" in lines[2] and "excluded" in lines[3]
     assert "1/2 samples passed (1 on excluded known-bad problems, not graded)" in lines[-1]
+
+
+JS_ANSWER = """const hasCloseElements = (numbers, threshold) => {
+  return numbers.some((x, i) => numbers.some((y, j) => i != j && Math.abs(x - y) < threshold));
+}"""
+RS_ANSWER = """fn has_close_elements(numbers: Vec<f32>, threshold: f32) -> bool {
+    (0..numbers.len()).any(|i| (0..numbers.len()).any(|j| i != j && (numbers[i] - numbers[j]).abs() < threshold))
+}"""
+
+
+@pytest.mark.skipif(
+    not (tool_for("javascript").usable and tool_for("rust").usable),
+    reason="node or the sandbox's Rust toolchain (scripts/install_rust.sh) is missing",
+)
+@pytest.mark.parametrize(
+    ("suite", "pid", "fence", "answer"),
+    [
+        ("humaneval-js", "JavaScript/0", "javascript", JS_ANSWER),
+        ("humaneval-rust", "Rust/0", "rust", RS_ANSWER),
+    ],
+)
+def test_solve_a_humaneval_x_problem_out_of_the_box(tmp_path, capsys, monkeypatch, suite, pid, fence, answer):
+    monkeypatch.setenv("MEMDOOR_HOME", str(tmp_path / "home"))
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([f"Here it is.\n```{fence}\n{answer}\n```\n"]))
+    assert main(["solve", suite, "--problem", pid, "--model", f"scripted:{answers}", "--no-live"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" in out and f"```{fence}\n{answer}\n```" in out

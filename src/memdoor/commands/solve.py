@@ -180,8 +180,8 @@ def public_status(solution: Solution) -> str:
     return "passed" if v.passed else f"{v.status} ({v.tests_passed}/{v.tests_total})"
 
 
-def summary(solution: Solution, graded_on: str) -> str:
-    """A readable summary of the result."""
+def summary(solution: Solution, graded_on: str, language: str = "python") -> str:
+    """A readable summary of the result (the code fenced in its language)."""
     v, t = solution.verdict, solution.ledger.totals()
     verdict = "not graded" if v is None else f"{v.status}, {v.tests_passed}/{v.tests_total} tests"
     scope = SCOPES[graded_on]
@@ -201,7 +201,7 @@ def summary(solution: Solution, graded_on: str) -> str:
         lines.append(f"error     {solution.error}")
     lines.append(f"trace     memdoor trace {solution.trace_id}")
     if solution.code:
-        lines += ["", "```python", solution.code, "```"]
+        lines += ["", f"```{language}", solution.code, "```"]
     return "\n".join(lines)
 
 
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result_json(solution, problem.graded_on)))
     else:
-        print(summary(solution, problem.graded_on))
+        print(summary(solution, problem.graded_on, problem.language))
     return 0 if solution.passed else 1
 
 
