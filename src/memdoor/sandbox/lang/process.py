@@ -13,7 +13,7 @@ import selectors
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Protocol
 
@@ -21,7 +21,7 @@ from memdoor.errors import SandboxError
 from memdoor.sandbox.cgroups import Cgroups, GroupLimits
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
-from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid
+from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
 
 _SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
 
@@ -53,8 +53,8 @@ class Limits:
 
 @dataclass
 class Outcome:
-    """How the command ended. ``exit_code``: its status (negative: killed by that signal); None when it was
-    stopped for a limit (``timed_out``, ``overflow``)."""
+    """How the command ended. ``exit_code``: the sandbox's exit status, which is the command's (above 128 when
+    a signal ended it); None when it was stopped for a limit (``timed_out``, ``overflow``)."""
 
     exit_code: int | None = None
     stdout: bytes = b""
@@ -63,7 +63,6 @@ class Outcome:
     overflow: bool = False
     oom_killed: bool = False
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
 
 def candidate_limits(config: SandboxConfig, *, address_space: bool) -> Limits:
@@ -91,8 +90,8 @@ def _rlimits(limits: Limits, config: SandboxConfig, own_uid: bool) -> dict[str, 
     }
     if limits.address_space:
         found["as"] = limits.memory_mb << 20
-    if own_uid:  # our own uid (not root): RLIMIT_NPROC counts our other tasks too; the group's pids.max holds
-        found.pop("nproc")
+    if own_uid:  # our own uid (not root): RLIMIT_NPROC also counts our other tasks (best effort, as Python's)
+        found["nproc"] = tasks_of_uid(os.getuid()) + limits.max_processes * config.workers
     return found
 
 
