@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from memdoor.cli import main
+from memdoor.sandbox.lang import javascript
 from memdoor.sandbox.lang.run import tool_for
-from memdoor.sandbox.lang.toolchain import find_rust
+from memdoor.sandbox.lang.toolchain import find_node, find_rust
 
 
 @pytest.mark.skipif(
@@ -45,3 +49,27 @@ def test_missing_prebuilt_crates_are_named(tmp_path):
     (tmp_path / "deps").mkdir()
     tool = find_rust(tmp_path)
     assert not tool.usable and "rand" in tool.problem
+
+
+def test_a_node_outside_usr_is_bound_read_only_and_runs(sandbox):
+    system = find_node()
+    if not system.usable:
+        pytest.skip("node is not usable here")
+    root = Path(tempfile.mkdtemp(prefix="memdoor-node-", dir="/opt" if os.access("/opt", os.W_OK) else None))
+    try:
+        root.chmod(0o755)
+        (root / "bin").mkdir(mode=0o755)
+        try:
+            os.link(system.path, root / "bin" / "node")
+        except OSError:
+            shutil.copy2(system.path, root / "bin" / "node")
+        tool = find_node(str(root / "bin"))
+        if not tool.usable:
+            pytest.skip(f"a node outside /usr cannot be made usable here: {tool.problem}")
+        assert tool.path == str(root / "bin" / "node") and tool.ro_paths == (str(root),)
+        result = javascript.run_check(sandbox, tool, "const f = (a) => a + 1;", "console.assert(f(1) === 2)")
+        assert result.status == "passed", result
+        failing = javascript.run_check(sandbox, tool, "const f = (a) => a;", "console.assert(f(1) === 2)")
+        assert failing.status == "wrong_answer"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -50,9 +50,10 @@ def _version(argv: list[str]) -> str:
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
 
 
-def find_node() -> Tool:
-    """The machine's ``node``; outside /usr its installation directory is bound into the sandbox."""
-    found = shutil.which("node", path=_NODE_PATH)
+def find_node(search_path: str = _NODE_PATH) -> Tool:
+    """The machine's ``node`` (the first on ``search_path``); outside /usr its installation directory (the
+    parent of its ``bin``) is bound read-only into the sandbox."""
+    found = shutil.which("node", path=search_path)
     if found is None:
         return Tool("javascript", problem="node is not installed (Debian/Ubuntu: apt-get install nodejs)")
     real = Path(found).resolve()
