@@ -3,6 +3,7 @@ every language, so any language can answer it; function and ``check`` problems k
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from memdoor.errors import UsageError
@@ -26,3 +27,29 @@ def in_language(problems: Sequence[Problem], language: str | None) -> list[Probl
             + (f" (and {len(fixed) - 1} more)" if len(fixed) > 1 else "")
         )
     return [p if p.language == language else p.model_copy(update={"language": language}) for p in problems]
+
+
+_ASKS = {
+    "javascript": re.compile(
+        r"```(?:javascript|js)\b|\b(?:in|using|with|write|written in|a|an)\s+(?:javascript|js|node(?:\.?js)?)\b"
+        r"|\bjavascript\s+(?:function|program|code|solution)\b",
+        re.IGNORECASE,
+    ),
+    "rust": re.compile(
+        r"```rust\b|\b(?:in|using|with|write|written in|a)\s+rust\b|\brust\s+(?:function|program|code|solution)\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+_TARGET = re.compile(r"\b(?:to|into)\s+(javascript|js|node(?:\.?js)?|rust)\b", re.IGNORECASE)
+
+
+def requested_language(text: str) -> str:
+    """The language a request asks the answer in ("in Rust", "a JavaScript function", a ```js fence, "port
+    it to Rust"...); python when it names none, or names several and none as the target."""
+    targets = {"rust" if m.lower() == "rust" else "javascript" for m in _TARGET.findall(text)}
+    if len(targets) == 1:
+        return targets.pop()
+    asked = [language for language, pattern in _ASKS.items() if pattern.search(text)]
+    return asked[0] if len(asked) == 1 else "python"

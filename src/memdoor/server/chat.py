@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from memdoor.problems.languages import requested_language
 from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.prompt_examples import (
     DEFAULT_FUNCTION,
@@ -83,6 +84,9 @@ def chat_problem(messages: list[ChatMessage], *, problem_id: str | None = None) 
     tests = _tests(target, users)
     if target.func_name is None and not tests and any(wants_function(t) for t in users[:1]):
         target = Target(DEFAULT_FUNCTION, found_by="default")
+    language = requested_language(users[0])  # "in JavaScript", "a Rust function": the answer's language
+    if language == "rust" and target.func_name:
+        tests = []  # Rust functions take typed arguments: no function-call tests (sandbox.lang)
     return ChatProblem(
         problem=Problem(
             id=problem_id or f"chat-{uuid.uuid4().hex[:12]}",
@@ -93,6 +97,7 @@ def chat_problem(messages: list[ChatMessage], *, problem_id: str | None = None) 
             public_tests=tests,
             prelude="livecodebench",
             platform="chat",
+            language=language,
             source="memdoor serve",
         ),
         target=target,

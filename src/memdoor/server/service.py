@@ -75,10 +75,10 @@ class Outcome:
         return f"chatcmpl-{self.trace_id}"
 
     def content(self) -> str:
-        """The assistant message: the chosen code in a python fence, after the naming note when the
-        request named no function (the team chose the name)."""
+        """The assistant message: the chosen code fenced in the problem's language, after the naming note
+        when the request named no function (the team chose the name)."""
         note = f"{self.solution.naming}\n\n" if self.solution.naming else ""
-        return f"{note}```python\n{self.solution.code.strip(chr(10)).rstrip()}\n```"
+        return f"{note}```{self.problem.language}\n{self.solution.code.strip(chr(10)).rstrip()}\n```"
 
     def usage(self) -> ChatUsage:
         return usage_of(self.solution)
