@@ -127,12 +127,23 @@ def test_function_call_tests_in_javascript(sb):
     assert v.status == "runtime_error" and "nope" in v.tests[0].detail
 
 
-def test_function_call_tests_are_not_run_for_rust(sb):
-    v = run_program(
-        sb,
-        "rust",
-        "fn f(a: i32) -> i32 { a }",
-        [TestCase(kind="functional", input="1", output="1")],
-        func_name="f",
+def test_function_call_tests_in_rust(sb):
+    code = RS_PRE + (
+        "fn f(xs: Vec<i32>, s: &str, k: f64, o: Option<String>) -> (Vec<i32>, String) {\n"
+        '    (xs.iter().map(|x| x * 2).collect(), format!("{}{}{}", s, k, o.unwrap_or_default()))\n}\n'
+        "fn g(xs: &[i64]) -> Vec<i64> { xs.iter().rev().cloned().collect() }\n"
     )
-    assert v.status == "runtime_error" and "not run for rust" in v.tests[0].detail
+    tests = [
+        TestCase(kind="functional", input='[1, 2]\n"a\\"b"\n1.5\n"z"', output=None),
+        TestCase(kind="functional", input='[1, 2]\n"x"\n2\nnull', output=None),
+    ]
+    v = run_program(sb, "rust", code, tests, func_name="f", stop_at_first_failure=False)
+    assert [t.output for t in v.tests] == ['([2, 4], "a\\"b1.5z")', '([2, 4], "x2")'], v
+    gt = [
+        TestCase(kind="functional", input="[1, 2, 3]", output="[3, 2, 1]"),
+        TestCase(kind="functional", input="[1, 2, 3]", output="[1, 2, 3]"),
+        TestCase(kind="functional", input='"not a list"', output="[]"),
+    ]
+    v = run_program(sb, "rust", code, gt, func_name="g", stop_at_first_failure=False)
+    assert [t.status for t in v.tests] == ["passed", "wrong_answer", "runtime_error"], v
+    assert "cannot pass" in v.tests[2].detail

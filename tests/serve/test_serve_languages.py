@@ -11,6 +11,7 @@ from memdoor.problems.languages import requested_language
 from memdoor.sandbox.lang.run import tool_for
 from memdoor.server.chat import chat_problem
 from memdoor.server.schema import ChatMessage
+from memdoor.strategies import messages
 
 JS_GOOD = "function add(a, b) {\n  return a + b;\n}"
 JS_BAD = "function add(a, b) {\n  return a - b;\n}"
@@ -37,23 +38,35 @@ def test_the_requested_language(text, language):
     assert requested_language(text) == language
 
 
-def test_a_rust_function_request_has_no_function_call_tests():
-    problem = chat_problem(
-        [ChatMessage(role="user", content="Write a Rust function `add(a, b)`.\n>>> add(1, 2)\n3")]
-    ).problem
-    assert problem.language == "rust" and problem.func_name == "add" and problem.public_tests == []
+def test_a_rust_function_request_keeps_its_examples():
+    text = "Write a Rust function `add(a: i64, b: i64) -> i64`.\n>>> add(1, 2)\n3"
+    problem = chat_problem([ChatMessage(role="user", content=text)]).problem
+    assert problem.language == "rust" and problem.func_name == "add"
+    assert problem.starter_code == ""  # no Python stub in a Rust prompt
+    assert "def add" not in messages.draft(problem)[1]["content"]
+    assert [(t.kind, t.input, t.output) for t in problem.public_tests] == [("functional", "1\n2", "3")]
 
 
-@pytest.mark.skipif(not tool_for("javascript").usable, reason="node is not usable here")
-def test_a_javascript_request_gets_a_javascript_answer(sandbox, tmp_path):
+RS_GOOD = "fn add(a: i64, b: i64) -> i64 {\n    a + b\n}"
+RS_BAD = "fn add(a: i64, b: i64) -> i64 {\n    a - b\n}"
+RS_PROMPT = "Write a Rust function `add(a: i64, b: i64) -> i64`.\n\n>>> add(1, 2)\n3\n>>> add(2, 2)\n4\n"
+
+
+@pytest.mark.parametrize(
+    ("language", "good", "bad", "prompt"),
+    [("javascript", JS_GOOD, JS_BAD, JS_PROMPT), ("rust", RS_GOOD, RS_BAD, RS_PROMPT)],
+)
+def test_a_request_gets_an_answer_in_its_language(sandbox, tmp_path, language, good, bad, prompt):
+    if not tool_for(language).usable:
+        pytest.skip(f"{language} cannot run here")
     models = {
-        "scripted:bad": scripted("scripted:bad", f"Here.\n```javascript\n{JS_BAD}\n```\n"),
-        "scripted:good": scripted("scripted:good", f"Here.\n```javascript\n{JS_GOOD}\n```\n"),
+        "scripted:bad": scripted("scripted:bad", f"Here.\n```{language}\n{bad}\n```\n"),
+        "scripted:good": scripted("scripted:good", f"Here.\n```{language}\n{good}\n```\n"),
     }
     settings = {"models": ["scripted:bad", "scripted:good", "scripted:bad"], "teams": ["memdoor/parallel-3"]}
     with running(models, sandbox, trace_dir=tmp_path, **settings) as srv:
-        answer = client(srv).chat.completions.create(model="memdoor/parallel-3", messages=user(JS_PROMPT))
-    assert answer.choices[0].message.content == f"```javascript\n{JS_GOOD}\n```"
+        answer = client(srv).chat.completions.create(model="memdoor/parallel-3", messages=user(prompt))
+    assert answer.choices[0].message.content == f"```{language}\n{good}\n```"
     meta = answer.model_extra["memdoor"]
     assert meta["agent"] == "agent1"
-    assert meta["tests"]["status"] == "passed" and meta["tests"]["passed"] == 2  # the examples, run in node
+    assert meta["tests"]["status"] == "passed" and meta["tests"]["passed"] == 2  # the examples, called

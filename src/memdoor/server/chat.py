@@ -85,14 +85,12 @@ def chat_problem(messages: list[ChatMessage], *, problem_id: str | None = None) 
     if target.func_name is None and not tests and any(wants_function(t) for t in users[:1]):
         target = Target(DEFAULT_FUNCTION, found_by="default")
     language = requested_language(users[0])  # "in JavaScript", "a Rust function": the answer's language
-    if language == "rust" and target.func_name:
-        tests = []  # Rust functions take typed arguments: no function-call tests (sandbox.lang)
     return ChatProblem(
         problem=Problem(
             id=problem_id or f"chat-{uuid.uuid4().hex[:12]}",
             title="chat request",
             statement=statement,
-            starter_code=target.starter,
+            starter_code=target.starter if language == "python" else "",  # the reader's stubs are Python
             func_name=target.func_name,
             public_tests=tests,
             prelude="livecodebench",

@@ -48,11 +48,12 @@ def _verdict(results: list[TestResult | None], started: float, isolation: str) -
 def _functional(
     sandbox: Isolation, language: str, tool: Tool, code: str, func_name: str | None, test: TestCase
 ) -> TestResult:
-    """A function-call test (agent-written inputs): JavaScript calls the function; Rust, whose functions take
-    typed arguments, has no such tests (its answers are judged on check and stdin tests)."""
-    if language != "javascript" or not func_name:
-        return TestResult(status="runtime_error", detail=f"function-call tests are not run for {language}")
-    return javascript.run_functional(sandbox, tool, code, func_name, test.input, test.output)
+    """A function-call test (agent-written inputs, a request's examples): the function called with the JSON
+    arguments (Rust: as literals of its declared parameter types, see rust_call)."""
+    if not func_name:
+        return TestResult(status="runtime_error", detail="a function-call test needs the function's name")
+    runner = javascript.run_functional if language == "javascript" else rust.run_functional
+    return runner(sandbox, tool, code, func_name, test.input, test.output)
 
 
 def run_program(

@@ -16,9 +16,12 @@ compiler run, the test build comes first and the check only runs when it fails:
 
 from __future__ import annotations
 
+import json
+import secrets
 import shlex
 
-from memdoor.sandbox.lang.javascript import stdin_result
+from memdoor.sandbox.lang import rust_call
+from memdoor.sandbox.lang.javascript import called_result, stdin_result
 from memdoor.sandbox.lang.process import Isolation, Limits, Outcome, candidate_limits, run_isolated
 from memdoor.sandbox.lang.toolchain import Tool
 from memdoor.sandbox.verdict import TestResult
@@ -183,3 +186,28 @@ def run_stdin_tests(
         outcome = _execute(sandbox, binary, [], stdin)
         results.append(stdin_result(sandbox, outcome, expected, _ended(outcome, sandbox, 0.0)))
     return results
+
+
+def run_functional(
+    sandbox: Isolation, rustc: Tool, program: str, func_name: str, test_input: str, expected: str | None
+) -> TestResult:
+    """A function-call test: the JSON arguments as literals of the declared parameter types, the call run as
+    a test of the test build (``rust_call``), its Debug text compared by the functional rule (as text when it
+    is not JSON)."""
+    lines = [line for line in test_input.splitlines() if line.strip()]
+    marker = f"memdoor-result-{secrets.token_hex(16)}:"
+    try:
+        types = rust_call.parameter_types(program, func_name)
+        if types is None:
+            raise rust_call.Unsupported(f"no function {func_name} with typed parameters in the program")
+        module = rust_call.call_test(func_name, types, [json.loads(line) for line in lines], marker)
+    except (rust_call.Unsupported, ValueError) as e:
+        return TestResult(status="runtime_error", detail=f"function-call test not run: {e}"[:300])
+    binary = build(sandbox, rustc, f"{program}\n{module}", test=True)
+    if isinstance(binary, TestResult):
+        return binary
+    outcome = _execute(sandbox, binary, ["memdoor_call::call", "--exact", "--nocapture"], None)
+    ended = _ended(outcome, sandbox, 0.0)
+    if ended is not None:
+        return ended
+    return called_result(sandbox, outcome, marker, expected)
