@@ -179,3 +179,40 @@ def test_rust_canonical_solutions_pass_but_the_known_bad():
     ids = [f"Rust/{i}" for i in range(20)] + ["Rust/38", "Rust/50", "Rust/53", "Rust/91", "Rust/162"]
     failed = _canonical_failures("rust", ids)
     assert set(failed) == {pid for pid in KNOWN_BAD if pid in ids}, failed
+
+
+@pytest.mark.skipif(
+    not (tool_for("javascript").usable and Path(CARGO).exists() and DEBIAN_REGISTRY.is_dir()),
+    reason="node, cargo or Debian's crate registry is missing",
+)
+def test_exported_completions_of_whole_function_answers_pass_the_official_rules(tmp_path):
+    from test_js_rust_program import whole_function
+
+    from memdoor.bench.export import humaneval_completion
+    from memdoor.bench.records import ProblemInfo
+
+    target = tmp_path / "cargo"
+    target.mkdir()
+    failed = []
+    for language, ids in (("javascript", JS_IDS), ("rust", RUST_IDS[:3])):
+        records = _records(language)
+        problems = {p.id: p for p in load_humaneval_x(language)}
+        for pid in ids:
+            rec, info = records[pid], ProblemInfo.of(problems[pid], 0)
+            answers = [whole_function(language, rec), rec["canonical_solution"]]  # a team's, an official one
+            if language == "rust":  # with its own imports (one the declaration has) and main
+                answers.append(
+                    "use std::cmp::max;\nuse std::collections::BTreeMap;\n" + answers[0] + "\nfn main() {}\n"
+                )
+            for k, answer in enumerate(answers):
+                completion = humaneval_completion(info, answer)
+                folder = tmp_path / f"{pid.replace('/', '_')}_{k}"
+                folder.mkdir()
+                ok = (
+                    official_js(rec, completion, folder)
+                    if language == "javascript"
+                    else official_rust(rec, completion, folder, target)
+                )
+                if not ok:
+                    failed.append((pid, k))
+    assert failed == []

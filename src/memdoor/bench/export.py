@@ -39,8 +39,17 @@ def choose_row(store: ResultsStore, row: str | None) -> str:
 
 
 def humaneval_completion(problem: ProblemInfo, code: str) -> str:
-    """The completion the official grader must append to the prompt to run what Memdoor graded."""
+    """The completion the official grader must append to the prompt to run what Memdoor graded (HumanEval-X:
+    a whole-function answer as the body its prompt opens, see sandbox.lang.program.completion)."""
+    language = _HUMANEVAL_X.get(problem.id.split("/", 1)[0]) if problem.platform == "humaneval-x" else None
+    if language is not None:
+        from memdoor.sandbox.lang.program import completion
+
+        return completion(language, code, problem.func_name)
     return f"\n{code}" if problem.grading_prefix else code
+
+
+_HUMANEVAL_X = {"JavaScript": "javascript", "Rust": "rust"}  # task id prefix -> language
 
 
 def humaneval_samples(problems: list[ProblemInfo], results: list[ResultRecord]) -> list[dict]:

@@ -56,3 +56,24 @@ def _rust_whole(prefix: str, code: str) -> str:
     if _RUST_USE.search(code):
         prefix = _RUST_USE.sub("", prefix)
     return prefix
+
+
+def completion(language: str, code: str, name: str | None) -> str:
+    """What the official HumanEval-X harness must append to the prompt to run ``code``: a completion (the
+    body) as is; a whole-function answer becomes the body after its signature, then what came before that
+    (helpers: JavaScript evaluates them before any test calls the function; Rust items have no order). For
+    Rust, an answer's own ``main`` is left out (the harness has one) and its ``use`` lines move to the top
+    of the function's body, where they may name what the prompt's declaration imports already."""
+    if not name or not defines(language, code, name):
+        return code
+    found = list(_definition(language, name).finditer(code))[-1]
+    brace = code.find("{", found.end())
+    if brace < 0:
+        return code
+    before, body = code[: found.start()], code[brace + 1 :]
+    if language == "rust":
+        before, body = _RUST_MAIN.sub("", before), _RUST_MAIN.sub("", body)
+        uses = _RUST_USE.findall(before)
+        before = _RUST_USE.sub("", before)
+        body = "\n".join(f"    {u.strip()}" for u in uses) + body if uses else body
+    return f"{body}\n{before}" if before.strip() else body
