@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -69,13 +70,22 @@ class NoIsolation:
     def run(self, code, tests, *, func_name=None, prelude="none", stop_at_first_failure=True):
         started = time.monotonic()
         results = []
-        for test in tests:
-            p = subprocess.run(
-                [sys.executable, "-c", code], input=test.input, capture_output=True, text=True, timeout=60
-            )
-            results.append(
-                TestResult(status="passed" if p.returncode == 0 else "runtime_error", output=p.stdout)
-            )
+        # The program goes in a file, not on the command line: probes find their processes by a marker in
+        # the command line, and must find the program's child, never the program itself.
+        with tempfile.NamedTemporaryFile("w", suffix=".py") as program:
+            program.write(code)
+            program.flush()
+            for test in tests:
+                p = subprocess.run(
+                    [sys.executable, program.name],
+                    input=test.input,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                results.append(
+                    TestResult(status="passed" if p.returncode == 0 else "runtime_error", output=p.stdout)
+                )
         status = "passed" if all(r.status == "passed" for r in results) else "runtime_error"
         return Verdict(status=status, tests=results, seconds=time.monotonic() - started, isolation=self.name)
 
