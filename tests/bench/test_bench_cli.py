@@ -223,3 +223,18 @@ def test_a_directory_another_bench_is_writing_is_refused(tmp_path, problem_file,
 def test_report_on_a_directory_without_results_is_a_clear_error(tmp_path):
     _one_line_error(run_cli("report", tmp_path), "no bench results")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_suite_with_known_bad_problems_says_which_it_leaves_out(tmp_path):
+    """HumanEval-X's known-bad problems are not benched, and the run says so (never silently)."""
+    answers = answers_file(tmp_path, ["```javascript\nconst x = 1;\n```"])
+    done = run_cli(
+        "bench", "humaneval-js", "--limit", "1", "--strategies", "single",
+        "--model", f"scripted:{answers}", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notice = [line for line in done.stderr.splitlines() if "known-bad" in line]
+    assert len(notice) == 1 and all(
+        p in notice[0] for p in ("JavaScript/112", "JavaScript/155", "JavaScript/162")
+    )
+    assert "Rust/50" not in notice[0]

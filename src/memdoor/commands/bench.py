@@ -190,12 +190,20 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
 
 def run(args: argparse.Namespace) -> int:
     from memdoor.models.pool import ModelPool
+    from memdoor.problems.humaneval_x import excluded
     from memdoor.problems.load import load_problems
 
     config = build_config(args)
     problems = select_problems(load_problems(args.suite), config.filters)
     if not problems:
         raise UsageError(f"no problems left in {args.suite} after the filters")
+    left_out = excluded(args.suite)  # known-bad problems the suite leaves out: said, never silently
+    if left_out:
+        print(
+            f"bench: {len(left_out)} known-bad problems of {args.suite} excluded: "
+            + "; ".join(f"{pid} ({why})" for pid, why in sorted(left_out.items())),
+            file=sys.stderr,
+        )
     # Everything below may refuse the run; nothing in --out is touched until the store opens.
     stored = ResultsStore.inspect(args.out)
     if getattr(args, "redis", None):  # the agents' models are served by `memdoor worker` processes
