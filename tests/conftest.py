@@ -28,6 +28,16 @@ def sandbox():
 
 
 @pytest.fixture(scope="session")
+def quick_sandbox():
+    """A real sandbox with a 1.5 s per-test limit, for programs that are meant to run out of time; opened
+    once, closed at the end."""
+    from memdoor.sandbox import SandboxConfig, open_sandbox
+
+    with open_sandbox(SandboxConfig(timeout_s=1.5)) as box:
+        yield box
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` (or $MEMDOOR_SHARED_DATA); the test is skipped when it is absent."""
     path = _shared_data()
