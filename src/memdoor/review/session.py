@@ -278,17 +278,16 @@ async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
         "ledger": totals,  # what `memdoor trace` reads
         "calls": [c.model_dump(mode="json") for c in report.ledger.calls],
     }
+    rec = TraceRecord(trace=trace, final=final)
     problems = []
     try:
         await env.memory.set_final(trace.id, final)
-        await env.memory.append(
-            trace.id, "trace", TraceRecord(trace=trace, final=final).model_dump(mode="json")
-        )
+        await env.memory.append(trace.id, "trace", rec.model_dump(mode="json"))
     except MemdoorError as e:
         problems.append(f"memory: {type(e).__name__}: {e}")
     if env.trace_dir is not None:
         try:
-            save_trace(env.trace_dir, TraceRecord(trace=trace, final=final))
+            save_trace(env.trace_dir, rec)
         except OSError as e:
             problems.append(f"trace file: {type(e).__name__}: {e}")
     if problems:
