@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 PROBLEMS_YAML = """
@@ -118,3 +121,21 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def kill_once_stored(cmd: list[str], stored: Callable[[], int], at_least: int = 3) -> None:
+    """Start ``cmd`` and SIGKILL it as soon as ``stored()`` counts ``at_least`` stored rows."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while stored() < at_least:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the bench stored nothing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    proc.stderr.close()

@@ -5,15 +5,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from bench_helpers import ALL_FUNCTIONS, EXPECTED_SOLVED, answers_file, run_cli
+from bench_helpers import ALL_FUNCTIONS, EXPECTED_SOLVED, answers_file, kill_once_stored, run_cli
 
 from memdoor.bench.store import DB_NAME, LOCK_NAME
 
@@ -49,20 +47,7 @@ def test_resume_after_sigkill_loses_nothing_and_repeats_nothing(tmp_path, proble
         sys.executable, "-m", "memdoor", "bench", str(problem_file),
         "--strategies", "single,parallel:2", "--model", f"scripted:{slow}", "--out", str(out),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 300
-        while len(stored_rows(out)) < 3:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the bench stored nothing"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    proc.stderr.close()
+    kill_once_stored(cmd, lambda: len(stored_rows(out)))
     before = stored_rows(out)
     assert 3 <= len(before) < 12, "the run must have been killed mid-way"
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench_helpers import ALL_FUNCTIONS, answers_file, run_cli
+from bench_helpers import ALL_FUNCTIONS, answers_file, kill_once_stored, run_cli
 
 from memdoor.bench.portable import CALLS_JSONL, GITIGNORE, RESULTS_JSONL, RUN_JSON
 
@@ -28,20 +25,7 @@ def test_a_killed_run_continues_on_another_machine_from_its_portable_files(tmp_p
     out = tmp_path / "machine-a"
     args = ["bench", str(problem_file), "--strategies", ",".join(ROWS), "--model", f"scripted:{slow}"]
     cmd = [sys.executable, "-m", "memdoor", *args, "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 300
-        while len(lines(out / RESULTS_JSONL)) < 3:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the bench stored nothing"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    proc.stderr.close()
+    kill_once_stored(cmd, lambda: len(lines(out / RESULTS_JSONL)))
     before = {(r["problem_id"], r["row"]): r for r in lines(out / RESULTS_JSONL)}
     assert 3 <= len(before) < len(PROBLEMS) * len(ROWS), "the run must have been killed mid-way"
     calls_before = {c["key"] for c in lines(out / CALLS_JSONL)}
