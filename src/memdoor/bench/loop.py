@@ -193,11 +193,15 @@ async def draft_records(problem: Problem, solution: Solution, env: Any) -> str |
         else:
             keys.append((c.code.strip(),))
     group_of = {i: gi for gi, g in enumerate(group_by_key(keys)) for i in g}
+    to_grade: dict[str, str] = {}  # each distinct draft once, graded concurrently (the judge caps slots)
+    for c in solution.candidates:
+        if c.code.strip() and c.code.strip() not in verdicts:
+            to_grade.setdefault(c.code.strip(), c.code)
+    graded = await asyncio.gather(*(judge.grade(problem, code) for code in to_grade.values()))
+    verdicts.update(zip(to_grade, graded, strict=True))
     drafts = []
     for i, c in enumerate(solution.candidates):
         code = c.code.strip()
-        if code and code not in verdicts:
-            verdicts[code] = await judge.grade(problem, c.code)
         verdict = verdicts.get(code)
         drafts.append(
             Draft(
