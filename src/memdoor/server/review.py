@@ -49,13 +49,6 @@ def diff_of(request: ChatRequest) -> str:
     return blocks[-1] if blocks else users[-1]
 
 
-def usage_of(report: ReviewReport) -> ChatUsage:
-    t = report.ledger.totals()
-    return ChatUsage(
-        prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens
-    )
-
-
 class ReviewService:
     """Runs review models for chat requests, within the server's admission, deadline and budget."""
 
@@ -108,7 +101,7 @@ class ReviewService:
             created=created,
             model=model,
             content=to_markdown(report),
-            usage=usage_of(report),
+            usage=ChatUsage.of(report.ledger),
             extra=to_json(report),
         )
 
@@ -122,8 +115,7 @@ class ReviewService:
                            extra=to_json(report))),
         ]  # fmt: skip
         if include_usage:
-            events.append(
-                sse(chunk_body(id=ident, created=created, model=model, delta=None, usage=usage_of(report)))
-            )
+            usage = ChatUsage.of(report.ledger)
+            events.append(sse(chunk_body(id=ident, created=created, model=model, delta=None, usage=usage)))
         events.append(sse("[DONE]"))
         return events

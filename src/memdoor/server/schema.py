@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memdoor.ledger import Ledger
+
 
 class TextPart(BaseModel):
     """One part of a message's content; only ``text`` parts are read (images and audio are ignored)."""
@@ -100,6 +102,14 @@ class ChatUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+
+    @classmethod
+    def of(cls, ledger: Ledger) -> ChatUsage:
+        """The tokens of every call in ``ledger``."""
+        t = ledger.totals()
+        return cls(
+            prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens
+        )
 
 
 def completion_body(

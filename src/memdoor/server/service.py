@@ -111,10 +111,7 @@ METADATA_FIELDS = {"trace_id", "strategy", "agents", "agent", "confidence", "sto
 
 def usage_of(solution: Solution) -> ChatUsage:
     """The whole team's tokens: every call in the ledger (test writing included)."""
-    t = solution.ledger.totals()
-    return ChatUsage(
-        prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens, total_tokens=t.tokens
-    )
+    return ChatUsage.of(solution.ledger)
 
 
 def solve_config(config: ServeConfig, spec: StrategySpec, *, seed: int, max_tokens: int) -> SolveConfig:
