@@ -327,13 +327,7 @@ class Supervisor:
     def _verdict(
         self, results: list[TestResult | None], started: float, override: Status | None = None
     ) -> Verdict:
-        filled = [r if r is not None else TestResult(status="skipped") for r in results]
-        status: Status = override or next(
-            (r.status for r in filled if r.status not in ("passed", "skipped")), "passed"
-        )
-        if status == "passed" and any(r.status == "skipped" for r in filled):
-            status = "runtime_error"  # cannot happen; never report a pass with tests that did not run
-        return Verdict(status=status, tests=filled, seconds=time.monotonic() - started, isolation=self.name)
+        return Verdict.of(results, time.monotonic() - started, self.name, override)
 
     def _job(self, kind: str, code: str, func_name: str | None, prelude: str, tests, first: int) -> bytes:
         c = self.config

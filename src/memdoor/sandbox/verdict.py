@@ -42,6 +42,20 @@ class Verdict(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time of the whole run, sandbox start-up included.")
     isolation: str = Field(default="", description="Isolation level used (bwrap, unshare, none).")
 
+    @classmethod
+    def of(
+        cls, results: list[TestResult | None], seconds: float, isolation: str, override: Status | None = None
+    ) -> Verdict:
+        """The verdict of per-test results (None: not run, shown as ``skipped``): the first non-passing
+        status unless ``override``; never a pass with tests that did not run."""
+        filled = [r if r is not None else TestResult(status="skipped") for r in results]
+        status: Status = override or next(
+            (r.status for r in filled if r.status not in ("passed", "skipped")), "passed"
+        )
+        if status == "passed" and any(r.status == "skipped" for r in filled):
+            status = "runtime_error"
+        return cls(status=status, tests=filled, seconds=seconds, isolation=isolation)
+
     @property
     def passed(self) -> bool:
         return self.status == "passed"

@@ -15,7 +15,7 @@ from memdoor.problems.model import TestCase
 from memdoor.sandbox.lang import javascript, rust
 from memdoor.sandbox.lang.process import Isolation
 from memdoor.sandbox.lang.toolchain import Tool, find_node, find_rust
-from memdoor.sandbox.verdict import Status, TestResult, Verdict
+from memdoor.sandbox.verdict import TestResult, Verdict
 
 LANGUAGES = ("javascript", "rust")
 
@@ -35,14 +35,6 @@ def usable_tool(language: str) -> Tool:
     if not tool.usable:
         raise SandboxError(f"cannot run {language} here: {tool.problem}")
     return tool
-
-
-def _verdict(results: list[TestResult | None], started: float, isolation: str) -> Verdict:
-    filled = [r if r is not None else TestResult(status="skipped") for r in results]
-    status: Status = next((r.status for r in filled if r.status not in ("passed", "skipped")), "passed")
-    if status == "passed" and any(r.status == "skipped" for r in filled):
-        status = "runtime_error"  # never a pass with tests that did not run
-    return Verdict(status=status, tests=filled, seconds=time.monotonic() - started, isolation=isolation)
 
 
 def _functional(
@@ -72,9 +64,8 @@ def run_program(
     tests = list(tests)
     if language == "rust" and tests and all(t.kind == "stdin" for t in tests):
         pairs = [(t.input, t.output) for t in tests]
-        return _verdict(
-            rust.run_stdin_tests(sandbox, tool, code, pairs, stop_at_first_failure), started, sandbox.name
-        )
+        results = rust.run_stdin_tests(sandbox, tool, code, pairs, stop_at_first_failure)
+        return Verdict.of(results, time.monotonic() - started, sandbox.name)
     results: list[TestResult | None] = []
     for test in tests:
         if stop_at_first_failure and any(r is not None and r.status != "passed" for r in results):
@@ -87,4 +78,4 @@ def run_program(
             results.append(_functional(sandbox, language, tool, code, func_name, test))
         else:
             results.append(javascript.run_stdin(sandbox, tool, code, test.input, test.output))
-    return _verdict(results, started, sandbox.name)
+    return Verdict.of(results, time.monotonic() - started, sandbox.name)
