@@ -47,7 +47,7 @@ def run_on(
         results = [TestResult(status="compile_error", detail="no code")] + [
             TestResult(status="skipped") for _ in tests[1:]
         ]
-        return Verdict(status="compile_error", tests=results if tests else [], isolation=sandbox.name)
+        return Verdict(status="compile_error", tests=results, isolation=sandbox.name)
     if problem.language != "python":  # node or rustc in the same isolation (memdoor.sandbox.lang)
         from memdoor.sandbox.lang.run import run_program
 
