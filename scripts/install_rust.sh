@@ -14,7 +14,8 @@ for p in librust-rand-dev librust-regex-dev librust-md5-dev gcc; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 rustc_bin=$(command -v rustc || true)
-if [ -z "$rustc_bin" ]; then need+=(rustc cargo); fi
+[ -n "$rustc_bin" ] || need+=(rustc)
+command -v cargo >/dev/null || need+=(cargo)  # builds the crates below
 if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
