@@ -145,6 +145,16 @@ def _columns(conn: sqlite3.Connection) -> set[str]:
     return {r[1] for r in conn.execute("PRAGMA table_info(results)")}
 
 
+def _record_to_row(result: ResultRecord, exclude: set[str] | None = None) -> dict:
+    """The result as SQL parameters (flags as 0/1), the inverse of :func:`_row_to_record`."""
+    values = result.model_dump(exclude=exclude)
+    values["passed"] = int(values["passed"])
+    values["retryable"] = int(values["retryable"])
+    if values["oracle"] is not None:
+        values["oracle"] = int(values["oracle"])
+    return values
+
+
 def _row_to_record(row: sqlite3.Row) -> ResultRecord:
     data = dict(row)
     data["passed"] = bool(data["passed"])
@@ -346,11 +356,7 @@ class ResultsStore:
     def record(self, result: ResultRecord) -> bool:
         """Store one result and commit it. A finished (``done``) pair is never overwritten; an
         ``error`` pair is replaced by its retry (attempts counted). Returns whether it was stored."""
-        values = result.model_dump()
-        values["passed"] = int(values["passed"])
-        values["retryable"] = int(values["retryable"])
-        if values["oracle"] is not None:
-            values["oracle"] = int(values["oracle"])
+        values = _record_to_row(result)
         cols = ", ".join(_COLUMNS)
         marks = ", ".join(f":{c}" for c in _COLUMNS)
         updates = ", ".join(
@@ -400,11 +406,7 @@ class ResultsStore:
         )
         with self._transaction():
             for r in results.values():
-                values = r.model_dump(exclude={c for c in _COLUMNS if c.endswith("_json")})
-                for flag in ("passed", "retryable"):
-                    values[flag] = int(values[flag])
-                values["oracle"] = None if values["oracle"] is None else int(values["oracle"])
-                self._write(sql, values)
+                self._write(sql, _record_to_row(r, exclude={c for c in _COLUMNS if c.endswith("_json")}))
             for key, (model, response) in calls.items():
                 self._write(
                     "INSERT OR IGNORE INTO calls (key, model, response_json) VALUES (?, ?, ?)",
