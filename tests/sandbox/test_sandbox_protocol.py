@@ -151,7 +151,7 @@ def test_a_supervisor_kept_from_running_still_takes_a_result_given_in_time():
     result was in the pipe in time, so the candidate passes instead of getting a time limit."""
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
-    with open_sandbox(SandboxConfig(timeout_s=3.0, prestart=False)) as sb:
+    with open_sandbox(SandboxConfig(timeout_s=6.0, prestart=False)) as sb:
         assert sb.run(HONEST, TESTS[:1], prelude="none").passed  # warm: interpreter files cached
         program = "import time\ntime.sleep(1.5)\nprint(int(input()) + 1)"
         box: list = []
@@ -161,7 +161,7 @@ def test_a_supervisor_kept_from_running_still_takes_a_result_given_in_time():
         time.sleep(0.8)  # the candidate is sleeping; the supervisor waits in poll() for its answer
         sys.setswitchinterval(1000.0)  # no thread switch until this thread blocks: the supervisor starves
         try:
-            end = time.monotonic() + 6.0  # past the deadline (at most 3.8 s from now)
+            end = time.monotonic() + 9.0  # past the deadline (at most 6.8 s from now)
             while time.monotonic() < end:
                 pass
         finally:
