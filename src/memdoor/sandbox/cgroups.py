@@ -27,11 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from memdoor.errors import SandboxError
+
 Mode = Literal["cgroup v1", "cgroup v2"]
 CONTROLLERS = ("memory", "pids", "cpu")
 _V1_EXTRA = ("cpuacct",)  # read for CPU usage when mounted apart from cpu (optional)
 _NAME = re.compile(r"memdoor-(?:(\d+)-)?(\d+)-[0-9a-f]+")  # pid namespace (older names: none), pid, token
 _PERIOD_US = 100_000
+SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,17 @@ class Cgroups:
             group.remove(attempts=3)
             raise
         return group
+
+    def candidate_group(self, memory_mb: int, max_processes: int, cpu_cores: float) -> Group:
+        """The group of one sandbox: the candidate's memory and processes (plus the sandbox's own), its CPU
+        quota; SandboxError when the kernel refuses."""
+        limits = GroupLimits(
+            memory_bytes=memory_mb << 20, pids=max_processes + SANDBOX_OWN_PROCESSES, cpu_cores=cpu_cores
+        )
+        try:
+            return self.create(limits)
+        except OSError as e:
+            raise SandboxError(f"cannot create the candidate's control group: {e}") from e
 
     def _removed(self, stats: GroupStats) -> None:
         if self.on_removed is not None:  # looked up when the group goes: it may be set after creation

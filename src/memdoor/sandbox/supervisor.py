@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from memdoor.errors import SandboxError, UsageError
 from memdoor.sandbox import compare
-from memdoor.sandbox.cgroups import Cgroups, GroupLimits
+from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.prestart import Prestarter, Started
 from memdoor.sandbox.program import compile_harness, harness_source
@@ -41,7 +41,6 @@ _START_RETRIES = 2
 TOOL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where the isolation tools are found
 PROTOCOL_VIOLATION = "harness protocol violation"  # the detail's start when the candidate broke the stream
 LATE_GRACE_S = 0.5  # past a deadline, how long a result already arriving may take to be read in full
-_SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
 
 
 def _groups(tests: Sequence[TestCase]) -> list[tuple[int, int]]:
@@ -189,11 +188,6 @@ class Supervisor:
         self._uids = UidPool(config.uid_base, config.uid_count, config.lock_dir) if self.run_as_root else None
         # A control group per sandbox process (memory, pids, CPU of the candidate together); None: rlimits only.
         self.cgroups = Cgroups.open() if config.cgroups else None
-        self._group_limits = GroupLimits(
-            memory_bytes=config.memory_mb << 20,
-            pids=config.max_processes + _SANDBOX_OWN_PROCESSES,
-            cpu_cores=config.cpu_cores,
-        )
         self._prestarter = Prestarter(self, config.workers) if config.prestart else None
         if self._prestarter is not None:
             weakref.finalize(self, self._prestarter.close)
@@ -297,12 +291,12 @@ class Supervisor:
 
     def spawn(self, lease: Lease | None, prelude: str = "none") -> Started:
         """Start a sandbox; its harness boots (loading ``prelude``'s modules) and waits for its job on stdin."""
-        group = None
-        if self.cgroups is not None:
-            try:
-                group = self.cgroups.create(self._group_limits)
-            except OSError as e:
-                raise SandboxError(f"cannot create the candidate's control group: {e}") from e
+        c = self.config
+        group = (
+            self.cgroups.candidate_group(c.memory_mb, c.max_processes, c.cpu_cores)
+            if self.cgroups is not None
+            else None
+        )
         r, w = os.pipe()
         try:
             command = self.command(lease.uid if lease else None, [str(w), prelude])

@@ -18,12 +18,10 @@ from importlib import resources
 from typing import Protocol
 
 from memdoor.errors import SandboxError
-from memdoor.sandbox.cgroups import Cgroups, GroupLimits
+from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
-
-_SANDBOX_OWN_PROCESSES = 3  # bwrap's or unshare's own processes, counted in the group's pids.max
 
 
 class Isolation(Protocol):
@@ -112,16 +110,7 @@ def run_isolated(
     group = None
     try:
         if sandbox.cgroups is not None:
-            try:
-                group = sandbox.cgroups.create(
-                    GroupLimits(
-                        memory_bytes=limits.memory_mb << 20,
-                        pids=limits.max_processes + _SANDBOX_OWN_PROCESSES,
-                        cpu_cores=config.cpu_cores,
-                    )
-                )
-            except OSError as e:
-                raise SandboxError(f"cannot create the candidate's control group: {e}") from e
+            group = sandbox.cgroups.candidate_group(limits.memory_mb, limits.max_processes, config.cpu_cores)
         job = {
             "files": [(name, base64.b64encode(data).decode(), mode) for name, data, mode in files],
             "limits": _rlimits(limits, config, own_uid=lease is None),
