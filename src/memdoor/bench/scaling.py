@@ -28,6 +28,8 @@ from itertools import combinations
 
 from pydantic import BaseModel, Field
 
+from memdoor.select.vote import choose_group, confidence_weights
+
 EXACT_SUBSETS = 500
 """At most this many subsets per (problem, k): all of them when C(N, k) is no larger, else a sample."""
 SUBSET_SEED = 0
@@ -51,12 +53,6 @@ class Draft(BaseModel):
     correct: bool = Field(default=False, description="Passes the hidden tests (graded for the report only).")
 
 
-def _weights(drafts: Sequence[Draft]) -> list[float]:
-    known = [math.exp(min(d.logprob, 0.0)) for d in drafts if d.logprob is not None]
-    default = sum(known) / len(known) if known else 1.0
-    return [math.exp(min(d.logprob, 0.0)) if d.logprob is not None else default for d in drafts]
-
-
 def vote_choice(drafts: Sequence[Draft]) -> int | None:
     """Index of the draft the vote selector would choose among ``drafts`` (None: nothing to choose)."""
     live = [i for i, d in enumerate(drafts) if not d.empty]
@@ -72,14 +68,9 @@ def vote_choice(drafts: Sequence[Draft]) -> int | None:
     for i in pool:
         groups.setdefault(drafts[i].group, []).append(i)
     members = list(groups.values())
-    weights = _weights(drafts)
-    weight = [float(f"{sum(weights[i] for i in g):.9g}") for g in members]
-    k = max(1, math.ceil(len(drafts) / 2))
-    majority = [gi for gi, g in enumerate(members) if len(g) >= k]
-    if majority:
-        chosen = min(majority, key=lambda gi: (-len(members[gi]), -weight[gi], members[gi][0]))
-    else:
-        chosen = min(range(len(members)), key=lambda gi: (-weight[gi], -len(members[gi]), members[gi][0]))
+    weights = confidence_weights([d.logprob for d in drafts])
+    weight = [sum(weights[i] for i in g) for g in members]
+    _, chosen = choose_group(members, weight, max(1, math.ceil(len(drafts) / 2)))
     return min(members[chosen], key=lambda i: (-weights[i], i))
 
 

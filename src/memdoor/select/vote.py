@@ -64,6 +64,29 @@ def _rounded(x: float) -> float:
     return float(f"{x:.9g}")
 
 
+def confidence_weights(mean_logprobs: Sequence[float | None]) -> list[float]:
+    """Each candidate's weight, exp(mean token log-probability); a candidate without log-probabilities
+    gets the mean of the others' (1.0 when none has any)."""
+    known = [math.exp(min(lp, 0.0)) for lp in mean_logprobs if lp is not None]
+    default = sum(known) / len(known) if known else 1.0
+    return [math.exp(min(lp, 0.0)) if lp is not None else default for lp in mean_logprobs]
+
+
+def choose_group(groups: list[list[int]], weight: list[float], k: int) -> tuple[str, int]:
+    """(rule, index of the winning group): k-of-N majority, the only group, or the heaviest; ties break on
+    size or weight, then the lowest first member."""
+    majority = [gi for gi, g in enumerate(groups) if len(g) >= k]
+    if majority:
+        return "majority", min(
+            majority, key=lambda gi: (-len(groups[gi]), -_rounded(weight[gi]), groups[gi][0])
+        )
+    if len(groups) == 1:
+        return "only-one", 0
+    return "confidence", min(
+        range(len(groups)), key=lambda gi: (-_rounded(weight[gi]), -len(groups[gi]), groups[gi][0])
+    )
+
+
 class VoteSelector:
     """Chooses among candidates by execution on public tests, behaviour groups, votes and confidence."""
 
@@ -132,9 +155,9 @@ class VoteSelector:
             (sorted(i for ci in g for i in by_code[pool[ci]]) for g in group_by_key([key(c) for c in pool])),
             key=lambda g: g[0],
         )
-        weights = self._weights(candidates)
+        weights = confidence_weights([c.mean_logprob for c in candidates])
         group_weight = [self._group_weight([weights[i] for i in g]) for g in groups]
-        rule, chosen = self._choose(groups, group_weight, k)
+        rule, chosen = choose_group(groups, group_weight, k)
         index = min(groups[chosen], key=lambda i: (-weights[i], i))
         total = sum(group_weight)
         return Selection(
@@ -147,20 +170,6 @@ class VoteSelector:
             survivors=[] if fallback else sorted(i for g in groups for i in g),
             votes={str(gi): round(w, 6) for gi, w in enumerate(group_weight)},
             public_verdict=public[candidates[index].code.strip()],
-        )
-
-    @staticmethod
-    def _choose(groups: list[list[int]], weight: list[float], k: int) -> tuple[str, int]:
-        """(rule, index of the winning group): k-of-N majority, the only group, or the heaviest."""
-        majority = [gi for gi, g in enumerate(groups) if len(g) >= k]
-        if majority:
-            return "majority", min(
-                majority, key=lambda gi: (-len(groups[gi]), -_rounded(weight[gi]), groups[gi][0])
-            )
-        if len(groups) == 1:
-            return "only-one", 0
-        return "confidence", min(
-            range(len(groups)), key=lambda gi: (-_rounded(weight[gi]), -len(groups[gi]), groups[gi][0])
         )
 
     async def _public_verdicts(
@@ -191,14 +200,6 @@ class VoteSelector:
         runs = await asyncio.gather(*(runner.run_tests(problem, program[code]) for code in to_run))
         out.update(zip(to_run, runs, strict=True))
         return out
-
-    @staticmethod
-    def _weights(candidates: list[Candidate]) -> list[float]:
-        known = [math.exp(min(c.mean_logprob, 0.0)) for c in candidates if c.mean_logprob is not None]
-        default = sum(known) / len(known) if known else 1.0
-        return [
-            math.exp(min(c.mean_logprob, 0.0)) if c.mean_logprob is not None else default for c in candidates
-        ]
 
     def _group_weight(self, member_weights: list[float]) -> float:
         if self.config.weighting == "mean":
