@@ -109,3 +109,21 @@ def test_a_bad_diff_is_a_400_with_the_reason(sandbox, repo_and_diff, tmp_path):
         assert "not a unified diff" in str(e.value)
         with pytest.raises(openai.NotFoundError):
             client(srv).chat.completions.create(model="memdoor/review-99", messages=user("x"))
+
+
+def test_a_review_past_the_deadline_is_a_504_and_leaves_nothing_in_memory(sandbox, repo_and_diff, tmp_path):
+    repo, diff = repo_and_diff
+    slow = {"scripted:r": scripted("scripted:r", ANSWER, delay=3.0)}
+    with running(
+        slow,
+        sandbox,
+        tmp_path / "traces",
+        review_repo=repo,
+        review_test="python3 -m unittest -q",
+        timeout_s=1.0,
+    ) as srv:
+        with pytest.raises(openai.APIStatusError) as e:
+            client(srv).chat.completions.create(model="memdoor/review-3", messages=user(diff))
+        assert e.value.status_code == 504
+        memory = srv.server.config.app.state.reviews.env.memory
+        assert asyncio.run(memory.tasks()) == []  # the timed-out review's trace is not kept per request

@@ -12,6 +12,7 @@ is a 400 with the one-line reason. A stream gets the review as one content chunk
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import tempfile
 from pathlib import Path
@@ -76,6 +77,8 @@ class ReviewService:
         config = self.review_config(request.model, request)
         text = diff_of(request)
         ticket = self.admission.admit()
+        started: list[str] = []  # the review's trace id once it starts
+        env = dataclasses.replace(self.env, on_start=started.append)
         try:
             async with asyncio.timeout(self.config.timeout_s), ticket.slot():
                 with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
@@ -84,16 +87,15 @@ class ReviewService:
                         prepared = await asyncio.to_thread(prepare, text, repo, config, Path(tmp))
                     except ReviewInputError as e:
                         raise InvalidRequest(str(e), param="messages") from None
-                    report = await run_review(prepared, config, self.env)
-            if isinstance(self.env.memory, InProcMemory):  # the trace is on disk; memory must not grow
-                await self.env.memory.delete(report.trace_id)
-            return report
+                    return await run_review(prepared, config, env)
         except TimeoutError:
             raise DeadlineExceeded(
                 f"the review took longer than the server's {self.config.timeout_s:g} s limit"
             ) from None
         finally:
             ticket.release()
+            if started and isinstance(self.env.memory, InProcMemory):
+                await self.env.memory.delete(started[0])  # the trace is on disk; memory must not grow
 
     def body(self, model: str, report: ReviewReport, created: int) -> dict[str, Any]:
         return completion_body(
