@@ -12,7 +12,14 @@ import re
 import secrets
 
 from memdoor.sandbox import compare
-from memdoor.sandbox.lang.process import Isolation, Limits, Outcome, candidate_limits, run_isolated
+from memdoor.sandbox.lang.process import (
+    Isolation,
+    Limits,
+    Outcome,
+    candidate_limits,
+    limit_result,
+    run_isolated,
+)
 from memdoor.sandbox.lang.toolchain import Tool
 from memdoor.sandbox.verdict import TestResult
 
@@ -26,19 +33,9 @@ def limits_for(sandbox: Isolation) -> Limits:
 
 def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
     """The result when the run ended for a limit or abnormally; None when it exited by itself with 0."""
-    c = sandbox.config
-    if outcome.oom_killed:
-        return TestResult(
-            status="memory_limit", seconds=outcome.seconds, detail=f"killed: over {c.memory_mb} MiB"
-        )
-    if outcome.timed_out:
-        return TestResult(status="time_limit", seconds=outcome.seconds, detail="wall-clock limit")
-    if outcome.overflow:
-        return TestResult(
-            status="wrong_answer",
-            seconds=outcome.seconds,
-            detail=f"output exceeds {c.max_output_bytes} bytes",
-        )
+    limited = limit_result(outcome, sandbox.config)
+    if limited is not None:
+        return limited
     if outcome.exit_code != 0:
         err = outcome.stderr.decode(errors="replace").strip().splitlines()
         named = [line for line in err if _ERROR_LINE.match(line)]  # "TypeError: ...", node's own report

@@ -22,6 +22,7 @@ from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
+from memdoor.sandbox.verdict import TestResult
 
 
 class Isolation(Protocol):
@@ -73,6 +74,20 @@ def candidate_limits(config: SandboxConfig, *, address_space: bool) -> Limits:
         max_output_bytes=config.max_output_bytes,
         address_space=address_space,
     )
+
+
+def limit_result(outcome: Outcome, config: SandboxConfig) -> TestResult | None:
+    """The result when the run was stopped for a limit (memory, time, output); None when it ended by itself."""
+    s = outcome.seconds
+    if outcome.oom_killed:
+        return TestResult(status="memory_limit", seconds=s, detail=f"killed: over {config.memory_mb} MiB")
+    if outcome.timed_out:
+        return TestResult(status="time_limit", seconds=s, detail="wall-clock limit")
+    if outcome.overflow:
+        return TestResult(
+            status="wrong_answer", seconds=s, detail=f"output exceeds {config.max_output_bytes} bytes"
+        )
+    return None
 
 
 def launcher_source() -> str:

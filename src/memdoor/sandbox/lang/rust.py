@@ -22,7 +22,14 @@ import shlex
 
 from memdoor.sandbox.lang import rust_call
 from memdoor.sandbox.lang.javascript import called_result, stdin_result
-from memdoor.sandbox.lang.process import Isolation, Limits, Outcome, candidate_limits, run_isolated
+from memdoor.sandbox.lang.process import (
+    Isolation,
+    Limits,
+    Outcome,
+    candidate_limits,
+    limit_result,
+    run_isolated,
+)
 from memdoor.sandbox.lang.toolchain import Tool
 from memdoor.sandbox.verdict import TestResult
 
@@ -143,17 +150,11 @@ def _execute(sandbox: Isolation, binary: bytes, args: list[str], stdin: str | No
     )
 
 
-def _ended(outcome: Outcome, sandbox: Isolation, compile_s: float) -> TestResult | None:
-    c = sandbox.config
-    s = outcome.seconds + compile_s
-    if outcome.oom_killed:
-        return TestResult(status="memory_limit", seconds=s, detail=f"killed: over {c.memory_mb} MiB")
-    if outcome.timed_out:
-        return TestResult(status="time_limit", seconds=s, detail="wall-clock limit")
-    if outcome.overflow:
-        return TestResult(
-            status="wrong_answer", seconds=s, detail=f"output exceeds {c.max_output_bytes} bytes"
-        )
+def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
+    limited = limit_result(outcome, sandbox.config)
+    if limited is not None:
+        return limited
+    s = outcome.seconds
     if outcome.exit_code == 0:
         return None
     status = "wrong_answer" if outcome.exit_code == TEST_FAILED else "runtime_error"
@@ -167,7 +168,7 @@ def run_check(sandbox: Isolation, rustc: Tool, program: str, test_code: str) -> 
     if isinstance(binary, TestResult):
         return binary
     outcome = _execute(sandbox, binary, [], None)
-    ended = _ended(outcome, sandbox, 0.0)
+    ended = _ended(outcome, sandbox)
     return ended or TestResult(status="passed", seconds=outcome.seconds)
 
 
@@ -184,7 +185,7 @@ def run_stdin_tests(
             results.append(None)
             continue
         outcome = _execute(sandbox, binary, [], stdin)
-        results.append(stdin_result(sandbox, outcome, expected, _ended(outcome, sandbox, 0.0)))
+        results.append(stdin_result(sandbox, outcome, expected, _ended(outcome, sandbox)))
     return results
 
 
@@ -207,7 +208,7 @@ def run_functional(
     if isinstance(binary, TestResult):
         return binary
     outcome = _execute(sandbox, binary, ["memdoor_call::call", "--exact", "--nocapture"], None)
-    ended = _ended(outcome, sandbox, 0.0)
+    ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
     return called_result(sandbox, outcome, marker, expected)
