@@ -106,6 +106,16 @@ class CodeRunner(Protocol):
 
 
 @runtime_checkable
+class Referee(Protocol):
+    """Says which of two outputs is right for one input of a problem (an agent asked to work it out: S*'s
+    judged comparison). It sees the public view of the problem, the input and the outputs, never code."""
+
+    async def which(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
+        """The index in ``outputs`` of the right one, or None when it cannot tell."""
+        ...
+
+
+@runtime_checkable
 class Selector(Protocol):
     """Chooses one candidate among many, using only public tests and agent-written inputs.
 
@@ -119,7 +129,9 @@ class Selector(Protocol):
         runner: CodeRunner,
         *,
         extra_inputs: Sequence[TestCase] = (),
+        referee: Referee | None = None,
     ) -> Selection:
         """Pick a candidate. ``problem`` is the public view (no hidden tests); ``runner`` runs candidates;
-        ``extra_inputs`` are agent-written inputs (``output`` None) whose outputs help tell candidates apart."""
+        ``extra_inputs`` are agent-written inputs (``output`` None) whose outputs help tell candidates apart;
+        ``referee``, when given, settles a vote without a majority between the two leading groups."""
         ...

@@ -27,6 +27,9 @@ REGISTRY: dict[str, dict[str, str]] = {
         "sequential": "memdoor.strategies.sequential:Sequential",
         "shared": "memdoor.strategies.shared:Shared",
         "hybrid": "memdoor.strategies.hybrid:Hybrid",
+        "sstar": "memdoor.strategies.hybrid:SStar",
+        "cascade": "memdoor.strategies.cascade:Cascade",
+        "adaptive": "memdoor.strategies.adaptive:Adaptive",
     },
     "selector": {
         "vote": "memdoor.select.vote:VoteSelector",

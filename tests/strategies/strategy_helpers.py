@@ -53,6 +53,8 @@ def add_problem(*, hidden: bool = True) -> Problem:
 def role_of(messages: Sequence[Message]) -> str:
     """Which step a prompt is for, from the text the strategies' templates put in it."""
     user = messages[-1]["content"]
+    if "### Two programs give different answers" in user:
+        return "referee"
     if "### Candidate solution" in user:
         return "review"
     if "```input" in user:

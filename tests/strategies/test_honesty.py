@@ -62,7 +62,10 @@ def models() -> list[ScriptedModel]:
     ]
 
 
-@pytest.mark.parametrize("strategy", ["single", "parallel:2", "sequential:2", "shared:2", "hybrid:2"])
+@pytest.mark.parametrize(
+    "strategy",
+    ["single", "parallel:2", "sequential:2", "shared:2", "hybrid:2", "sstar:2", "cascade:2", "adaptive:2"],
+)
 async def test_hidden_tests_never_reach_a_strategy(strategy, sandbox, tmp_path):
     problem = marked_problem()
     pool = ModelPool()
@@ -81,7 +84,9 @@ async def test_hidden_tests_never_reach_a_strategy(strategy, sandbox, tmp_path):
     # it ran and was graded on public + hidden tests
     assert sol.error is None and sol.verdict is not None
     assert sol.verdict.tests_total == 3 and sol.code
-    expected = {"single": False, "parallel:2": False}.get(strategy, True)  # the others fix WRONG
+    expected = {"single": False, "parallel:2": False, "cascade:2": False, "adaptive:2": False}.get(
+        strategy, True
+    )  # the others fix WRONG (cascade answers with the cheap agent's overfit draft, adaptive never repairs)
     assert sol.passed is expected and sol.oracle is expected and (sol.code == GOOD) is expected
 
     prompts = [json.dumps(call) for m in team_models for call in m.calls]

@@ -90,3 +90,44 @@ async def test_budget_spent_during_repairs_keeps_every_chain_so_far(sandbox):
     sol = await Hybrid(repair_rounds=3).solve(PROBLEM, team_of(a, b), ctx)
     assert sol.stopped == "budget" and len(sol.ledger.calls) == 3
     assert len(sol.candidates) == 2 and sol.code == BAD2  # each agent's best so far
+
+
+async def test_sstar_settles_a_split_vote_with_the_first_agent_as_referee(sandbox):
+    from memdoor.strategies.hybrid import SStar
+
+    # OVERFIT is the more confident group; on the input (0, 5) GOOD says 5 and OVERFIT 4.
+    referee_says = "By hand: 0 + 5 = 5. Answer B gives 5.\nANSWER: B"
+    first = scripted(
+        {"draft": [fenced(OVERFIT)], "inputs": [INPUTS], "referee": [referee_says]}, logprob=-0.1
+    )
+    good = scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9)
+    bad = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]}, spec="scripted:b", logprob=-0.1)
+    ctx = make_ctx(sandbox)
+    sol = await SStar().solve(PROBLEM, team_of(first, good, bad), ctx)
+    assert sol.strategy == "sstar:3"
+    assert [c.role for c in sol.ledger.calls].count("referee") == 1
+    referee_prompt = first.calls[-1][-1]["content"]
+    assert "add(0, 5)" in referee_prompt and "Answer A:\n```\n4\n```" in referee_prompt
+    assert OVERFIT not in referee_prompt and GOOD not in referee_prompt, "the referee sees outputs, not code"
+    assert sol.selection.rule == "referee" and sol.code == GOOD
+    duels = await ctx.memory.entries(ctx.task_id, "duels")
+    assert duels == [{"agent": "agent0", "input": "0\n5", "outputs": ["4", "5"], "winner": 1}]
+    # Plain hybrid on the same drafts keeps the more confident, overfit group.
+    again = [
+        scripted({"draft": [fenced(OVERFIT)], "inputs": [INPUTS]}, logprob=-0.1),
+        scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9),
+        scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]}, spec="scripted:b", logprob=-0.1),
+    ]
+    plain = await Hybrid().solve(PROBLEM, team_of(*again), make_ctx(sandbox))
+    assert plain.code == OVERFIT and plain.selection.rule == "confidence"
+
+
+async def test_a_referee_out_of_budget_cannot_tell_and_the_vote_stands(sandbox):
+    from memdoor.strategies.hybrid import SStar
+
+    first = scripted({"draft": [fenced(OVERFIT)], "inputs": [INPUTS], "referee": ["ANSWER: B"]}, logprob=-0.1)
+    good = scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9)
+    bad = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]}, spec="scripted:b", logprob=-0.1)
+    sol = await SStar().solve(PROBLEM, team_of(first, good, bad), make_ctx(sandbox, budget=Budget(calls=5)))
+    assert "referee" not in [c.role for c in sol.ledger.calls]
+    assert sol.code == OVERFIT and sol.stopped in ("done", "budget")

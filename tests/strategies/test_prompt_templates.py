@@ -65,6 +65,19 @@ def test_prompt_variants_add_a_hint_and_keep_the_format():
         assert v.startswith(messages.question(problem)) and v.endswith(render("answer"))
 
 
+def test_seven_variants_differ_and_the_first_five_keep_their_hints():
+    problem = add_problem()
+    users = [messages.draft(problem, v)[1]["content"] for v in range(9)]
+    assert len(set(users[:8])) == 8, "the official prompt and seven distinct hints"
+    assert users[8] == users[1], "variants cycle after the last hint"
+    assert "edge cases" in users[1] and "output format" in users[4]  # variants 1-4 as before
+    assert (
+        "algorithm in two or three sentences" in users[5]
+        and "by hand" in users[6]
+        and "brute force" in users[7]
+    )
+
+
 def test_humaneval_asks_for_the_complete_function():
     prompt = 'def inc(x: int) -> int:\n    """Return x + 1.\n    >>> inc(1)\n    2\n    """\n'
     problem = Problem(

@@ -17,6 +17,20 @@ class Candidate(BaseModel):
     public: Verdict | None = Field(default=None, description="Its verdict on the public tests, once run.")
 
 
+class Duel(BaseModel):
+    """Two behaviour groups compared on one input where their outputs differ, settled by a referee."""
+
+    groups: tuple[int, int] = Field(
+        description="The two groups (indices into Selection.groups), leader first."
+    )
+    test: int = Field(description="Index of the input among the public tests then the agent-written inputs.")
+    input: str = Field(description="The input (public or agent-written, never hidden).")
+    outputs: tuple[str, str] = Field(description="What each group printed or returned on it.")
+    winner: int | None = Field(
+        description="0 or 1: the group the referee found right; None: it could not tell."
+    )
+
+
 class Selection(BaseModel):
     """What a selector chose and why."""
 
@@ -38,4 +52,7 @@ class Selection(BaseModel):
     )
     public_verdict: Verdict | None = Field(
         default=None, description="The chosen candidate's verdict on the public tests, when it was run."
+    )
+    duel: Duel | None = Field(
+        default=None, description="The referee's comparison of the two leading groups, when one was asked."
     )

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memdoor.errors import UsageError, validation_problems
-from memdoor.select.behaviour import behaviour_key, group_by_key
-from memdoor.select.types import Candidate, Selection
+from memdoor.select.behaviour import behaviour_key, group_by_key, result_key
+from memdoor.select.types import Candidate, Duel, Selection
 
 if TYPE_CHECKING:
     from memdoor.problems.model import Problem, TestCase
-    from memdoor.protocols import CodeRunner
-    from memdoor.sandbox.verdict import Verdict
+    from memdoor.protocols import CodeRunner, Referee
+    from memdoor.sandbox.verdict import TestResult, Verdict
 
 Weighting = Literal["sum", "mean", "max"]
 
@@ -106,14 +106,22 @@ class VoteSelector:
         runner: CodeRunner,
         *,
         extra_inputs: Sequence[TestCase] = (),
+        referee: Referee | None = None,
     ) -> Selection:
-        """Pick a candidate using only the public tests and ``extra_inputs`` (run by ``runner``)."""
-        return await self._decide(problem, list(candidates), runner, list(extra_inputs))
+        """Pick a candidate using only the public tests and ``extra_inputs`` (run by ``runner``); with a
+        ``referee``, a vote without a majority goes to whichever of the two leading groups it finds right
+        on an input where they differ."""
+        return await self._decide(problem, list(candidates), runner, list(extra_inputs), referee)
 
     # -- the decision ----------------------------------------------------------------------------
 
     async def _decide(
-        self, problem: Problem, candidates: list[Candidate], runner: CodeRunner, extra: list[TestCase]
+        self,
+        problem: Problem,
+        candidates: list[Candidate],
+        runner: CodeRunner,
+        extra: list[TestCase],
+        referee: Referee | None = None,
     ) -> Selection:
         k = self.config.k or max(1, math.ceil(len(candidates) / 2))
         by_code: dict[str, list[int]] = {}  # identical code (up to surrounding blank space) runs once
@@ -141,14 +149,18 @@ class VoteSelector:
             if not problem.public_tests:  # code that cannot even load drops out here
                 pool = [c for c in pool if extra_runs[c].status != "compile_error"] or pool
 
-        kinds = [t.kind for t in problem.public_tests] + [t.kind for t in extra]
+        tests = [*problem.public_tests, *extra]
+        kinds = [t.kind for t in tests]
 
-        def key(code: str) -> tuple:
+        def results_of(code: str) -> list[TestResult]:
             v = public[code]
-            results = [
+            return [
                 *(v.tests if v is not None else ()),
                 *(extra_runs[code].tests if code in extra_runs else ()),
             ]
+
+        def key(code: str) -> tuple:
+            results = results_of(code)
             return behaviour_key(results, kinds) if len(results) == len(kinds) else (code,)
 
         groups = sorted(
@@ -158,6 +170,12 @@ class VoteSelector:
         weights = confidence_weights([c.mean_logprob for c in candidates])
         group_weight = [self._group_weight([weights[i] for i in g]) for g in groups]
         rule, chosen = choose_group(groups, group_weight, k)
+        duel = None
+        if referee is not None and rule != "majority" and len(groups) > 1 and not fallback:
+            code_of = lambda gi: candidates[groups[gi][0]].code.strip()  # noqa: E731
+            duel = await self._duel(problem, tests, groups, group_weight, code_of, results_of, referee)
+            if duel is not None and duel.winner is not None:
+                rule, chosen = "referee", duel.groups[duel.winner]
         index = min(groups[chosen], key=lambda i: (-weights[i], i))
         total = sum(group_weight)
         return Selection(
@@ -170,7 +188,30 @@ class VoteSelector:
             survivors=[] if fallback else sorted(i for g in groups for i in g),
             votes={str(gi): round(w, 6) for gi, w in enumerate(group_weight)},
             public_verdict=public[candidates[index].code.strip()],
+            duel=duel,
         )
+
+    @staticmethod
+    async def _duel(problem, tests, groups, weight, code_of, results_of, referee: Referee) -> Duel | None:
+        """The two heaviest groups on the first input where both ran to an output and the outputs differ
+        (by the grader's comparison), judged by ``referee``; None when no input tells them apart."""
+        lead = sorted(
+            range(len(groups)), key=lambda gi: (-_rounded(weight[gi]), -len(groups[gi]), groups[gi][0])
+        )
+        a, b = lead[0], lead[1]
+        ra, rb = results_of(code_of(a)), results_of(code_of(b))
+        for i, (x, y) in enumerate(zip(ra, rb, strict=False)):
+            if i >= len(tests) or x.output is None or y.output is None:
+                continue
+            kind = tests[i].kind
+            if result_key(x, kind) == result_key(y, kind) or ("!", x.status) == result_key(x, kind):
+                continue
+            if ("!", y.status) == result_key(y, kind):
+                continue
+            outputs = (x.output, y.output)
+            winner = await referee.which(problem, tests[i], outputs)
+            return Duel(groups=(a, b), test=i, input=tests[i].input, outputs=outputs, winner=winner)
+        return None
 
     async def _public_verdicts(
         self,

@@ -1,4 +1,4 @@
-"""Team topologies: single, parallel, sequential, shared, hybrid.
+"""Team topologies: single, parallel, sequential, shared, hybrid, sstar, cascade, adaptive.
 
 Every strategy gets the *public view* of a problem (no hidden tests), a :class:`~memdoor.team.Team`
 and a :class:`~memdoor.strategies.context.RunContext` (judge, memory, selector, budget, ledger,
@@ -15,6 +15,12 @@ shared        drafts in shared memory, rounds of reading and refining     rounds
                                                                           stop_when_all_pass
 hybrid        parallel attempts + repair on public tests + agent-written  repair_rounds, inputs
               inputs that split candidate groups (S*)
+sstar         hybrid, and a vote without a majority is settled by an       as hybrid (referee on)
+              agent judging the two leading groups' outputs on one input
+cascade       cheap agents draft and vote; the first (strong) agents      strong, agree
+              draft only when no confident majority passes the tests
+adaptive      parallel attempts in waves, stopping once enough agree      first, wave, agree
+              and pass the public tests
 ============  ==========================================================  ===========================
 
 All options also include ``logprobs``. The shared skeleton (:mod:`.base`) turns a spent budget into

@@ -21,6 +21,7 @@ from memdoor.errors import BudgetExceeded, ModelError, UsageError
 from memdoor.extract import candidate_code
 from memdoor.models.types import Completion, Message
 from memdoor.problems.model import Problem, TestCase
+from memdoor.protocols import Referee
 from memdoor.sandbox.verdict import Verdict
 from memdoor.select.types import Candidate, Selection
 from memdoor.solution import AgentFailure, Solution
@@ -181,13 +182,16 @@ class TeamRun:
         order = {a: i for i, a in enumerate(self.team.ids)}
         return sorted(best.values(), key=lambda c: order.get(c.agent, len(order)))
 
-    async def select(self, pool: list[Candidate]) -> tuple[list[Candidate], Selection | None]:
-        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs), and record
-        its vote (memory kind ``votes`` and a ``vote`` event)."""
+    async def select(
+        self, pool: list[Candidate], *, referee: Referee | None = None
+    ) -> tuple[list[Candidate], Selection | None]:
+        """Ask the context's selector to choose among ``pool`` (with any agent-written inputs and, when
+        given, a referee for a vote without a majority), and record its vote (memory kind ``votes`` and a
+        ``vote`` event)."""
         if not pool:
             return pool, None
         sel = await self.ctx.selector.select(
-            self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs
+            self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs, referee=referee
         )
         await self.record_vote(sel, pool)
         return pool, sel

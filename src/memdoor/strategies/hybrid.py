@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from memdoor.select.types import Candidate
+from memdoor.select.types import Candidate, Selection
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
+from memdoor.strategies.referee import AgentReferee
 from memdoor.strategies.testgen import record_inputs
 from memdoor.team import Agent
 
@@ -27,6 +28,11 @@ class HybridConfig(StrategyConfig):
     )
     inputs: int = Field(
         default=5, ge=0, description="Test inputs asked of an agent to split candidate groups (0: none)."
+    )
+    referee: bool = Field(
+        default=False,
+        description="When the vote has no majority, the first agent judges which of the two leading groups"
+        " answers right on an input where they differ (S*'s judged comparison).",
     )
 
 
@@ -58,6 +64,13 @@ class Hybrid(BaseStrategy):
             cand = new
         return cand
 
+    async def choose(self, run: TeamRun) -> tuple[list[Candidate], Selection | None]:
+        active = run.active()
+        referee = None
+        if self.config.referee and active:
+            referee = AgentReferee(run, active[0], self.config.repair_rounds + 2)
+        return await run.select(run.best_per_agent(), referee=referee)
+
     async def write_inputs(self, run: TeamRun) -> None:
         """The first agent that answers writes the inputs; stored in memory kind ``tests``."""
         round_ = self.config.repair_rounds + 1
@@ -69,3 +82,17 @@ class Hybrid(BaseStrategy):
             run.extra_inputs = messages.parse_inputs(completion.text, run.problem, limit=self.config.inputs)
             await record_inputs(run.ctx, agent.id, run.extra_inputs)
             return
+
+
+class SStarConfig(HybridConfig):
+    """Options of ``sstar``: those of ``hybrid``, with the referee on."""
+
+    referee: bool = Field(default=True, description="See HybridConfig.referee (on for sstar).")
+
+
+class SStar(Hybrid):
+    """``hybrid`` with S*'s judged comparison: a vote without a majority is settled by the first agent
+    working out which of the two leading groups' outputs is right on an input where they differ."""
+
+    name = "sstar"
+    Config = SStarConfig

@@ -123,6 +123,34 @@ def inputs(problem: Problem, count: int) -> list[Message]:
     )
 
 
+def referee(problem: Problem, test: TestCase, outputs: Sequence[str]) -> list[Message]:
+    """Ask which of two outputs is right for ``test``'s input (S*'s judged comparison); no code is shown."""
+    if test.kind in ("functional", "check") and problem.func_name:
+        shown = f"{problem.func_name}({', '.join(line.strip() for line in test.input.splitlines() if line.strip())})"
+    else:
+        shown = f"```\n{_cap(test.input)}\n```"
+    statement = (
+        (problem.starter_code or problem.statement).rstrip() if problem.kind == "check" else problem.statement
+    )
+    a, b = (_cap(o) for o in outputs)
+    return _chat(
+        render("referee", statement=statement.rstrip(), input=shown, a=a, b=b),
+        system="system_referee",
+        language=problem.language,
+    )
+
+
+_ANSWER = re.compile(r"ANSWER\W*(A|B|NEITHER)\b", re.IGNORECASE)
+
+
+def parse_referee(text: str) -> int | None:
+    """0 for ``ANSWER: A``, 1 for ``ANSWER: B`` (the last such line wins), None for NEITHER or no answer."""
+    found = _ANSWER.findall(text)
+    if not found:
+        return None
+    return {"A": 0, "B": 1}.get(found[-1].upper())
+
+
 # ----------------------------------------------------------------------------------------------
 # Showing execution results to agents (public tests only) and parsing agents' answers.
 

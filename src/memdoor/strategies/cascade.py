@@ -1,0 +1,86 @@
+"""``cascade``: the cheap agents first; the strong agents only when the cheap team is unsure.
+
+The first ``strong`` agents of the team are the escalation (a bigger model: ``cascade:5@BIG*1+SMALL*4``);
+the others draft at once and the selector votes on their drafts. The team answers without escalating
+when a group of at least ``agree`` cheap agents (default: a majority of them) behaves alike and passes
+the public tests. Otherwise the strong agents draft too, and the answer is chosen among the strong
+drafts that pass the public tests (the bigger model is trusted over a split small team), or, when none
+does, by the selector over every draft. The point: the bigger model's accuracy at a fraction of its
+cost, since most problems never reach it.
+
+Agent i samples as in every other strategy (same model, temperature, seed and prompt variant), so in a
+bench its calls are the very drafts ``parallel`` and ``single`` rows made (paired draws).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import Field
+
+from memdoor.select.types import Candidate, Selection
+from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
+from memdoor.team import Agent
+
+
+class CascadeConfig(StrategyConfig):
+    """Options of ``cascade``."""
+
+    strong: int = Field(
+        default=1, ge=1, description="The first N agents are the escalation (the bigger model)."
+    )
+    agree: int | None = Field(
+        default=None,
+        ge=1,
+        description="Cheap agents that must agree (and pass the public tests) to answer without escalating; "
+        "None: a majority of the cheap agents.",
+    )
+
+
+class Cascade(BaseStrategy):
+    """Cheap drafts and a vote; the strong agents draft only when the vote is not a confident majority."""
+
+    name = "cascade"
+    Config = CascadeConfig
+
+    async def loop(self, run: TeamRun) -> None:
+        strong, cheap = self.split(run)
+        if not cheap:  # a team of strong agents only: they draft, the selector chooses
+            await run.together(strong, run.draft)
+            return
+        await run.together(cheap, run.draft)
+        pool = [c for c in run.candidates if c.agent in {a.id for a in cheap}]
+        _, sel = await run.select(pool)
+        need = self.config.agree or math.ceil(len(cheap) / 2)
+        if sel is not None and sel.index is not None and self.confident(sel, pool, need):
+            await run.ctx.event("cascade", None, escalated=False, agree=self.agreeing(sel), need=need)
+            return
+        await run.ctx.event("cascade", None, escalated=True, agree=self.agreeing(sel), need=need)
+        await run.together([a for a in strong if a in run.active()], run.draft)
+
+    def split(self, run: TeamRun) -> tuple[list[Agent], list[Agent]]:
+        """(strong agents, cheap agents still standing)."""
+        k = min(self.config.strong, len(run.team.agents))
+        active = run.active()
+        return run.team.agents[:k], [a for a in run.team.agents[k:] if a in active]
+
+    @staticmethod
+    def agreeing(sel: Selection | None) -> int:
+        if sel is None or sel.index is None:
+            return 0
+        return len(next((g for g in sel.groups if sel.index in g), [sel.index]))
+
+    def confident(self, sel: Selection, pool: list[Candidate], need: int) -> bool:
+        chosen = pool[sel.index] if sel.index is not None else None
+        passes = chosen is not None and chosen.public is not None and chosen.public.passed
+        return passes and sel.reason != "no-survivor" and self.agreeing(sel) >= need
+
+    async def choose(self, run: TeamRun) -> tuple[list[Candidate], Selection | None]:
+        strong_ids = {a.id for a in self.split(run)[0]}
+        drafts = run.best_per_agent()
+        strong = [c for c in drafts if c.agent in strong_ids and c.public is not None and c.public.passed]
+        escalated = any(c.agent in strong_ids for c in drafts)
+        if not escalated:
+            cheap = [c for c in drafts if c.agent not in strong_ids] or drafts
+            return await run.select(cheap)
+        return await run.select(strong or drafts)

@@ -1,0 +1,38 @@
+"""A referee made of a team's agent: asked which of two outputs is right for one input (S*'s judged
+comparison, :class:`memdoor.protocols.Referee`). The call is the agent's like any other: budgeted,
+recorded in the ledger, trace and memory (kind ``duels``). A spent budget or a failed agent means
+"cannot tell", so selection still ends with an answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memdoor.errors import BudgetExceeded
+from memdoor.problems.model import Problem, TestCase
+from memdoor.strategies import messages
+from memdoor.strategies.base import TeamRun
+from memdoor.team import Agent
+
+
+class AgentReferee:
+    """``agent`` of ``run`` referees; each question is one call in round ``round``."""
+
+    def __init__(self, run: TeamRun, agent: Agent, round: int):
+        self.run = run
+        self.agent = agent
+        self.round = round
+
+    async def which(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
+        try:
+            completion = await self.run.ask(
+                self.agent, messages.referee(problem, test, outputs), role="referee", round=self.round
+            )
+        except BudgetExceeded:
+            return None
+        if completion is None:
+            return None
+        winner = messages.parse_referee(completion.text)
+        entry = {"agent": self.agent.id, "input": test.input, "outputs": list(outputs), "winner": winner}
+        await self.run.ctx.memory.append(self.run.ctx.task_id, "duels", entry)
+        await self.run.ctx.event("referee", self.agent.id, winner=winner, text=completion.text)
+        return winner
