@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from memdoor.models.catalog import get_entry
-from memdoor.models.engine import EngineConfig
+from memdoor.models.engine import Engine, EngineConfig, available_cores
 from memdoor.models.local import ContextOverflow, LocalModel
 from memdoor.models.pool import ModelPool
 from memdoor.models.weights import WeightsStore, find_parts
@@ -28,18 +28,22 @@ def _require_small_model() -> None:
 
 @pytest.fixture(scope="module")
 def model():
-    """One engine for the module (5 slots, short contexts), stopped at the end."""
+    """One engine for the module (one replica, 5 slots, short contexts), stopped at the end."""
     _require_small_model()
-    m = LocalModel(SMALL, config=EngineConfig(slots=5, ctx=1024))
+    m = LocalModel(SMALL, config=EngineConfig(slots=5, replicas=1, ctx=1024))
     yield m
     asyncio.run(m.aclose())
 
 
+def _engine(m: LocalModel) -> Engine:
+    [engine] = m.engines
+    assert engine.base_url
+    return engine
+
+
 def _slots(m: LocalModel) -> list[dict]:
-    assert m._engine is not None and m._engine.base_url
-    return httpx.get(
-        m._engine.base_url + "/slots", headers=m._engine.headers(), timeout=60, trust_env=False
-    ).json()
+    e = _engine(m)
+    return httpx.get(e.base_url + "/slots", headers=e.headers(), timeout=60, trust_env=False).json()
 
 
 async def test_completion_has_text_logprobs_and_usage(model):
@@ -84,11 +88,9 @@ async def test_a_prompt_longer_than_the_context_is_a_clear_error(model):
     assert "ctx=" in str(info.value)
 
 
-def _tokens_predicted(m: LocalModel) -> float:
-    assert m._engine is not None and m._engine.base_url
-    text = httpx.get(
-        m._engine.base_url + "/metrics", headers=m._engine.headers(), timeout=60, trust_env=False
-    ).text
+def _tokens_predicted(e: Engine) -> float:
+    assert e.base_url
+    text = httpx.get(e.base_url + "/metrics", headers=e.headers(), timeout=60, trust_env=False).text
     for line in text.splitlines():
         if line.startswith("llamacpp:tokens_predicted_total"):
             return float(line.split()[-1])
@@ -99,11 +101,11 @@ async def test_a_cancelled_call_stops_generating_and_frees_its_slot(model):
     count = [{"role": "user", "content": "Count from 1 to 1000, one number per line, no other text."}]
     limit = 400
     await model.start()
-    before = _tokens_predicted(model)
+    before = _tokens_predicted(_engine(model))
     task = asyncio.create_task(model.complete(count, max_tokens=limit, temperature=0.0))
     for _ in range(1200):  # wait (generously) until the engine is working on it
         await asyncio.sleep(0.5)
-        if model._engine is not None and any(s["is_processing"] for s in _slots(model)):
+        if model.engines and any(s["is_processing"] for s in _slots(model)):
             break
     else:
         pytest.fail("the engine never started the request")
@@ -116,7 +118,9 @@ async def test_a_cancelled_call_stops_generating_and_frees_its_slot(model):
         await asyncio.sleep(2.0)
     else:
         pytest.fail("the cancelled request kept its slot")
-    assert _tokens_predicted(model) - before < limit, "generation went on after the call was cancelled"
+    assert _tokens_predicted(_engine(model)) - before < limit, (
+        "generation went on after the call was cancelled"
+    )
 
 
 async def test_pool_shares_one_engine_and_aclose_stops_it():
@@ -130,21 +134,23 @@ async def test_pool_shares_one_engine_and_aclose_stops_it():
     )
     assert ra.completions[0].text and rb.completions[0].text
     assert isinstance(a, LocalModel) and a.started
-    base_url = a._engine.base_url
+    urls = [e.base_url for e in a.engines]
+    assert len(urls) == available_cores(), "by default one single-threaded engine per core"
     await pool.aclose()
-    assert not a.started
-    with pytest.raises(httpx.TransportError):
-        httpx.get(base_url + "/health", timeout=5, trust_env=False)
+    assert not a.started and not a.engines
+    for url in urls:
+        with pytest.raises(httpx.TransportError):
+            httpx.get(url + "/health", timeout=5, trust_env=False)
 
 
 async def test_the_engine_applies_the_models_own_chat_template(model):
     await model.start()
-    assert model._engine is not None and model._engine.base_url
+    e = _engine(model)
     messages = [{"role": "system", "content": "SYS"}, {"role": "user", "content": "hello"}]
     prompt = httpx.post(
-        model._engine.base_url + "/apply-template",
+        e.base_url + "/apply-template",
         json={"messages": messages},
-        headers=model._engine.headers(),
+        headers=e.headers(),
         timeout=60,
         trust_env=False,
     ).json()["prompt"]
@@ -156,8 +162,26 @@ async def test_the_engine_applies_the_models_own_chat_template(model):
 
 async def test_the_engine_refuses_requests_without_its_key(model):
     await model.start()
-    assert model._engine is not None and model._engine.base_url and model._engine.api_key
+    e = _engine(model)
+    assert e.api_key
     body = {"messages": ASK, "max_tokens": 1}
-    url = model._engine.base_url + "/v1/chat/completions"
+    url = e.base_url + "/v1/chat/completions"
     assert httpx.post(url, json=body, timeout=60, trust_env=False).status_code == 401
-    assert httpx.get(model._engine.base_url + "/health", timeout=60, trust_env=False).status_code == 200
+    assert httpx.get(e.base_url + "/health", timeout=60, trust_env=False).status_code == 200
+
+
+async def test_replicas_share_the_calls_and_all_of_them_stop():
+    _require_small_model()
+    m = LocalModel(SMALL, config=EngineConfig(replicas=2, slots=1, ctx=512))
+    try:
+        calls = [m.complete(ASK, temperature=0.8, max_tokens=8, seed=i) for i in range(4)]
+        results = await asyncio.gather(*calls)
+        assert all(r.completions[0].text for r in results)
+        a, b = m.engines
+        assert a.base_url != b.base_url
+        made = [_tokens_predicted(e) for e in (a, b)]
+        assert all(n > 0 for n in made), f"each engine decoded some of the calls: {made}"
+        assert sum(made) == sum(r.usage.completion_tokens for r in results)
+    finally:
+        await m.aclose()
+    assert not m.started and not m.engines

@@ -63,11 +63,21 @@ def test_the_cli_reports_missing_weights_in_one_line(tmp_path, capsys):
         pytest.fail("no error for missing weights")
 
 
-def test_defaults_fit_a_team_of_five_on_this_machine():
+def test_defaults_run_one_single_threaded_engine_per_core():
     c = EngineConfig()
-    assert c.slots == 5 and c.ctx >= 2048 + 1024
-    assert c.n_threads() == available_cores()
+    assert c.slots == 1 and c.ctx >= 2048 + 1024
+    assert c.n_threads() == 1 and c.n_replicas() == available_cores()
+    assert c.n_batch_threads() == available_cores()  # prompt processing is batched: all cores pay
     assert c.http_threads() > c.max_connections() >= c.slots
+    assert c.speculative == "ngram-simple"
+
+
+def test_replicas_and_threads_can_be_set_in_a_spec():
+    m = LocalModel.from_spec("qwen2.5-coder-0.5b?replicas=1&threads=2&slots=5&speculative=ngram-simple")
+    c = m.config
+    assert (c.n_replicas(), c.n_threads(), c.slots, c.speculative) == (1, 2, 5, "ngram-simple")
+    big = EngineConfig(threads=64)
+    assert big.n_replicas() == 1  # never fewer than one engine
 
 
 def test_unknown_model_lists_the_known_names():
@@ -78,7 +88,14 @@ def test_unknown_model_lists_the_known_names():
 
 @pytest.mark.parametrize(
     "rest",
-    ["qwen2.5-coder-0.5b?slots=0", "qwen2.5-coder-0.5b?bogus=1", "qwen2.5-coder-0.5b?ctx=big", "?slots=2"],
+    [
+        "qwen2.5-coder-0.5b?slots=0",
+        "qwen2.5-coder-0.5b?bogus=1",
+        "qwen2.5-coder-0.5b?ctx=big",
+        "?slots=2",
+        "qwen2.5-coder-0.5b?replicas=0",
+        "qwen2.5-coder-0.5b?speculative=draft",
+    ],
 )
 def test_bad_options_are_spec_errors(rest):
     with pytest.raises(ModelSpecError):

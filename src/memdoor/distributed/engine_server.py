@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from memdoor.errors import MemdoorError
-    from memdoor.models.engine import Engine, EngineConfig
+    from memdoor.models.engine import Engine, EngineConfig, available_cores
     from memdoor.models.local import LocalModel
 
     p = argparse.ArgumentParser(
@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         path = LocalModel(args.model).model_path()  # assembled and verified on first use
-        engine = Engine(path, EngineConfig(slots=args.slots, ctx=args.ctx, threads=args.threads))
+        threads = args.threads or available_cores()  # one engine serves every client: all cores
+        engine = Engine(path, EngineConfig(slots=args.slots, ctx=args.ctx, threads=threads))
         base_url = engine.start()
     except MemdoorError as e:
         print(f"memdoor: {e}", file=sys.stderr)

