@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Install Memdoor with the embedded 0.5B code model and let a team solve a problem on this CPU.
-#   bash scripts/demo.sh [PROBLEM_ID] [STRATEGY]     default: run-length parallel
+# Install Memdoor with the embedded 0.5B code model, then one agent against a team of three on three small
+# problems, side by side, on this CPU (about two minutes on two cores).
+#   bash scripts/demo.sh [memdoor demo ARGS]     e.g. --team parallel:5, --out runs/demo
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh local
-problem=${1:-run-length}; strategy=${2:-parallel}
-exec .venv/bin/memdoor solve examples/problems.yaml --problem "$problem" --strategy "$strategy" --agents 3 \
-  --model local:qwen2.5-coder-0.5b
+exec .venv/bin/memdoor demo "$@"

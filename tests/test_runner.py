@@ -307,3 +307,19 @@ async def test_open_env_closes_what_it_opened_when_a_later_part_fails(monkeypatc
         async with open_env(sandbox_config=SandboxConfig(python="/nonexistent/python3")):
             pass
     assert len(closed) == 1
+
+
+async def test_an_installed_calibration_gives_the_answer_an_estimate_before_grading(sandbox, tmp_path):
+    from memdoor.calibration import FEATURES, Calibration
+
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("public_all_passed")] = 2.0
+    cal = Calibration(features=list(FEATURES), weights=weights, bias=-1.0, fitted_on="a test")
+    model = ScriptedModel([fenced(OVERFIT)], spec="scripted:o")
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:2"), models=["scripted:o"])
+    sol = await solve_problem(problem(), config, env_with(sandbox, tmp_path, model, calibration=cal))
+    # OVERFIT passes the public tests (the team cannot know it fails the hidden ones): sigmoid(2 - 1).
+    assert sol.p_correct == pytest.approx(1 / (1 + 2.718281828**-1), abs=1e-3) and not sol.passed
+    assert sol.p_correct_basis == "a test" and sol.record().p_correct == sol.p_correct
+    bare = await solve_problem(problem(), config, env_with(sandbox, tmp_path, model))
+    assert bare.p_correct is None

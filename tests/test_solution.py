@@ -3,6 +3,8 @@ the bench store) reports the same values for the fields they share, and no test 
 
 from __future__ import annotations
 
+import json
+
 from memdoor.bench.config import RowSpec
 from memdoor.bench.loop import result_from_solution
 from memdoor.commands.solve import result_json
@@ -116,3 +118,91 @@ def test_every_face_reports_the_same_values():
     assert (row.verdict_status, row.tests_passed, row.tests_total) == ("wrong_answer", 1, 2)
     assert (row.calls, row.failed_calls, row.strategy_seconds) == (2, 1, r.totals.wall_seconds)
     assert row.status == "error" and row.error_type == r.error_type and row.retryable
+
+
+def test_agreement_is_said_as_agreement_not_as_a_probability():
+    wrong = Verdict(
+        status="wrong_answer", tests=[TestResult(status="wrong_answer"), TestResult(status="passed")]
+    )
+    cands = [Candidate(code=f"def f(x): return {i}", agent=f"agent{i}", public=wrong) for i in range(3)]
+    sol = Solution(
+        problem_id="p",
+        strategy="parallel:3",
+        candidates=cands,
+        selection=Selection(index=1, reason="no-survivor", groups=[[0, 1, 2]], confidence=1.0),
+        confidence=1.0,
+        public_verdict=wrong,
+    )
+    assert sol.agreement() == "3 of 3 agents agree"
+    assert sol.record().agreement == "3 of 3 agents agree"
+    split = sol.model_copy(update={"selection": Selection(index=2, groups=[[0, 1], [2]])})
+    assert split.agreement() == "1 of 3 agents agree"
+    # Several candidates of one agent (a repaired draft beside the draft): counted as candidates.
+    repeated = sol.model_copy(update={"candidates": [*cands[:2], cands[1]]})
+    assert repeated.agreement() == "3 of 3 candidates agree"
+    assert Solution(problem_id="p", strategy="single").agreement() is None
+
+
+def test_the_summary_says_agreement_and_public_tests_in_words():
+    from memdoor.commands.solve import summary
+
+    wrong = Verdict(
+        status="wrong_answer", tests=[TestResult(status="wrong_answer"), TestResult(status="passed")]
+    )
+    cands = [Candidate(code="def f(x): return 0", agent=f"agent{i}", public=wrong) for i in range(3)]
+    sol = Solution(
+        problem_id="p",
+        strategy="parallel:3",
+        code="def f(x): return 0",
+        agent="agent0",
+        candidates=cands,
+        selection=Selection(index=0, groups=[[0, 1, 2]], confidence=1.0),
+        confidence=1.0,
+        public_verdict=wrong,
+    )
+    text = summary(sol, "public+hidden")
+    assert "3 of 3 agents agree" in text and "public tests: failed 1 of 2 (wrong_answer)" in text
+    assert "confidence: 1.00" not in text
+
+
+def test_signals_are_what_the_team_saw_before_grading():
+    passed = Verdict(status="passed", tests=[TestResult(status="passed"), TestResult(status="passed")])
+    cands = [
+        Candidate(code="def f(x): return 1", agent="agent0", mean_logprob=-0.2, public=passed),
+        Candidate(code="def f(x): return 1 ", agent="agent1", mean_logprob=-0.4, public=passed),
+        Candidate(code="def f(x): return 2", agent="agent2", mean_logprob=-0.1, public=passed),
+    ]
+    sol = Solution(
+        problem_id="p",
+        strategy="parallel:3",
+        code="def f(x): return 1",
+        candidates=cands,
+        selection=Selection(index=0, rule="majority", reason="majority", groups=[[0, 1], [2]]),
+        public_verdict=passed,
+    )
+    s = sol.signals()
+    assert s is not None
+    assert (s.agree, s.pool, s.public_passed, s.public_total, s.mean_logprob, s.rule) == (
+        2,
+        3,
+        2,
+        2,
+        -0.2,
+        "majority",
+    )
+    single = Solution(
+        problem_id="p", strategy="single", code="def f(x): return 1", candidates=cands[:1], public_verdict=passed
+    )
+    assert (
+        single.signals().agree == 1
+        and single.signals().rule is None
+        and single.signals().mean_logprob == -0.2
+    )
+    assert Solution(problem_id="p", strategy="single").signals() is None
+
+
+def test_the_bench_stores_the_signals():
+    sol = solution()
+    row = RowSpec(name="parallel:2", strategy="parallel:2", models=["m"])
+    rec = result_from_solution(problem(), row, sol, None, started="t", seconds=1.0)
+    assert rec.signals is not None and json.loads(rec.signals)["agree"] == 1

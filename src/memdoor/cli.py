@@ -15,6 +15,7 @@ from memdoor.errors import MemdoorError
 COMMANDS: dict[str, str] = {
     "grade": "grade candidate programs against a problem file's tests",
     "solve": "a team solves one problem",
+    "demo": "one agent against a team on a few small problems, side by side",
     "review": "a team reviews a diff: consensus findings and a patch checked by the tests",
     "bench": "run strategies over a suite and store every result",
     "report": "statistics, charts and comparisons of a bench directory",

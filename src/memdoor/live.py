@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from memdoor.trace import TraceEvent
+
+if TYPE_CHECKING:
+    from memdoor.tracestore import TraceRecord
 
 CODE_ROLES = ("draft", "revise", "repair", "refine")
 DOING = {
@@ -167,3 +171,36 @@ class LiveView:
         if self.outcome:
             parts.append(Text(self.outcome, style="bold green" if "PASSED" in self.outcome else "bold red"))
         return Group(*parts)
+
+
+def render_record(record: TraceRecord, *, code: bool = False) -> str:
+    """The timeline, one line per event, then the final answer."""
+    trace = record.trace
+    started = datetime.fromtimestamp(trace.started_at).isoformat(sep=" ", timespec="seconds")
+    lines = [f"trace {trace.id} (started {started}, {len(trace.events)} events)"]
+    for ev in trace.events:
+        lines.append(timeline_line(ev))
+        if code and ev.kind in CODE_ROLES and ev.data.get("code"):
+            lines += ["          " + row for row in ev.data["code"].splitlines()]
+        if code and ev.kind == "review" and ev.data.get("text"):
+            lines += ["          | " + row for row in ev.data["text"].splitlines()]
+    final = record.final
+    if final:
+        v = final.get("verdict") or {}
+        lines += [
+            "",
+            f"final: {'PASSED' if final.get('passed') else 'FAILED'} "
+            f"({v.get('status', 'not graded')}, {v.get('tests_passed', 0)}/{v.get('tests_total', 0)} tests"
+            + ("" if final.get("hidden_tests") else ", public tests only")
+            + f"), answer by {final.get('agent') or '-'}, stopped: {final.get('stopped')}",
+        ]
+        ledger = final.get("ledger") or {}
+        lines.append(
+            f"cost: {ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} + "
+            f"{ledger.get('completion_tokens', 0)} tokens, {ledger.get('wall_seconds', 0):.1f} s"
+        )
+        if final.get("error"):
+            lines.append(f"error: {final['error']}")
+        if final.get("code"):
+            lines += ["```python", final["code"], "```"]
+    return "\n".join(lines)

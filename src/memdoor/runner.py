@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memdoor.budget import Budget, BudgetTracker
+from memdoor.calibration import Calibration, load_default
 from memdoor.errors import BudgetExceeded, MemdoorError, UsageError, validation_problems
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
@@ -169,6 +170,8 @@ class RunEnv:
     sandbox_slots: asyncio.Semaphore | None = None
     on_start: Callable[[str], None] | None = None
     """Called with the run's trace id as each run starts, before anything else."""
+    calibration: Calibration | None = None
+    """The estimate of an answer being correct (``Solution.p_correct``); None: answers carry none."""
 
 
 @contextlib.asynccontextmanager
@@ -212,6 +215,7 @@ async def open_env(
             on_event=on_event,
             trace_dir=trace_dir,
             sandbox_slots=asyncio.Semaphore(slots) if slots else None,
+            calibration=load_default(),
         )
 
 
@@ -274,6 +278,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         solution = await strategy.solve(problem.public_view(), team, ctx)
         solution.strategy = label
         solution.written_tests, solution.tests_note, solution.naming = written, note, naming
+        estimate(solution, label, env.calibration)
         solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
         await grade_solution(problem, solution, ctx, judge)
     except Exception as e:  # a failed run is a result, not a crash
@@ -312,6 +317,15 @@ def failed_solution(
     if partial is None:
         partial = Solution(problem_id=problem.id, strategy=label, ledger=ctx.ledger, trace_id=ctx.trace.id)
     return partial.failed_with(error)
+
+
+def estimate(solution: Solution, strategy: str, calibration: Calibration | None) -> None:
+    """Set the answer's estimated probability of being correct (before grading: from what the team saw)."""
+    signals = solution.signals()
+    if calibration is None or signals is None:
+        return
+    solution.p_correct = round(calibration.predict(signals, strategy), 4)
+    solution.p_correct_basis = calibration.fitted_on
 
 
 async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext, judge: Judge) -> None:

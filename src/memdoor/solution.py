@@ -45,6 +45,18 @@ class CandidateSummary(BaseModel):
     public: str | None = Field(description="Status on the public tests; None when never run.")
 
 
+class Signals(BaseModel):
+    """What the team could see about its own answer before grading: the inputs of a calibrated estimate
+    of the answer being correct (:mod:`memdoor.calibration`)."""
+
+    agree: int = Field(description="Candidates in the chosen answer's behaviour group (1 without a vote).")
+    pool: int = Field(description="Candidates the selector weighed (or made, without a vote).")
+    public_passed: int = Field(description="Public tests the chosen code passed.")
+    public_total: int = Field(description="Public tests it ran on.")
+    mean_logprob: float | None = Field(description="Mean token log-probability of the chosen answer.")
+    rule: str | None = Field(description="How the selector chose (majority, confidence, referee, ...).")
+
+
 class SolutionRecord(BaseModel):
     """What a run produced and cost, as every face reports it (see :meth:`Solution.record`)."""
 
@@ -54,6 +66,15 @@ class SolutionRecord(BaseModel):
     agent: str | None
     agents: list[str]
     confidence: float | None
+    agreement: str | None = Field(
+        default=None,
+        description="How many candidates behaved like the chosen one, in words (``3 of 5 agents agree``); "
+        "agreement is not correctness: agents often share a mistake.",
+    )
+    p_correct: float | None = Field(
+        default=None, description="Estimated probability that the answer is correct (see Solution.p_correct)."
+    )
+    p_correct_basis: str | None = Field(default=None, description="What that estimate was fitted on.")
     selection: str | None = Field(
         description="The selector's reason (majority, confidence, ...), if one ran."
     )
@@ -99,6 +120,12 @@ class Solution(BaseModel):
         default=None,
         description="Set when the request named no function: what the team named it (SolveConfig.name_function).",
     )
+    p_correct: float | None = Field(
+        default=None,
+        description="Estimated probability that the answer is correct, from what the team saw before grading "
+        "(memdoor.calibration); None when no calibration is installed or there is no answer.",
+    )
+    p_correct_basis: str | None = Field(default=None, description="What that estimate was fitted on.")
     ledger: Ledger = Field(default_factory=Ledger, description="Every model call made.")
     trace_id: str = Field(default="", description="Id of the recorded trace (memdoor trace ID).")
     error: str | None = Field(default=None, description="Set when the run failed as a whole.")
@@ -121,6 +148,9 @@ class Solution(BaseModel):
             agent=self.agent,
             agents=list(self.agents),
             confidence=self.confidence,
+            agreement=self.agreement(),
+            p_correct=self.p_correct,
+            p_correct_basis=self.p_correct_basis,
             selection=None if self.selection is None else self.selection.reason,
             passed=self.passed,
             oracle=self.oracle,
@@ -140,6 +170,40 @@ class Solution(BaseModel):
             trace_id=self.trace_id,
             totals=self.ledger.totals(),
         )
+
+    def signals(self) -> Signals | None:
+        """The chosen answer's :class:`Signals`; None when the team produced no code."""
+        if not self.code.strip():
+            return None
+        sel, cands = self.selection, self.candidates
+        chosen = None
+        if sel is not None and sel.index is not None and 0 <= sel.index < len(cands):
+            chosen = cands[sel.index]
+        if chosen is None:
+            chosen = next((c for c in reversed(cands) if c.code.strip() == self.code.strip()), None)
+        group = [0]
+        if sel is not None and sel.index is not None and sel.groups:
+            group = next((g for g in sel.groups if sel.index in g), [sel.index])
+        v = self.public_verdict
+        return Signals(
+            agree=len(group),
+            pool=max(1, len(cands)),
+            public_passed=0 if v is None else v.tests_passed,
+            public_total=0 if v is None else v.tests_total,
+            mean_logprob=None if chosen is None else chosen.mean_logprob,
+            rule=None if sel is None else (sel.rule or sel.reason or None),
+        )
+
+    def agreement(self) -> str | None:
+        """``3 of 5 agents agree`` (the chosen candidate's behaviour group against every candidate the
+        selector weighed); None when no selector chose among several."""
+        sel = self.selection
+        if sel is None or sel.index is None or not sel.groups or len(self.candidates) < 2:
+            return None
+        group = next((g for g in sel.groups if sel.index in g), [sel.index])
+        authors = {c.agent for c in self.candidates}
+        unit = "agents" if len(authors) == len(self.candidates) else "candidates"
+        return f"{len(group)} of {len(self.candidates)} {unit} agree"
 
     @property
     def error_class(self) -> type[BaseException] | None:

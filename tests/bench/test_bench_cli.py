@@ -181,7 +181,6 @@ def test_a_directory_holding_another_configuration_is_refused_untouched(tmp_path
     assert run_cli(*base, "--strategies", "single", "--limit", "2").returncode == 0
     before = snapshot(out)
     for other in (
-        ["--strategies", "single,parallel:2", "--limit", "2"],
         ["--strategies", "single", "--limit", "3"],
         ["--strategies", "single", "--limit", "2", "--seed", "9"],
         ["--strategies", "single", "--limit", "2", "--budget-tokens", "100"],
@@ -191,6 +190,27 @@ def test_a_directory_holding_another_configuration_is_refused_untouched(tmp_path
     # The same command still resumes (nothing to do) and another --concurrency is the same run.
     again = run_cli(*base, "--strategies", "single", "--limit", "2", "--concurrency", "3")
     assert again.returncode == 0, again.stderr
+
+
+def test_a_run_is_extended_with_a_new_row_that_replays_the_stored_drafts(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out, "--limit", "2"]
+    assert run_cli(*base, "--strategies", "single").returncode == 0
+    first = {(r["problem_id"], r["row"]): r for r in stored_rows(out)}
+    extended = run_cli(*base, "--strategies", "single,parallel:2")
+    assert extended.returncode == 0, extended.stderr
+    assert "2 already stored" in extended.stdout
+    after = {(r["problem_id"], r["row"]): r for r in stored_rows(out)}
+    assert sorted(after) == sorted((p, row) for p, _ in first for row in ("single", "parallel:2"))
+    assert all(after[k] == v for k, v in first.items()), "the stored row is untouched"
+    doc = json.loads(run_cli("report", out, "--json").stdout)
+    assert set(doc["strategies"]) == {"single", "parallel:2"}
+    run = doc["run"]
+    # parallel:2's agent 0 makes single's request: replayed from the store, computed once.
+    assert run["calls_charged"] == run["calls_made"] + 2
+    # Leaving a row out runs only the rows named, and keeps the others.
+    assert run_cli(*base, "--strategies", "parallel:2").returncode == 0
+    assert set(json.loads(run_cli("report", out, "--json").stdout)["strategies"]) == {"single", "parallel:2"}
 
 
 def test_a_directory_another_bench_is_writing_is_refused(tmp_path, problem_file, answers):
@@ -223,3 +243,19 @@ def test_a_suite_with_known_bad_problems_says_which_it_leaves_out(tmp_path):
         p in notice[0] for p in ("JavaScript/112", "JavaScript/155", "JavaScript/162")
     )
     assert "Rust/50" not in notice[0]
+
+
+def test_the_report_links_every_problem_to_a_readable_trace(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out, "--limit", "3"]
+    assert run_cli(*base, "--strategies", "single,parallel:2").returncode == 0
+    assert run_cli("report", out).returncode == 0
+    md = (out / "report.md").read_text()
+    assert "## Problems" in md
+    links = [part.split(")")[0] for part in md.split("](")[1:] if part.startswith("traces/")]
+    assert len(links) == 6, "one link per (problem, row)"
+    for link in links:
+        page = (out / link).read_text()
+        assert link.endswith(".html") and "<pre>trace " in page and "final: " in page
+    html = (out / "report.html").read_text()
+    assert html.count('<a href="traces/') == 6

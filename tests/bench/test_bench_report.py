@@ -190,3 +190,35 @@ def test_an_interrupted_run_compares_rows_on_the_problems_every_row_finished(tmp
     assert "5 of 40 results stored" in md and "covers the 2 problems with a result in every row" in md
     assert "1 results of unfinished problems are left out" in md
     assert a.summary()["problems_compared"] == 2
+
+
+def test_pass_at_1_is_broken_down_by_language_when_the_answers_span_several(tmp_path):
+    infos = [
+        ProblemInfo(id=f"p{i}", position=i, language=("python", "javascript", "rust")[i % 3])
+        for i in range(6)
+    ]
+    config = BenchConfig(suite="s", rows=parse_rows("single", ["local:qwen2.5-coder-0.5b"], []))
+    run = RunRecord(config=config, problems_sha256="x", problem_count=6)
+    with ResultsStore.create_or_resume(tmp_path, run, infos) as store:
+        for i in range(6):  # python p0 p3 both solved, javascript p1 solved, rust none
+            store.record(ResultRecord(problem_id=f"p{i}", row="single", status="done", passed=i in (0, 1, 3)))
+    with ResultsStore.open(tmp_path) as store:
+        a = analyse(store, resamples=200)
+    doc = a.summary()
+    assert doc["languages"] == {"python": 2, "javascript": 2, "rust": 2}
+    cells = doc["breakdowns"]["language"]
+    assert {g: (c["single"]["solved"], c["single"]["total"]) for g, c in cells.items()} == {
+        "javascript": (1, 2),
+        "python": (2, 2),
+        "rust": (0, 2),
+    }
+    write_report(a, tmp_path)
+    assert "Answers in JavaScript (2), Python (2), Rust (2)." in (tmp_path / REPORT_MD).read_text()
+
+
+def test_a_one_language_run_says_its_language_without_a_breakdown(results_dir):
+    with ResultsStore.open(results_dir) as store:
+        a = analyse(store, resamples=200)
+    assert "language" not in a.summary()["breakdowns"] and a.languages == {"python": N}
+    write_report(a, results_dir)
+    assert "Answers in Python." in (results_dir / REPORT_MD).read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -13,12 +14,15 @@ from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.store import DB_NAME, ResultsStore
 from memdoor.errors import ResultsStoreError
+from memdoor.models.types import Completion, ModelResponse, Usage
 
 PROBLEMS = [ProblemInfo(id=f"p{i}", position=i, difficulty="easy") for i in range(3)]
 
 
-def run_record(strategies: str = "single,parallel:2", seed: int = 0, digest: str = "d1") -> RunRecord:
-    config = BenchConfig(suite="suite.jsonl", rows=parse_rows(strategies, ["scripted:x.json"], []), seed=seed)
+def run_record(
+    strategies: str = "single,parallel:2", seed: int = 0, digest: str = "d1", model: str = "scripted:x.json"
+) -> RunRecord:
+    config = BenchConfig(suite="suite.jsonl", rows=parse_rows(strategies, [model], []), seed=seed)
     return RunRecord(config=config, problems_sha256=digest, problem_count=3, versions={"memdoor": "t"})
 
 
@@ -85,7 +89,7 @@ def test_resuming_the_same_run_keeps_everything_and_counts_sessions(tmp_path):
 @pytest.mark.parametrize(
     ("other", "named"),
     [
-        (run_record(strategies="single"), "rows"),
+        (run_record(model="scripted:y.json"), "rows"),
         (run_record(seed=7), "seed"),
         (run_record(digest="d2"), "problems"),
     ],
@@ -156,3 +160,31 @@ def test_a_directory_made_before_calls_compute_and_drafts_were_kept_is_read_and_
     with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
         store.record(result("p1", "single", compute=7.0, drafts="[]"))
         assert [(r.compute, r.drafts) for r in store.results()] == [(None, None), (7.0, "[]")]
+
+
+def test_a_run_is_extended_with_new_rows_and_may_leave_rows_out(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+        store.save_call("k1", "scripted:x.json", _response("draft"))
+    with ResultsStore.create_or_resume(tmp_path, run_record("single,parallel:2,hybrid:2"), PROBLEMS) as store:
+        assert [r.name for r in store.rows()] == ["single", "parallel:2", "hybrid:2"]
+        assert [r.name for r in store.run().config.rows] == ["single", "parallel:2", "hybrid:2"]
+        assert list(store.statuses()) == [("p0", "single")] and list(store.calls()) == ["k1"]
+        store.record(result("p0", "hybrid:2"))
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert [r["name"] for r in doc["config"]["rows"]] == ["single", "parallel:2", "hybrid:2"]
+    # Only some rows this time: the others and their results stay.
+    with ResultsStore.create_or_resume(tmp_path, run_record("hybrid:2"), PROBLEMS) as store:
+        assert [r.name for r in store.rows()] == ["single", "parallel:2", "hybrid:2"]
+        assert set(store.statuses()) == {("p0", "single"), ("p0", "hybrid:2")}
+    # A directory holding only the portable files is rebuilt with every row and extended further.
+    for p in tmp_path.iterdir():
+        if p.name.startswith("results.sqlite"):
+            p.unlink()
+    with ResultsStore.create_or_resume(tmp_path, run_record("single,shared:2"), PROBLEMS) as store:
+        assert [r.name for r in store.rows()] == ["single", "parallel:2", "hybrid:2", "shared:2"]
+        assert set(store.statuses()) == {("p0", "single"), ("p0", "hybrid:2")}
+
+
+def _response(text: str) -> ModelResponse:
+    return ModelResponse(model="scripted:x.json", completions=[Completion(text=text)], usage=Usage())

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from memdoor.bench import calibrate
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.scaling import Draft, scaling_curve
@@ -29,6 +31,7 @@ from memdoor.bench.stats import (
     spread,
 )
 from memdoor.bench.store import ResultsStore
+from memdoor.calibration import Calibration
 from memdoor.models.catalog import parameters_of
 
 REPORT_SEED = 0
@@ -156,6 +159,22 @@ class Breakdown(BaseModel):
     cells: dict[str, dict[str, Cell]] = Field(description="group → row → counts.")
 
 
+class ProblemCell(BaseModel):
+    """One row's result on one problem, as the report's problem table shows it."""
+
+    passed: bool = Field(description="The chosen code passed every test.")
+    status: str = Field(description="done or error.")
+    trace: str | None = Field(default=None, description="The trace file, relative to the results directory.")
+
+
+class ProblemRow(BaseModel):
+    """Every row's result on one problem."""
+
+    id: str
+    difficulty: str | None = None
+    cells: dict[str, ProblemCell] = Field(description="Row name → its result (rows without one left out).")
+
+
 class Analysis(BaseModel):
     """Everything a report shows."""
 
@@ -164,6 +183,17 @@ class Analysis(BaseModel):
     problems_total: int = Field(description="Problems selected for the run.")
     public_only: int = Field(
         default=0, description="Problems without hidden tests (graded on the public tests agents saw)."
+    )
+    languages: dict[str, int] = Field(
+        default_factory=dict, description="Problems per language the answers are written in."
+    )
+    per_problem: list[ProblemRow] = Field(
+        default_factory=list, description="Each problem's result in every row, in problem order."
+    )
+    calibration: Calibration | None = Field(
+        default=None,
+        description="The estimate of an answer being correct fitted on this run, with its out-of-fold "
+        "quality (None: too few results with signals).",
     )
     rows: list[RowStats]
     pairs: list[PairStats]
@@ -239,6 +269,10 @@ class Analysis(BaseModel):
             "cost_axis": self.axis,
             "problems": self.problems_total,
             "problems_without_hidden_tests": self.public_only,
+            "languages": self.languages,
+            "calibration": None
+            if self.calibration is None
+            else self.calibration.model_dump(mode="json", include={"fitted_on", "out_of_fold"}),
             "complete": self.complete,
             "problems_compared": self.problems_compared,
             "budget_tokens": self.run.config.budget_tokens,
@@ -385,6 +419,9 @@ def analyse(
             if size is None or compute is None
             else compute + 2 * size * (u.prompt_tokens + u.completion_tokens)
         )
+    analysis.calibration = calibrate.fit(
+        results, rows, fitted_on=f"{run.config.suite} ({', '.join(r.name for r in rows)})"
+    )
     analysis.calls_made = len(made)
     analysis.compute_made = compute if made else None
     analysis.engine_seconds_made = sum(r.usage.latency_s for _, r in made)
@@ -404,6 +441,7 @@ def analyse_results(
 ) -> Analysis:
     stored = len(results)
     charged = sum(r.calls - r.failed_calls for r in results)
+    per_problem = _per_problem(problems, results)
     done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
     complete = all(d >= {p.id for p in problems} for d in done)
     # an interrupted run finishes problems row by row: compare the rows on those every row finished
@@ -441,6 +479,9 @@ def analyse_results(
             _breakdown("difficulty", lambda p: p.difficulty, problems, rows, results),
             _breakdown("platform", lambda p: p.platform, problems, rows, results),
             _breakdown("release month", lambda p: p.release_month, problems, rows, results),
+            _breakdown("language", lambda p: p.language, problems, rows, results)
+            if len({p.language for p in problems}) > 1
+            else None,
         )
         if b is not None
     ]
@@ -453,6 +494,8 @@ def analyse_results(
         run=run,
         problems_total=len(problems),
         public_only=sum(p.hidden_tests == 0 for p in problems),
+        languages=dict(Counter(p.language for p in problems)),
+        per_problem=per_problem,
         rows=stats,
         pairs=pairs,
         team_vs_single=vs,
@@ -466,6 +509,16 @@ def analyse_results(
         resamples=resamples,
         seed=REPORT_SEED,
     )
+
+
+def _per_problem(problems: Sequence[ProblemInfo], results: Sequence[ResultRecord]) -> list[ProblemRow]:
+    rows = {p.id: ProblemRow(id=p.id, difficulty=p.difficulty, cells={}) for p in problems}
+    for r in results:
+        if r.problem_id in rows:
+            rows[r.problem_id].cells[r.row] = ProblemCell(
+                passed=r.passed, status=r.status, trace=r.trace_path
+            )
+    return [row for row in rows.values() if row.cells]
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

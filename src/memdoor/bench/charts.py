@@ -115,6 +115,42 @@ def breakdown_chart(analysis: Analysis, breakdown: Breakdown, path: Path) -> Pat
     return path
 
 
+CALIBRATION_PNG = "calibration.png"
+
+
+def calibration_chart(analysis: Analysis, path: Path) -> Path:
+    """Reliability diagram of the out-of-fold estimates: mean estimate (x) against observed pass rate (y)
+    per bin, point size by the bin's results; the diagonal is perfect calibration."""
+    fit = analysis.calibration.out_of_fold if analysis.calibration else None
+    fig = _figure(5.0, 4.6)
+    ax = fig.add_subplot()
+    ax.plot([0, 100], [0, 100], "--", color="tab:gray", linewidth=1, label="perfectly calibrated")
+    if fit is not None and fit.bins:
+        most = max(n for _, _, n in fit.bins)
+        ax.scatter(
+            [100 * p for p, _, _ in fit.bins],
+            [100 * y for _, y, _ in fit.bins],
+            s=[20 + 180 * n / most for _, _, n in fit.bins],
+            color="tab:blue",
+            label="bins (size: results)",
+        )
+        ax.plot(
+            [100 * p for p, _, _ in fit.bins],
+            [100 * y for _, y, _ in fit.bins],
+            color="tab:blue",
+            linewidth=1,
+        )
+    ax.set_xlabel("estimated P(correct) (%), out of fold")
+    ax.set_ylabel("observed pass rate (%)")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.set_title("Reliability of the estimate")
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(True, alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
 def chart_name(breakdown: Breakdown) -> str:
     return f"by_{breakdown.by.replace(' ', '_')}.png"
 
@@ -124,4 +160,6 @@ def write_charts(analysis: Analysis, directory: Path) -> list[Path]:
     paths = [pareto_chart(analysis, directory / PARETO_PNG), pass_chart(analysis, directory / PASS_PNG)]
     for b in analysis.breakdowns:
         paths.append(breakdown_chart(analysis, b, directory / chart_name(b)))
+    if analysis.calibration is not None and analysis.calibration.out_of_fold is not None:
+        paths.append(calibration_chart(analysis, directory / CALIBRATION_PNG))
     return paths

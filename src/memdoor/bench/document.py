@@ -18,10 +18,21 @@ class Para:
     text: str
 
 
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links somewhere (a relative path)."""
+
+    text: str
+    href: str
+
+
+Cell = str | Link
+
+
 @dataclass
 class Table:
     headers: list[str]
-    rows: list[list[str]] = field(default_factory=list)
+    rows: list[list[Cell]] = field(default_factory=list)
 
 
 @dataclass
@@ -38,8 +49,16 @@ class Code:
 Block = Heading | Para | Table | Image | Code
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _md_cell(cell: Cell) -> str:
+    if isinstance(cell, Link):
+        return f"[{_md_cell(cell.text)}]({cell.href})"
+    return cell.replace("|", "\\|").replace("\n", " ")
+
+
+def _html_cell(cell: Cell) -> str:
+    if isinstance(cell, Link):
+        return f'<a href="{html.escape(cell.href)}">{html.escape(cell.text)}</a>'
+    return html.escape(cell)
 
 
 def to_markdown(blocks: list[Block]) -> str:
@@ -87,7 +106,7 @@ def to_html(blocks: list[Block], title: str) -> str:
             out.append("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in b.headers))
             out.append("</tr></thead><tbody>")
             for row in b.rows:
-                out.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+                out.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>")
             out.append("</tbody></table>")
         elif isinstance(b, Image):
             out.append(f'<p><img src="{html.escape(b.src)}" alt="{html.escape(b.alt)}"></p>')

@@ -164,6 +164,7 @@ def result_from_solution(
         retryable=endpoint_down or (kind is not None and issubclass(kind, RETRYABLE)),
         started_at=started,
         finished_at=now_iso(),
+        signals=None if (sig := solution.signals()) is None else sig.model_dump_json(),
         verdict_json=solution.verdict.model_dump_json() if solution.verdict else None,
         ledger_json=solution.ledger.model_dump_json(),
         trace_path=trace if isinstance(trace, str) else None,

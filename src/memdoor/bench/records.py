@@ -39,6 +39,7 @@ class ProblemInfo(BaseModel):
     hidden_tests: int = Field(
         default=0, description="Number of hidden tests (0: graded on the public tests the agents saw)."
     )
+    language: str = Field(default="python", description="The language answers are written in.")
 
     @classmethod
     def of(cls, problem: Problem, position: int) -> ProblemInfo:
@@ -52,6 +53,7 @@ class ProblemInfo(BaseModel):
             func_name=problem.func_name,
             grading_prefix=problem.grading_prefix,
             hidden_tests=len(problem.hidden_tests),
+            language=problem.language,
         )
 
     @property
@@ -109,6 +111,11 @@ class ResultRecord(BaseModel):
         description="For parallel rows, the drafts the selector chose from, as a JSON list of "
         ":class:`memdoor.bench.scaling.Draft` (public-test outcome, behaviour group, log-prob and the "
         "hidden-test verdict, graded for the report only), for scaling curves.",
+    )
+    signals: str | None = Field(
+        default=None,
+        description="What the team saw of its answer before grading (agreement, public tests, log-prob, "
+        "selection rule), as :class:`memdoor.solution.Signals` JSON: the data confidence is calibrated on.",
     )
     verdict_json: str | None = Field(default=None, description="The graded verdict, as JSON.")
     ledger_json: str | None = Field(default=None, description="The full cost ledger, as JSON.")

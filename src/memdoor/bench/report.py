@@ -8,13 +8,24 @@ import math
 from pathlib import Path
 
 from memdoor.bench.analysis import AXIS_LABELS, Analysis, PairStats, RowStats
-from memdoor.bench.charts import PARETO_PNG, PASS_PNG, chart_name, write_charts
-from memdoor.bench.document import Block, Code, Heading, Image, Para, Table, to_html, to_markdown
+from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
+from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
+from memdoor.calibration import Calibration
+from memdoor.live import render_record
+from memdoor.tracestore import TraceRecord
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 ALPHA = 0.05
 """Significance level used in the report's plain-language sentences."""
+
+
+def _languages(counts: dict[str, int]) -> str:
+    """``Python`` or ``JavaScript (164), Rust (20)``."""
+    names = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
+    if len(counts) <= 1:
+        return names.get(next(iter(counts), "python"), next(iter(counts), "python"))
+    return ", ".join(f"{names.get(k, k)} ({n})" for k, n in sorted(counts.items()))
 
 
 def pct(x: float | None) -> str:
@@ -82,6 +93,7 @@ def build(analysis: Analysis) -> list[Block]:
             f"Suite: {cfg.suite} — {analysis.problems_total} problems × {len(analysis.rows)} rows; "
             f"{analysis.results_stored} of {expected} results stored"
             + scope
+            + f" Answers in {_languages(analysis.languages)}."
             + f" Seed {cfg.seed}; max {cfg.max_tokens} completion tokens per call. "
             f"One sample per problem and row, so pass@1 = solved / total; a run that raised counts as failed."
         )
@@ -254,11 +266,90 @@ def build(analysis: Analysis) -> list[Block]:
         )
         blocks.append(Image(chart_name(b), f"pass@1 by {b.by}"))
 
+    if analysis.calibration is not None and analysis.calibration.out_of_fold is not None:
+        blocks += _calibration_section(analysis.calibration)
+
+    if analysis.per_problem:
+        blocks += _problems_section(analysis)
+
     blocks.append(Heading(2, "Provenance"))
     versions = ", ".join(f"{k} {v}" for k, v in sorted(analysis.run.versions.items()))
     blocks.append(Para(f"Created {analysis.run.created_at}. Versions: {versions}."))
     blocks.append(Code(json.dumps(cfg.model_dump(mode="json"), indent=2)))
     return blocks
+
+
+def _calibration_section(cal: Calibration) -> list[Block]:
+    fit = cal.out_of_fold
+    assert fit is not None
+    return [
+        Heading(2, "How far to trust an answer"),
+        Para(
+            "Agreement is not correctness (agents often share a mistake), so answers carry an estimated "
+            "probability of being correct: a logistic model of what the team saw before grading (the share "
+            "of candidates behaving like the answer, its public tests, its mean token log-probability, how "
+            "the selector chose, team size, strategy). Fitted on this run; its quality below is measured on "
+            f"problems it was not fitted on (5-fold cross-validation by problem, {fit.results} results): Brier "
+            f"score {fit.brier:.3f} against {fit.brier_base:.3f} for predicting the overall pass rate for "
+            f"every answer, expected calibration error {fit.ece:.3f}."
+        ),
+        Table(
+            ["estimated P(correct)", "observed pass rate", "results"],
+            [[pct(p), pct(y), str(n)] for p, y, n in fit.bins],
+        ),
+        Image(CALIBRATION_PNG, "reliability of the estimate"),
+    ]
+
+
+def trace_page(trace: str) -> str:
+    """Where the report writes the readable page of a trace file (``traces/ID.json`` → ``traces/ID.html``)."""
+    return str(Path(trace).with_suffix(".html"))
+
+
+def _problems_section(a: Analysis) -> list[Block]:
+    """Every problem's result in every row, each linked to the run's trace (why a row won or lost)."""
+    names = [r.name for r in a.rows]
+    marks = {True: "✓", False: "✗"}
+    rows: list[list[Cell]] = []
+    for p in a.per_problem:
+        line: list[Cell] = [p.id]
+        for n in names:
+            c = p.cells.get(n)
+            if c is None:
+                line.append("–")
+                continue
+            text = "error" if c.status == "error" else marks[c.passed]
+            line.append(Link(text, trace_page(c.trace)) if c.trace else text)
+        rows.append(line)
+    differ = sum(len({c.passed for c in p.cells.values()}) > 1 for p in a.per_problem)
+    return [
+        Heading(2, "Problems"),
+        Para(
+            f"✓ passed, ✗ failed; each mark links to that run's trace (drafts, test results, reviews, the "
+            f"vote, grading). The rows disagree on {differ} of {len(a.per_problem)} problems."
+        ),
+        Table(["problem", *names], rows),
+    ]
+
+
+def write_trace_pages(analysis: Analysis, directory: Path) -> list[Path]:
+    """A readable HTML page beside each trace file the problem table links to (the ``memdoor trace``
+    timeline, code and reviews included); traces that cannot be read are left unlinked-to."""
+    written = []
+    for p in analysis.per_problem:
+        for c in p.cells.values():
+            if not c.trace:
+                continue
+            source = directory / c.trace
+            try:
+                record = TraceRecord.model_validate_json(source.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            page = directory / trace_page(c.trace)
+            title = f"trace {record.trace.id}"
+            page.write_text(to_html([Code(render_record(record, code=True))], title), encoding="utf-8")
+            written.append(page)
+    return written
 
 
 def _cell(solved: int, total: int) -> str:
@@ -353,4 +444,4 @@ def write_report(analysis: Analysis, directory: Path) -> list[Path]:
     md, page = directory / REPORT_MD, directory / REPORT_HTML
     md.write_text(to_markdown(blocks), encoding="utf-8")
     page.write_text(to_html(blocks, "Memdoor bench report"), encoding="utf-8")
-    return [md, page, *charts]
+    return [md, page, *charts, *write_trace_pages(analysis, directory)]

@@ -100,6 +100,7 @@ CREATE TABLE results (
   started_at TEXT NOT NULL,
   finished_at TEXT NOT NULL,
   drafts TEXT,
+  signals TEXT,
   verdict_json TEXT,
   ledger_json TEXT,
   trace_json TEXT,
@@ -219,17 +220,33 @@ class ResultsStore:
             raise ResultsStoreError(f"{path}: unreadable run record ({e})") from None
 
     @staticmethod
-    def check_compatible(stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike) -> None:
-        """Raise ResultsStoreError (one line naming what differs) unless ``wanted`` may resume ``stored``."""
+    def check_compatible(stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike) -> RunRecord:
+        """The run ``directory`` holds once ``wanted`` continues it, or ResultsStoreError (one line naming
+        what differs) unless it may.
+
+        Everything that changes results must match, except the rows: a run may be *extended* with rows
+        it does not hold yet (they are added after the stored ones, and replay the stored model calls:
+        a new strategy is compared on the very drafts the others had) and may leave stored rows out
+        (their results stay; only the rows asked for run). A row of the same name must be the same row.
+        """
         a, b = stored.config.identity(), wanted.config.identity()
-        differ = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        differ = [k for k in sorted(set(a) | set(b)) if k != "rows" and a.get(k) != b.get(k)]
         if stored.problems_sha256 != wanted.problems_sha256:
             differ.append("problems")
+        held = {r.name: r for r in stored.config.rows}
+        clash = [r.name for r in wanted.config.rows if r.name in held and held[r.name] != r]
+        if clash:
+            differ.append(f"rows ({', '.join(clash)} defined otherwise)")
         if differ:
             raise ResultsStoreError(
                 f"{directory} holds results of another configuration (differs in: {', '.join(differ)}); "
-                "rerun the exact same command to resume, or use another --out"
+                "rerun the exact same command to resume (rows may be added or left out), or use another --out"
             )
+        added = [r for r in wanted.config.rows if r.name not in held]
+        if not added:
+            return stored
+        config = stored.config.model_copy(update={"rows": [*stored.config.rows, *added]})
+        return stored.model_copy(update={"config": config})
 
     @classmethod
     def open(cls, directory: str | os.PathLike) -> ResultsStore:
@@ -259,7 +276,7 @@ class ResultsStore:
         directory = Path(directory)
         stored = cls.inspect(directory)
         if stored is not None:
-            cls.check_compatible(stored, run, directory)
+            run = cls.check_compatible(stored, run, directory)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -279,11 +296,12 @@ class ResultsStore:
             conn.execute("PRAGMA synchronous=FULL")
             conn.executescript(_CALLS)
             present = _columns(conn)  # a directory made before these were recorded
-            for column, kind in (("compute", "REAL"), ("drafts", "TEXT")):
+            for column, kind in (("compute", "REAL"), ("drafts", "TEXT"), ("signals", "TEXT")):
                 if column not in present:
                     conn.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             store = cls(directory, conn, lock_fd)
-            cls.check_compatible(cls._read_run(conn, path), run, directory)
+            merged = cls.check_compatible(cls._read_run(conn, path), run, directory)
+            store._add_rows(merged)
             store._import_portable()
             store._write(
                 "INSERT INTO sessions (started_at, argv_json, versions_json) VALUES (?, ?, ?)",
@@ -417,6 +435,20 @@ class ResultsStore:
     def _write_portable(self) -> None:
         calls = [(k, m, r) for k, (m, r) in self._call_rows().items()]
         portable.write_all(self.directory, self.run(), self.results(), calls)
+
+    def _add_rows(self, run: RunRecord) -> None:
+        """Record rows ``run`` has and the database does not (a run extended with new rows)."""
+        held = {r.name for r in self.rows()}
+        added = [r for r in run.config.rows if r.name not in held]
+        if not added:
+            return
+        with self._transaction():
+            self._write(
+                "UPDATE run SET config_json = ?, identity_json = ? WHERE id = 1",
+                (run.config.model_dump_json(), run.config.identity_json()),
+            )
+            for i, row in enumerate(added, start=len(held)):
+                self._write("INSERT INTO rows VALUES (?, ?, ?)", (row.name, i, row.model_dump_json()))
 
     def save_call(self, key: str, model: str, response: ModelResponse) -> None:
         """Keep one computed model call of ``model`` (a spec), committed at once; a key already kept is

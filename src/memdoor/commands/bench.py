@@ -20,7 +20,9 @@ Problems run in the suite's file order (HumanEval/0, /1, ... for humaneval); fil
 and --limit keeps the first N after filtering. Rerunning the same command resumes: finished pairs
 are skipped, pairs that were running when the run died are redone, pairs where every model call
 failed (an endpoint down) are retried up to 3 attempts in all, other errors are kept and counted as
-failures (--retry-errors retries them). A directory holding another configuration is refused.
+failures (--retry-errors retries them). The same command with rows added extends the run (the new
+rows replay the stored model calls, so a new strategy is judged on the very drafts the others had);
+rows may also be left out (only those named run). A directory holding another configuration is refused.
 DIR holds results.sqlite (every result, config and versions, every computed model call) and
 traces/ (one trace per result: memdoor trace ID --dir DIR/traces), and the portable files run.json,
 results.jsonl and calls.jsonl (sorted text to commit, e.g. under benchmarks/results/; the same command

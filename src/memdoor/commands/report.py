@@ -7,19 +7,23 @@ covering the results stored so far). With --json, also prints the summary as JSO
 "scaling": {"k": {"vote", "logprob", "public", "oracle"}}, ...}}, "pairs": [...],
 "run": {"calls_made", "calls_charged", ...}, ...}. --axis chooses the cost axis of the cost–accuracy
 chart and front (default compute; tokens when some model's size is unknown); --usd-per-gpu-hour adds
-rented-hardware dollars per problem ($/GPU-hour × seconds per problem).
+rented-hardware dollars per problem ($/GPU-hour × seconds per problem). The report also fits the
+estimate of an answer being correct on the run and says how well it did on problems it was not fitted
+on; --calibration-out FILE keeps that fit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from memdoor.bench.analysis import AXES, analyse
 from memdoor.bench.report import write_report
 from memdoor.bench.stats import RESAMPLES
 from memdoor.bench.store import ResultsStore
 from memdoor.commands.options import FloatRange, at_least
+from memdoor.errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +42,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cost axis of the cost–accuracy chart and front (default compute)",
     )
     parser.add_argument(
+        "--calibration-out",
+        metavar="FILE",
+        help="write the estimate of an answer being correct fitted on this run (JSON; memdoor ships one as "
+        "memdoor/data/calibration.json)",
+    )
+    parser.add_argument(
         "--usd-per-gpu-hour",
         type=FloatRange(0.0, 1e6),
         metavar="USD",
@@ -54,6 +64,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     paths = write_report(analysis, store.directory)
+    if args.calibration_out:
+        if analysis.calibration is None:
+            raise UsageError(f"{args.directory}: too few finished results with signals to fit a calibration")
+        out = Path(args.calibration_out)
+        out.write_text(analysis.calibration.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        paths.append(out)
     if args.json:
         print(json.dumps(analysis.summary(), indent=2))
     else:

@@ -129,6 +129,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--review-test", metavar="CMD", help="the review repository's test command (in the sandbox)"
     )
     p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin (https://host[:port]) whose pages may call the server from a browser, "
+        "repeatable (default: none)",
+    )
+    p.add_argument(
         "--no-traces",
         action="store_true",
         help="do not save run traces (default: $MEMDOOR_HOME/traces, read with memdoor trace ID)",
@@ -187,6 +195,7 @@ def build_config(args: argparse.Namespace):
             trace_dir=None if args.no_traces else default_trace_dir(),
             review_repo=review_repo(args.review_repo),
             review_test=args.review_test,
+            cors_origins=args.cors_origin,
         )
     except ValidationError as e:
         field, msg = first_problem(e)

@@ -147,7 +147,8 @@ def build_config(args: argparse.Namespace):
 
 
 JSON_FIELDS = {
-    "problem_id", "strategy", "passed", "code", "verdict", "agents", "agent", "confidence", "oracle",
+    "problem_id", "strategy", "passed", "code", "verdict", "agents", "agent", "confidence", "agreement",
+    "p_correct", "p_correct_basis", "oracle",
     "stopped", "failures", "error", "trace_id",
 }  # fmt: skip
 """Fields of :meth:`Solution.record` in the ``--json`` object (with ``graded_on`` and ``ledger``)."""
@@ -173,11 +174,13 @@ SCOPES = {
 
 
 def public_status(solution: Solution) -> str:
-    """How the chosen code did on the tests the team saw (confidence is agreement, not correctness)."""
+    """How the chosen code did on the tests the team saw: ``passed 2 of 2``, ``failed 1 of 2 (wrong_answer)``."""
     v = solution.public_verdict
     if v is None:
         return "-"
-    return "passed" if v.passed else f"{v.status} ({v.tests_passed}/{v.tests_total})"
+    if v.passed:
+        return f"passed {v.tests_passed} of {v.tests_total}" if v.tests_total else "passed (none to run)"
+    return f"failed {v.tests_total - v.tests_passed} of {v.tests_total} ({v.status})"
 
 
 def summary(solution: Solution, graded_on: str, language: str = "python") -> str:
@@ -190,12 +193,16 @@ def summary(solution: Solution, graded_on: str, language: str = "python") -> str
         f"problem   {solution.problem_id}",
         f"strategy  {solution.strategy}  team: {', '.join(solution.agents)}",
         f"result    {'PASSED' if solution.passed else 'FAILED'} ({verdict}; graded on {scope})",
-        f"answer by {solution.agent or '-'}  public tests: {public_status(solution)}  confidence: "
-        + ("-" if solution.confidence is None else f"{solution.confidence:.2f}")
-        + f"  any candidate correct: {'yes' if solution.oracle else 'no'}  stopped: {solution.stopped}",
+        f"answer by {solution.agent or '-'}  {solution.agreement() or 'no vote'}  public tests: "
+        f"{public_status(solution)}  any candidate correct: {'yes' if solution.oracle else 'no'}"
+        f"  stopped: {solution.stopped}",
         f"cost      {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
         f"{t.wall_seconds:.1f} s, {usd}",
     ]
+    if solution.p_correct is not None:
+        lines.append(
+            f"estimate  P(correct) ≈ {solution.p_correct:.2f} before grading (calibrated on {solution.p_correct_basis})"
+        )
     lines += [f"failure   {f.agent}: {f.error}" for f in solution.failures]
     if solution.error:
         lines.append(f"error     {solution.error}")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from memdoor.errors import UsageError
+from memdoor.live import render_record
 from memdoor.trace import Trace, TraceEvent
 from memdoor.tracestore import TraceRecord, default_trace_dir, load_trace
 
@@ -44,43 +45,6 @@ async def read_from_memory(url: str, trace_id: str) -> TraceRecord:
     )
 
 
-def render(record: TraceRecord, *, code: bool = False) -> str:
-    """The timeline, one line per event, then the final answer."""
-    from datetime import datetime
-
-    from memdoor.live import CODE_ROLES, timeline_line
-
-    trace = record.trace
-    started = datetime.fromtimestamp(trace.started_at).isoformat(sep=" ", timespec="seconds")
-    lines = [f"trace {trace.id} (started {started}, {len(trace.events)} events)"]
-    for ev in trace.events:
-        lines.append(timeline_line(ev))
-        if code and ev.kind in CODE_ROLES and ev.data.get("code"):
-            lines += ["          " + row for row in ev.data["code"].splitlines()]
-        if code and ev.kind == "review" and ev.data.get("text"):
-            lines += ["          | " + row for row in ev.data["text"].splitlines()]
-    final = record.final
-    if final:
-        v = final.get("verdict") or {}
-        lines += [
-            "",
-            f"final: {'PASSED' if final.get('passed') else 'FAILED'} "
-            f"({v.get('status', 'not graded')}, {v.get('tests_passed', 0)}/{v.get('tests_total', 0)} tests"
-            + ("" if final.get("hidden_tests") else ", public tests only")
-            + f"), answer by {final.get('agent') or '-'}, stopped: {final.get('stopped')}",
-        ]
-        ledger = final.get("ledger") or {}
-        lines.append(
-            f"cost: {ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} + "
-            f"{ledger.get('completion_tokens', 0)} tokens, {ledger.get('wall_seconds', 0):.1f} s"
-        )
-        if final.get("error"):
-            lines.append(f"error: {final['error']}")
-        if final.get("code"):
-            lines += ["```python", final["code"], "```"]
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     if args.redis:
         record = asyncio.run(read_from_memory(args.redis, args.trace_id))
@@ -89,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record.model_dump(mode="json")))
     else:
-        print(render(record, code=args.code))
+        print(render_record(record, code=args.code))
     return 0

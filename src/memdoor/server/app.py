@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -167,6 +168,15 @@ def create_app(
             yield
 
     app = FastAPI(title="memdoor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    if config.cors_origins:  # browser pages of these origins only; a preflight needs no token
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type"],
+            expose_headers=[TRACE_HEADER],
+            max_age=600,
+        )
     authorize = Authorizer(config.token.get_secret_value() if config.token else None)
 
     @app.exception_handler(APIError)

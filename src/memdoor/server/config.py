@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -13,6 +14,9 @@ from memdoor.server.teams import DEFAULT_TEAMS, team_table
 
 TOKEN_ENV = "MEMDOOR_SERVE_TOKEN"
 """Environment variable holding the bearer token when ``--token`` is not given."""
+
+ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+"""A web origin: scheme, host and optional port, nothing else."""
 
 
 class ServeConfig(BaseModel):
@@ -94,6 +98,20 @@ class ServeConfig(BaseModel):
     review_agents: list[Annotated[int, Field(ge=1, le=16)]] = Field(
         default_factory=lambda: [3, 5], min_length=1, description="Team sizes of the review models offered."
     )
+
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Web origins (scheme://host[:port]) whose pages may call the server from a browser "
+        "(CORS); none by default, so no web page can read the answers.",
+    )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, v: list[str]) -> list[str]:
+        for origin in v:
+            if not ORIGIN.fullmatch(origin):
+                raise ValueError(f"{origin!r} is not an origin like https://editor.example:8443 (no path)")
+        return v
 
     @field_validator("teams")
     @classmethod

@@ -55,6 +55,8 @@ class PlannedRequest:
     timeout_s: float | None
     budget_tokens: int | None
     created: int
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """What became of the client's sampling settings (the ``client_settings`` of the answer)."""
 
 
 @dataclasses.dataclass
@@ -102,16 +104,39 @@ class Outcome:
             "calls": totals.calls,
             "seconds": round(totals.wall_seconds, 3),
             "usd": totals.usd,
+            "client_settings": self.job.settings,
         }
 
 
-METADATA_FIELDS = {"trace_id", "strategy", "agents", "agent", "confidence", "stopped", "failures", "error"}
+METADATA_FIELDS = {
+    "trace_id", "strategy", "agents", "agent", "confidence", "agreement", "p_correct", "p_correct_basis",
+    "stopped", "failures", "error",
+}  # fmt: skip
 """Fields of :meth:`Solution.record` in the ``memdoor`` field of an answer."""
 
 
 def usage_of(solution: Solution) -> ChatUsage:
     """The whole team's tokens: every call in the ledger (test writing included)."""
     return ChatUsage.of(solution.ledger)
+
+
+TEAM_TEMPERATURE = (
+    "not applied: each agent samples at its own temperature (0.2 to 1.0), which is the team's diversity"
+)
+
+
+def client_settings(request: ChatRequest, *, cap: int, seed: int) -> dict[str, Any]:
+    """What the team did with the client's sampling settings, said in every answer: ``max_tokens`` caps
+    every agent's call (lowered to the server's cap), ``seed`` is the team's base seed, ``temperature``
+    is not applied, and other OpenAI fields (``top_p``, ``stop``, ``tools``...) are accepted and ignored."""
+    out: dict[str, Any] = {"max_tokens": {"asked": request.call_cap(), "applied": cap}}
+    out["seed"] = {"asked": request.seed, "applied": seed}
+    if request.temperature is not None:
+        out["temperature"] = {"asked": request.temperature, "applied": None, "note": TEAM_TEMPERATURE}
+    ignored = sorted(k for k in (request.model_extra or {}) if k not in ("stream_options",))
+    if ignored:
+        out["ignored"] = ignored
+    return out
 
 
 def solve_config(config: ServeConfig, spec: StrategySpec, *, seed: int, max_tokens: int) -> SolveConfig:
@@ -179,6 +204,7 @@ class TeamService:
         opts = request.memdoor
         seed = self.config.seed if request.seed is None else request.seed
         return PlannedRequest(
+            settings=client_settings(request, cap=cap, seed=seed),
             model=model,
             chat=chat,
             config=self._solve_config(self.teams[model], seed=seed, max_tokens=cap),

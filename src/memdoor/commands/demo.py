@@ -1,0 +1,137 @@
+"""One agent alone against a team, side by side, on a few small problems (about two minutes on two cores).
+
+Both rows solve the same problems with the same model; the team's first agent makes exactly the single
+agent's request, so that draft is computed once and both rows are charged for it. Each answer is
+graded on hidden tests in the sandbox. The table shows, per problem, whether each row's answer
+passed, what it cost (tokens, compute, seconds) and what the team did (its calls by role, the vote);
+the last line says plainly whether the team helped. Exit code 0 when Memdoor worked, whatever the
+models scored; 1 when a run failed (a model or the sandbox broke); 2 for a usage error.
+
+Examples:
+  memdoor demo
+  memdoor demo --team parallel:5 --model local:qwen2.5-coder-1.5b
+  memdoor demo --problems examples/problems.yaml --out runs/demo     # keep the results: memdoor report runs/demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from memdoor.commands.options import MAX_TOKENS_PER_CALL, SEED, check_team_size
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from memdoor.runner import DEFAULT_MODEL
+
+    p.add_argument(
+        "--model", default=DEFAULT_MODEL, metavar="SPEC", help=f"model of both rows (default {DEFAULT_MODEL})"
+    )
+    p.add_argument("--team", default="hybrid:3", metavar="STRATEGY:N", help="the team row (default hybrid:3)")
+    p.add_argument(
+        "--problems", metavar="FILE", help="problem file (default: the demo problems shipped with memdoor)"
+    )
+    p.add_argument("--out", metavar="DIR", help="keep the results here (default: a temporary directory)")
+    p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
+    p.add_argument(
+        "--max-tokens", type=MAX_TOKENS_PER_CALL, default=512, help="completion cap per call (default 512)"
+    )
+    p.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.bench.demo import demo_config, demo_problems_path
+    from memdoor.problems.load import load_problems
+    from memdoor.runner import StrategySpec
+
+    suite = args.problems or str(demo_problems_path())
+    config = demo_config(suite, args.model, args.team, seed=args.seed, max_tokens=args.max_tokens)
+    team = config.rows[1]
+    check_team_size(StrategySpec.parse(team.strategy).agents, team.strategy)
+    problems = load_problems(suite)
+    with contextlib.ExitStack() as stack:
+        out = args.out or stack.enter_context(tempfile.TemporaryDirectory(prefix="memdoor-demo-"))
+        problems_out = asyncio.run(_demo(config, problems, Path(out)))
+    return _show(problems_out, team.name, args)
+
+
+async def _demo(config, problems, out: Path):
+    from memdoor.bench.demo import outcomes
+    from memdoor.bench.loop import run_bench
+    from memdoor.bench.progress import make_progress
+    from memdoor.bench.records import ProblemInfo, RunRecord
+    from memdoor.bench.store import ResultsStore, now_iso
+    from memdoor.bench.suite import problems_digest
+    from memdoor.bench.versions import package_versions
+    from memdoor.memory import open_memory
+    from memdoor.models.pool import ModelPool
+    from memdoor.runner import open_env
+
+    pool = ModelPool()
+    for spec in config.rows[0].models:
+        pool.get(spec)  # a bad spec or missing weights fail here, before anything starts
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(pool.aclose)
+        env = await stack.enter_async_context(
+            open_env(pool=pool, trace_dir=out / "traces", slots=os.cpu_count() or 1)
+        )
+        run = RunRecord(
+            config=config,
+            problems_sha256=problems_digest(problems),
+            problem_count=len(problems),
+            versions=package_versions(env.sandbox.name),
+            created_at=now_iso(),
+        )
+        infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
+        with ResultsStore.create_or_resume(out, run, infos, argv=sys.argv) as store:
+            await run_bench(
+                problems,
+                config,
+                store,
+                lambda: dataclasses.replace(env, memory=open_memory(None)),
+                progress=make_progress(),
+            )
+            return outcomes(store.results(full=True), config.rows[1].name)
+
+
+def _mark(row) -> str:
+    return "error" if row.error else ("passed" if row.passed else "failed")
+
+
+def _show(problems, team: str, args: argparse.Namespace) -> int:
+    from memdoor.bench.demo import verdict
+
+    failed = any(p.single.error or p.team.error for p in problems)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "team": team,
+                    "problems": [p.model_dump(mode="json") for p in problems],
+                    "verdict": verdict(problems),
+                },
+                indent=1,
+            )
+        )
+        return 1 if failed else 0
+    width = max([len(p.problem_id) for p in problems] + [7])
+    print(f"\n{'problem':<{width}}  {'single':<28}  {team}")
+    for p in problems:
+        s, t = p.single, p.team
+        left = f"{_mark(s)} {s.tokens} tok {s.seconds:.0f} s"
+        print(f"{p.problem_id:<{width}}  {left:<28}  {_mark(t)} {t.tokens} tok {t.seconds:.0f} s — {t.did}")
+    print(f"\n{verdict(problems)}")
+    if args.out:
+        print(f"results: memdoor report {args.out}   (traces: memdoor trace ID --dir {args.out}/traces)")
+    for p in problems:
+        for name, row in (("single", p.single), (team, p.team)):
+            if row.error:
+                print(f"memdoor demo: {p.problem_id} {name} failed to run: {row.error}", file=sys.stderr)
+    return 1 if failed else 0
