@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh all
+# Headless Chromium renders the HTML report in tests/bench/test_report_browser.py (a test-only need).
+if ! command -v chromium >/dev/null; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 # The official graders, used only by the parity tests (LiveCodeBench's needs only numpy without its deps).
 .venv/bin/python -c "import livecodebench.evaluation.testing_util" 2>/dev/null \
   || .venv/bin/python -m pip install -q --no-deps nvidia-livecodebench==26.3
