@@ -191,7 +191,11 @@ def test_signals_are_what_the_team_saw_before_grading():
         "majority",
     )
     single = Solution(
-        problem_id="p", strategy="single", code="def f(x): return 1", candidates=cands[:1], public_verdict=passed
+        problem_id="p",
+        strategy="single",
+        code="def f(x): return 1",
+        candidates=cands[:1],
+        public_verdict=passed,
     )
     assert (
         single.signals().agree == 1

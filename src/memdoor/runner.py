@@ -31,6 +31,7 @@ from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.models.catalog import parameters_of
 from memdoor.models.pool import ModelPool
+from memdoor.problems.languages import LANGUAGES, answer_in, check_mixable
 from memdoor.problems.model import Problem
 from memdoor.protocols import Memory, Sandbox
 from memdoor.registry import load, names
@@ -128,11 +129,25 @@ class SolveConfig(BaseModel):
         description="Parameter counts by model spec or name, for models the catalog does not know "
         "(compute ≈ 2 × parameters × tokens; a compute budget needs every agent's size).",
     )
+    languages: list[str] = Field(
+        default_factory=list,
+        description="Languages assigned to agents round-robin (agent 0 gets the first): a mixed-language "
+        "team, for standard-input problems only (their tests are the same in every language); empty: every "
+        "agent writes in the problem's language.",
+    )
     selector: str = Field(default="vote", description="Selector name from the registry.")
     selector_options: dict[str, Any] = Field(
         default_factory=dict,
         description="Selector settings, e.g. {'k': 3} (the k-of-N majority) or {'weighting': 'mean'}.",
     )
+
+    @field_validator("languages")
+    @classmethod
+    def _languages(cls, v: list[str]) -> list[str]:
+        unknown = [x for x in v if x not in LANGUAGES]
+        if unknown:
+            raise ValueError(f"unknown language {unknown[0]!r} (choose from: {', '.join(LANGUAGES)})")
+        return v
 
     def make_selector(self) -> Any:
         """The configured selector (its own checks raise UsageError for bad settings)."""
@@ -234,6 +249,7 @@ def build_team(config: SolveConfig, pool: ModelPool) -> Team:
         temperatures=config.temperatures,
         seed=config.seed,
         max_tokens=config.max_tokens,
+        languages=config.languages,
     )
     for c in configs:
         c.parameters = parameters_of(c.model, config.params)
@@ -243,8 +259,9 @@ def build_team(config: SolveConfig, pool: ModelPool) -> Team:
 async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> Solution:
     """One problem, one team, one strategy; graded on all tests afterwards. Never raises for a failed run
     (the Solution carries ``error``), except for cancellation and a selector ``config`` cannot make
-    (UsageError, before anything runs)."""
+    (UsageError, before anything runs) and a mixed-language team on a problem whose tests fit one language."""
     label = str(config.strategy)
+    check_mixable(problem, config.languages)  # UsageError before anything runs: tests fit one language only
     trace = Trace()
     judge = Judge(env.sandbox, env.sandbox_slots)
     ctx = RunContext(
@@ -333,7 +350,7 @@ async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext, 
 
     A problem with no hidden tests is graded on its public tests only (``hidden_tests`` is 0 in the record).
     """
-    solution.verdict = await judge.grade(problem, solution.code)
+    solution.verdict = await judge.grade(answer_in(problem, solution.language), solution.code)
     solution.passed = solution.verdict.passed
     verdicts = {solution.code.strip(): solution.verdict}
     oracle = solution.passed
@@ -343,7 +360,7 @@ async def grade_solution(problem: Problem, solution: Solution, ctx: RunContext, 
             continue
         if problem.public_tests and c.public is not None and not c.public.passed:
             continue  # fails a public test, so it fails grading (public tests are graded first)
-        verdicts[key] = await judge.grade(problem, c.code)
+        verdicts[key] = await judge.grade(answer_in(problem, c.language), c.code)
         oracle = verdicts[key].passed
     solution.oracle = oracle
     await ctx.event(

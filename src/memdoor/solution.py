@@ -63,6 +63,10 @@ class SolutionRecord(BaseModel):
     problem_id: str
     strategy: str
     code: str
+    language: str | None = Field(
+        default=None,
+        description="The code's language when it is not the problem's own (mixed-language teams).",
+    )
     agent: str | None
     agents: list[str]
     confidence: float | None
@@ -98,6 +102,10 @@ class Solution(BaseModel):
     problem_id: str
     strategy: str = Field(description="Strategy name as configured, e.g. parallel:5.")
     code: str = Field(default="", description="The chosen code ('' when the team produced none).")
+    language: str | None = Field(
+        default=None,
+        description="The chosen code's language when it is not the problem's own (a mixed-language team).",
+    )
     agent: str | None = Field(default=None, description="Author of the chosen code.")
     agents: list[str] = Field(default_factory=list, description="Agent ids of the team (id=model spec).")
     confidence: float | None = Field(default=None, description="Selector confidence, 0..1.")
@@ -145,6 +153,7 @@ class Solution(BaseModel):
             problem_id=self.problem_id,
             strategy=self.strategy,
             code=self.code,
+            language=self.language,
             agent=self.agent,
             agents=list(self.agents),
             confidence=self.confidence,

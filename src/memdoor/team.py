@@ -37,6 +37,11 @@ class AgentConfig(BaseModel):
         default=None,
         description="Parameters of the model (compute ≈ 2 × parameters × tokens); None: unknown.",
     )
+    language: str | None = Field(
+        default=None,
+        description="The language this agent writes in; None: the problem's own (a mixed-language team "
+        "gives its agents different ones, on standard-input problems).",
+    )
 
 
 class Agent:
@@ -140,8 +145,10 @@ def team_configs(
     temperatures: Sequence[float] = (0.2, 0.6, 0.8, 0.4, 1.0),
     seed: int = 0,
     max_tokens: int = 1024,
+    languages: Sequence[str] = (),
 ) -> list[AgentConfig]:
-    """Configs for ``size`` agents: model specs round-robin, temperatures, seeds and prompt variants varied.
+    """Configs for ``size`` agents: model specs round-robin, temperatures, seeds and prompt variants varied,
+    and ``languages`` round-robin when given (none: every agent writes in the problem's language).
 
     Agent 0 always samples at the first temperature with prompt variant 0 (so a team of one is the
     ``single`` baseline).
@@ -156,6 +163,7 @@ def team_configs(
             seed=seed + 1000 * i,
             max_tokens=max_tokens,
             prompt_variant=i,
+            language=languages[i % len(languages)] if languages else None,
         )
         for i in range(size)
     ]

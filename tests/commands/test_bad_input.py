@@ -168,6 +168,19 @@ OPTIONS = [
     Case("grade {examples}", "required: samples"),
     Case(GRADE + " --surprise", "unrecognized arguments: --surprise"),
     # solve
+    Case(SOLVE + " --languages python,cobol", "--languages: unknown language 'cobol'"),
+    Case(
+        "solve {examples} --problem run-length --model scripted:{x_json} --languages python,rust",
+        "only standard-input problems",
+    ),
+    Case(
+        "bench {examples} --strategies parallel:2#python+go --model scripted:{x_json} --out {out}",
+        "unknown language 'go'",
+    ),
+    Case(
+        "bench {examples} --strategies parallel:2#python+rust --model scripted:{x_json} --out {out}",
+        "only standard-input problems",
+    ),
     Case(SOLVE + " --budget-seconds nan", "--budget-seconds: must be a finite number"),
     Case(SOLVE + " --budget-seconds inf", "--budget-seconds: must be a finite number"),
     Case(SOLVE + " --budget-seconds -1", "--budget-seconds: must be more than 0"),

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.errors import UsageError
 from memdoor.models.pool import split_spec
+from memdoor.problems.languages import parse_languages
 
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -33,6 +34,11 @@ class RowSpec(BaseModel):
         "spec per agent, so agent i uses models[i])."
     )
     baseline: bool = Field(default=False, description="True for --baseline rows (a comparison model).")
+    languages: list[str] = Field(
+        default_factory=list,
+        description="Languages of the agents, round-robin (``parallel:3#python+javascript+rust``: a "
+        "mixed-language team, standard-input problems only); empty: the problems' own.",
+    )
 
     @property
     def team(self) -> str:
@@ -135,10 +141,21 @@ def parse_team(text: str, agents: int, where: str) -> list[str]:
 
 
 def parse_entry(text: str, models: list[str], *, baseline: bool = False) -> RowSpec:
-    """One row: ``STRATEGY`` (the team of ``models``, round-robin) or ``STRATEGY@TEAM`` (its own team)."""
+    """One row: ``STRATEGY`` (the team of ``models``, round-robin) or ``STRATEGY@TEAM`` (its own team),
+    either followed by ``#LANG+LANG...`` for a mixed-language team (agent i writes in the i-th language,
+    round-robin)."""
+    where = "--baseline" if baseline else "--strategies entry"
+    body, hash_, langs = text.strip().partition("#")
+    row = _parse_team_entry(body, models, baseline, where)
+    if not hash_:
+        return row
+    languages = parse_languages(langs, f"{where} {text.strip()!r}", sep="+")
+    return row.model_copy(update={"name": f"{row.name}#{'+'.join(languages)}", "languages": languages})
+
+
+def _parse_team_entry(text: str, models: list[str], baseline: bool, where: str) -> RowSpec:
     from memdoor.runner import StrategySpec
 
-    where = "--baseline" if baseline else "--strategies entry"
     strategy, sep, team = text.strip().partition("@")
     if sep and (not strategy.strip() or not team.strip()):
         raise UsageError(

@@ -40,8 +40,10 @@ from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.budget import Budget
 from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
 from memdoor.judge import Judge
+from memdoor.problems.languages import answer_in
 from memdoor.problems.model import Problem
 from memdoor.select.behaviour import behaviour_key, group_by_key
+from memdoor.select.types import Candidate
 from memdoor.solution import Solution
 
 if TYPE_CHECKING:
@@ -194,11 +196,13 @@ async def draft_records(problem: Problem, solution: Solution, env: Any) -> str |
         else:
             keys.append((c.code.strip(),))
     group_of = {i: gi for gi, g in enumerate(group_by_key(keys)) for i in g}
-    to_grade: dict[str, str] = {}  # each distinct draft once, graded concurrently (the judge caps slots)
+    to_grade: dict[str, Candidate] = {}  # each distinct draft once, concurrently (the judge caps slots)
     for c in solution.candidates:
         if c.code.strip() and c.code.strip() not in verdicts:
-            to_grade.setdefault(c.code.strip(), c.code)
-    graded = await asyncio.gather(*(judge.grade(problem, code) for code in to_grade.values()))
+            to_grade.setdefault(c.code.strip(), c)
+    graded = await asyncio.gather(
+        *(judge.grade(answer_in(problem, c.language), c.code) for c in to_grade.values())
+    )
     verdicts.update(zip(to_grade, graded, strict=True))
     drafts = []
     for i, c in enumerate(solution.candidates):
@@ -250,6 +254,7 @@ def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
         seed=config.seed,
         max_tokens=config.max_tokens,
         params=dict(config.params),
+        languages=list(row.languages),
     )
 
 

@@ -9,7 +9,9 @@ Examples:
 A --strategies entry may name its own team: parallel:5@local:qwen2.5-coder-0.5b,
 single@local:qwen2.5-coder-1.5b, or a mixed team with one count per model (agent i gets the i-th model;
 the counts add up to the team size): parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4.
---model serves the entries that name none. Agent i has the same model, temperature, seed and prompt in
+--model serves the entries that name none. An entry ending in #LANG+LANG... is a mixed-language team on
+standard-input problems (agent i writes in the i-th language, round-robin: parallel:3#python+javascript+rust);
+its candidates vote by behaviour on the same inputs. Agent i has the same model, temperature, seed and prompt in
 every row, and an identical request is computed once per run and replayed to every row that makes it
 (paired draws; each row is still charged it in full, and a replay takes the call's recorded latency
 so seconds stay comparable: --concurrency 2 or more gives the freed engine to other pairs).
@@ -193,12 +195,16 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
 def run(args: argparse.Namespace) -> int:
     from memdoor.models.pool import ModelPool
     from memdoor.problems.humaneval_x import excluded
+    from memdoor.problems.languages import check_mixable
     from memdoor.problems.load import load_problems
 
     config = build_config(args)
     problems = select_problems(load_problems(args.suite), config.filters)
     if not problems:
         raise UsageError(f"no problems left in {args.suite} after the filters")
+    for row in config.rows:  # a mixed-language row needs problems whose tests fit every language
+        for p in problems:
+            check_mixable(p, row.languages)
     left_out = excluded(args.suite)  # known-bad problems the suite leaves out: said, never silently
     if left_out:
         print(

@@ -59,6 +59,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         "suites are JavaScript or Rust already)",
     )
     p.add_argument(
+        "--languages",
+        metavar="LANG,LANG",
+        help="a mixed-language team on a standard-input problem: the agents' languages, round-robin "
+        "(e.g. python,javascript,rust); their programs vote by behaviour on the same inputs",
+    )
+    p.add_argument(
         "--strategy",
         default="single",
         metavar="NAME[:N]",
@@ -124,6 +130,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 
 def build_config(args: argparse.Namespace):
+    from memdoor.problems.languages import parse_languages
     from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec
 
     spec = StrategySpec.parse(args.strategy, agents=args.agents)
@@ -140,6 +147,7 @@ def build_config(args: argparse.Namespace):
         max_tokens=args.max_tokens,
         options=parse_options(args.option),
         selector_options={} if args.vote_k is None else {"k": args.vote_k},
+        languages=[] if not args.languages else parse_languages(args.languages, "--languages"),
     )
     config.make_strategy()  # bad options fail here, before any model is loaded
     config.make_selector()
@@ -147,7 +155,7 @@ def build_config(args: argparse.Namespace):
 
 
 JSON_FIELDS = {
-    "problem_id", "strategy", "passed", "code", "verdict", "agents", "agent", "confidence", "agreement",
+    "problem_id", "strategy", "passed", "code", "language", "verdict", "agents", "agent", "confidence", "agreement",
     "p_correct", "p_correct_basis", "oracle",
     "stopped", "failures", "error", "trace_id",
 }  # fmt: skip
@@ -213,7 +221,7 @@ def summary(solution: Solution, graded_on: str, language: str = "python") -> str
 
 
 def run(args: argparse.Namespace) -> int:
-    from memdoor.problems.languages import in_language
+    from memdoor.problems.languages import check_mixable, in_language
     from memdoor.problems.load import find_problem, load_problems
 
     config = build_config(args)
@@ -224,12 +232,13 @@ def run(args: argparse.Namespace) -> int:
         problem = problems[0]
     else:
         problem = find_problem(problems, args.problem)
+    check_mixable(problem, config.languages)
     live = sys.stderr.isatty() and not args.json and not args.no_live
     solution = asyncio.run(_solve(problem, config, live, args.redis))
     if args.json:
         print(json.dumps(result_json(solution, problem.graded_on)))
     else:
-        print(summary(solution, problem.graded_on, problem.language))
+        print(summary(solution, problem.graded_on, solution.language or problem.language))
     return 0 if solution.passed else 1
 
 

@@ -29,6 +29,33 @@ def in_language(problems: Sequence[Problem], language: str | None) -> list[Probl
     return [p if p.language == language else p.model_copy(update={"language": language}) for p in problems]
 
 
+def parse_languages(text: str, where: str, *, sep: str = ",") -> list[str]:
+    """``python,javascript`` → ``["python", "javascript"]``; UsageError naming ``where`` for an empty or
+    unknown language."""
+    items = [x.strip().lower() for x in text.split(sep)]
+    bad = next((x for x in items if x not in LANGUAGES), None)
+    if bad is not None:
+        raise UsageError(
+            f"bad {where}: unknown language {bad!r} (choose from: {', '.join(LANGUAGES)}, joined by {sep!r})"
+        )
+    return items
+
+
+def answer_in(problem: Problem, language: str | None) -> Problem:
+    """``problem`` as an agent answering in ``language`` sees and runs it (None or its own language: itself).
+    Only a standard-input problem can change language (its tests are the same in every language); a
+    mixed-language team is refused for any other before it starts (:func:`check_mixable`)."""
+    if language is None or language == problem.language:
+        return problem
+    return problem.model_copy(update={"language": language})
+
+
+def check_mixable(problem: Problem, languages: Sequence[str]) -> None:
+    """UsageError unless ``problem`` can be answered in every one of ``languages`` (a mixed-language team)."""
+    for language in languages:
+        in_language([problem], language)
+
+
 _ASKS = {
     "javascript": re.compile(
         r"```(?:javascript|js)\b|\b(?:in|using|with|write|written in|a|an)\s+(?:javascript|js|node(?:\.?js)?)\b"

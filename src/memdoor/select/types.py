@@ -15,6 +15,10 @@ class Candidate(BaseModel):
     round: int = Field(default=0, description="Round or repair step that produced it (0 = first draft).")
     mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
     public: Verdict | None = Field(default=None, description="Its verdict on the public tests, once run.")
+    language: str | None = Field(
+        default=None,
+        description="The language it is written in; None: the problem's own (set in mixed-language teams).",
+    )
 
 
 class Duel(BaseModel):

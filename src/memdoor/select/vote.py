@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memdoor.errors import UsageError, validation_problems
+from memdoor.problems.languages import answer_in
 from memdoor.select.behaviour import behaviour_key, group_by_key, result_key
 from memdoor.select.types import Candidate, Duel, Selection
 
@@ -131,8 +132,10 @@ class VoteSelector:
         program = {key: candidates[members[0]].code for key, members in by_code.items()}  # run as written
         if not by_code:
             return Selection(index=None, reason="none", k=k)
+        # each code runs in its own language (a mixed-language team votes by behaviour on the same inputs)
+        view = {key: answer_in(problem, candidates[members[0]].language) for key, members in by_code.items()}
 
-        public = await self._public_verdicts(problem, by_code, program, candidates, runner)
+        public = await self._public_verdicts(problem, by_code, program, view, candidates, runner)
         if problem.public_tests:
             pool = [c for c, v in public.items() if v is not None and v.passed]
         else:
@@ -144,7 +147,7 @@ class VoteSelector:
 
         extra_runs: dict[str, Verdict] = {}
         if extra and len(pool) > 1:
-            runs = await asyncio.gather(*(runner.run_tests(problem, program[c], extra) for c in pool))
+            runs = await asyncio.gather(*(runner.run_tests(view[c], program[c], extra) for c in pool))
             extra_runs = dict(zip(pool, runs, strict=True))
             if not problem.public_tests:  # code that cannot even load drops out here
                 pool = [c for c in pool if extra_runs[c].status != "compile_error"] or pool
@@ -218,6 +221,7 @@ class VoteSelector:
         problem: Problem,
         by_code: dict[str, list[int]],
         program: dict[str, str],
+        view: dict[str, Problem],
         candidates: list[Candidate],
         runner: CodeRunner,
     ) -> dict[str, Verdict | None]:
@@ -238,7 +242,7 @@ class VoteSelector:
                 out[code] = known[0]
             else:
                 to_run.append(code)
-        runs = await asyncio.gather(*(runner.run_tests(problem, program[code]) for code in to_run))
+        runs = await asyncio.gather(*(runner.run_tests(view[code], program[code]) for code in to_run))
         out.update(zip(to_run, runs, strict=True))
         return out
 

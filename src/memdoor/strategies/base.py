@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdoor.errors import BudgetExceeded, ModelError, UsageError
 from memdoor.extract import candidate_code
 from memdoor.models.types import Completion, Message
+from memdoor.problems.languages import answer_in
 from memdoor.problems.model import Problem, TestCase
 from memdoor.protocols import Referee
 from memdoor.sandbox.verdict import Verdict
@@ -121,27 +122,51 @@ class TeamRun:
 
     # -- candidates -----------------------------------------------------------------------------
 
-    async def test(self, code: str) -> Verdict:
-        """``code`` on the public tests (all of them, so agents see every failure)."""
+    def view(self, agent: Agent) -> Problem:
+        """The problem as ``agent`` answers it: in its own language in a mixed-language team."""
+        return answer_in(self.problem, agent.config.language)
+
+    def view_of(self, c: Candidate) -> Problem:
+        """The problem as ``c`` was written for it (its language)."""
+        return answer_in(self.problem, c.language)
+
+    async def test(self, code: str, problem: Problem | None = None) -> Verdict:
+        """``code`` on the public tests (all of them, so agents see every failure), run in ``problem``'s
+        language (default: the problem's own)."""
         if not self.problem.public_tests:
             return Verdict(status="passed", tests=[])
-        return await self.ctx.judge.run_tests(self.problem, code)  # no code: fails without running
+        return await self.ctx.judge.run_tests(problem or self.problem, code)  # no code: fails without running
 
     def results(self, c: Candidate) -> str:
         """What an agent is told about ``c`` on the public tests."""
         return messages.results(self.problem.public_tests, c.public, code=c.code)
 
     async def attempt(
-        self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int
+        self,
+        agent: Agent,
+        msgs: Sequence[Message],
+        *,
+        role: str,
+        round: int,
+        view: Problem | None = None,
     ) -> Candidate | None:
-        """Ask ``agent`` for code, run it on the public tests, record it (candidates, memory, trace)."""
+        """Ask ``agent`` for code, run it on the public tests, record it (candidates, memory, trace).
+        ``view`` is the problem as the answer is written for (default: the agent's own; a revision keeps
+        the language of the code it revises)."""
         completion = await self.ask(agent, msgs, role=role, round=round)
         if completion is None:
             return None
-        code = candidate_code(completion.text, self.problem)
-        verdict = await self.test(code)
+        view = view or self.view(agent)
+        code = candidate_code(completion.text, view)
+        verdict = await self.test(code, view)
+        language = view.language if view.language != self.problem.language else None
         cand = Candidate(
-            code=code, agent=agent.id, round=round, mean_logprob=completion.mean_logprob, public=verdict
+            code=code,
+            agent=agent.id,
+            round=round,
+            mean_logprob=completion.mean_logprob,
+            public=verdict,
+            language=language,
         )
         self.candidates.append(cand)
         outcome = {
@@ -170,7 +195,7 @@ class TeamRun:
 
     async def draft(self, agent: Agent, round: int = 0) -> Candidate | None:
         """A first attempt with the agent's own prompt variant."""
-        msgs = messages.draft(self.problem, agent.config.prompt_variant)
+        msgs = messages.draft(self.view(agent), agent.config.prompt_variant)
         return await self.attempt(agent, msgs, role="draft", round=round)
 
     def best_per_agent(self) -> list[Candidate]:
@@ -242,6 +267,7 @@ class TeamRun:
             problem_id=self.problem.id,
             strategy=label,
             code=chosen.code if chosen else "",
+            language=chosen.language if chosen else None,
             agent=chosen.agent if chosen else None,
             agents=[f"{a.id}={a.config.model}" for a in self.team.agents],
             confidence=selection.confidence if selection is not None else None,

@@ -57,8 +57,9 @@ class Hybrid(BaseStrategy):
         for r in range(1, self.config.repair_rounds + 1):
             if cand is None or cand.public is None or cand.public.passed or not run.problem.public_tests:
                 break
-            msgs = messages.repair(run.problem, cand.code, run.results(cand))
-            new = await run.attempt(agent, msgs, role="repair", round=r)
+            view = run.view_of(cand)
+            msgs = messages.repair(view, cand.code, run.results(cand))
+            new = await run.attempt(agent, msgs, role="repair", round=r, view=view)
             if new is None or new.code.strip() == cand.code.strip():
                 break
             cand = new

@@ -53,8 +53,9 @@ class Sequential(BaseStrategy):
             if ok and cand.public is not None and cand.public.passed:
                 run.stopped = "done"
                 return
-            msgs = messages.revise(run.problem, cand.code, run.results(cand), comments)
-            new = await run.attempt(author, msgs, role="revise", round=r)
+            view = run.view_of(cand)
+            msgs = messages.revise(view, cand.code, run.results(cand), comments)
+            new = await run.attempt(author, msgs, role="revise", round=r, view=view)
             if new is None:
                 continue
             if self.stalled(run, new, cand):
@@ -83,7 +84,7 @@ class Sequential(BaseStrategy):
 
     async def review(self, run: TeamRun, reviewer: Agent, cand: Candidate, r: int) -> tuple[bool, str] | None:
         """(reviewer says OK, its comments), or None when the reviewer failed. No verdict line = issues."""
-        msgs = messages.review(run.problem, cand.code, run.results(cand))
+        msgs = messages.review(run.view_of(cand), cand.code, run.results(cand))
         completion = await run.ask(reviewer, msgs, role="review", round=r)
         if completion is None:
             return None

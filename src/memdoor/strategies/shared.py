@@ -67,5 +67,5 @@ class Shared(BaseStrategy):
         others = [e for a, e in board.items() if a != agent.id]
         others.sort(key=lambda e: -int(e.get("passed", 0)))  # stable: team order among equals
         peers = [messages.Peer(e["agent"], e["code"], e["summary"]) for e in others[: self.config.peers]]
-        msgs = messages.refine(run.problem, own["code"], own["results"], peers)
+        msgs = messages.refine(run.view(agent), own["code"], own["results"], peers)
         return await run.attempt(agent, msgs, role="refine", round=r)
