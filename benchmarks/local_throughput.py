@@ -55,7 +55,7 @@ async def throughput(model: LocalModel, tokens: int, streams: int) -> dict:
 
 
 async def bench_throughput(name: str, tokens: int, repeats: int) -> dict:
-    model = LocalModel(name, config=EngineConfig(slots=5))
+    model = LocalModel(name, config=EngineConfig(slots=5, replicas=1, threads=2))  # one batching engine
     try:
         await model.complete(HELLO, max_tokens=4, temperature=0.0)  # load + warm up
         runs: dict[int, list[dict]] = {1: [], 5: []}
@@ -70,10 +70,11 @@ async def bench_throughput(name: str, tokens: int, repeats: int) -> dict:
 
 
 async def bench_overhead(name: str, calls: int) -> dict:
-    model = LocalModel(name, config=EngineConfig(slots=5))
+    model = LocalModel(name, config=EngineConfig(slots=5, replicas=1))
     try:
         await model.start()
-        base_url = model._engine.base_url  # the same engine, reached directly
+        [engine] = model.engines  # the same engine, reached directly
+        base_url = engine.base_url
         body = {"messages": HELLO, "temperature": 0.0, "max_tokens": 1, "cache_prompt": True}
         memdoor_s: list[float] = []
         bare_s: list[float] = []
@@ -81,7 +82,7 @@ async def bench_overhead(name: str, calls: int) -> dict:
         # unaffected by how long the engine takes on a busy machine.
         memdoor_cpu: list[float] = []
         bare_cpu: list[float] = []
-        headers = model._engine.headers()
+        headers = engine.headers()
         async with httpx.AsyncClient(
             base_url=base_url, headers=headers, timeout=600, trust_env=False
         ) as bare:

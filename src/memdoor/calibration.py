@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from importlib import resources
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from memdoor.solution import Signals
 
@@ -83,6 +83,16 @@ class Calibration(BaseModel):
     bias: float = Field(description="Intercept.")
     fitted_on: str = Field(description="What it was fitted on, in words (suites, rows, results).")
     out_of_fold: Fit | None = Field(default=None, description="Cross-validated quality on held-out problems.")
+
+    @model_validator(mode="after")
+    def _one_weight_per_feature(self) -> Calibration:
+        if len(self.weights) != len(self.features) or not all(math.isfinite(w) for w in self.weights):
+            raise ValueError(
+                f"{len(self.weights)} weights for {len(self.features)} features, or one not finite"
+            )
+        if not math.isfinite(self.bias):
+            raise ValueError("the bias is not finite")
+        return self
 
     def predict(self, signals: Signals, strategy: str) -> float:
         """P(correct) for an answer with these signals (0..1)."""

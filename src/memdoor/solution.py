@@ -200,7 +200,9 @@ class Solution(BaseModel):
             public_passed=0 if v is None else v.tests_passed,
             public_total=0 if v is None else v.tests_total,
             mean_logprob=None if chosen is None else chosen.mean_logprob,
-            rule=None if sel is None else (sel.rule or sel.reason or None),
+            rule=None
+            if sel is None
+            else ("no-survivor" if sel.reason == "no-survivor" else sel.rule or sel.reason),
         )
 
     def agreement(self) -> str | None:

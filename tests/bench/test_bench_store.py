@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -188,3 +189,31 @@ def test_a_run_is_extended_with_new_rows_and_may_leave_rows_out(tmp_path):
 
 def _response(text: str) -> ModelResponse:
     return ModelResponse(model="scripted:x.json", completions=[Completion(text=text)], usage=Usage())
+
+
+def test_rows_another_machine_added_come_with_its_portable_files(tmp_path):
+    """Machine B's database predates row hybrid:2, which machine A added and committed in run.json and
+    results.jsonl: B's resume takes the row and its results in, and writes them back out."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    with ResultsStore.create_or_resume(a, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    shutil.copytree(a, b)  # B: the same run before the extension
+    with ResultsStore.create_or_resume(a, run_record("single,parallel:2,hybrid:2"), PROBLEMS) as store:
+        store.record(result("p0", "hybrid:2"))
+    for name in ("run.json", "results.jsonl"):  # A's committed files reach B's checkout
+        (b / name).write_bytes((a / name).read_bytes())
+    with ResultsStore.create_or_resume(b, run_record(), PROBLEMS, argv=["bench"]) as store:
+        assert [r.name for r in store.rows()] == ["single", "parallel:2", "hybrid:2"]
+        assert set(store.statuses()) == {("p0", "single"), ("p0", "hybrid:2")}
+    doc = json.loads((b / "run.json").read_text())
+    assert [r["name"] for r in doc["config"]["rows"]] == ["single", "parallel:2", "hybrid:2"]
+
+
+def test_each_session_records_its_own_versions(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS):
+        pass
+    newer = run_record().model_copy(update={"versions": {"memdoor": "newer"}})
+    with ResultsStore.create_or_resume(tmp_path, newer, PROBLEMS) as store:
+        sessions = store.sessions()
+        assert store.run().versions == {"memdoor": "t"}  # the run keeps what it was made with
+    assert [json.loads(s["versions_json"]) for s in sessions] == [{"memdoor": "t"}, {"memdoor": "newer"}]

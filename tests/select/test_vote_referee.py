@@ -77,3 +77,25 @@ async def test_an_input_where_one_side_crashed_is_not_judged(sandbox):
         PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("3"), referee=referee
     )
     assert referee.asked == [] and sel.duel is None and sel.rule == "confidence"
+
+
+async def test_a_tie_is_no_majority_and_goes_to_the_referee(sandbox):
+    """2 against 2 of 4 reaches k = 2 on both sides, yet neither side is a majority: the referee decides."""
+    cands = [Candidate(code=SQUARE, agent=f"a{i}", mean_logprob=-0.1) for i in range(2)] + [
+        Candidate(code=DOUBLE, agent=f"a{i}", mean_logprob=-0.5) for i in range(2, 4)
+    ]
+    referee = Referee(right="6")
+    sel = await VoteSelector().select(
+        PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("3"), referee=referee
+    )
+    assert len(referee.asked) == 1 and sel.rule == "referee" and cands[sel.index].code == DOUBLE
+
+
+def test_only_a_whole_verdict_line_counts():
+    from memdoor.strategies.messages import parse_referee
+
+    assert parse_referee("Work: 3*2=6.\nANSWER: B") == 1
+    assert parse_referee("**ANSWER: A**") == 0 and parse_referee("ANSWER: neither") is None
+    # the prompt calls the outputs "Answer A" / "Answer B": reasoning that names them is not a verdict
+    assert parse_referee("Answer B prints 7, which is wrong; answer A gives") is None
+    assert parse_referee("ANSWER: A\nOn reflection, Answer B is what the code returns") == 0

@@ -70,7 +70,7 @@ def _preflight(srv, origin: str) -> httpx.Response:
         headers={
             "origin": origin,
             "access-control-request-method": "POST",
-            "access-control-request-headers": "authorization,content-type",
+            "access-control-request-headers": "authorization,content-type,x-stainless-os",
         },
         timeout=WAIT,
     )

@@ -27,17 +27,17 @@ async def test_a_confident_cheap_majority_answers_without_the_strong_agent(sandb
     assert all(len(m.calls) == 1 for m in models[1:])
     assert sol.code in (GOOD, GOOD2) and sol.agent != "agent0"
     [cascade] = [e for e in events if e.kind == "cascade"]
-    assert cascade.data == {"escalated": False, "agree": 3, "need": 2}
+    assert cascade.data == {"escalated": False, "agree": 3, "need": 3}  # a strict majority of 4 cheap agents
     # Agent i is asked what it is asked in every strategy (paired draws in a bench).
     assert models[1].calls[0] == messages.draft(PROBLEM, 1)
 
 
 async def test_a_split_cheap_team_escalates_and_the_strong_agent_passing_is_trusted(sandbox):
     # Two cheap agents agree on an overfit answer that passes the public tests, two are wrong:
-    # 2 of 4 is a majority of the cheap agents... so ask for 3 and it escalates.
+    # 2 of 4 is no strict majority of the cheap agents, so the strong agent is asked.
     models = agents(OVERFIT, OVERFIT, BAD, BAD2, strong=GOOD)
     events: list = []
-    sol = await Cascade(agree=3).solve(PROBLEM, team_of(*models), make_ctx(sandbox, events=events))
+    sol = await Cascade().solve(PROBLEM, team_of(*models), make_ctx(sandbox, events=events))
     assert len(models[0].calls) == 1 and models[0].calls[0] == messages.draft(PROBLEM, 0)
     assert sol.code == GOOD and sol.agent == "agent0"
     assert [e.data["escalated"] for e in events if e.kind == "cascade"] == [True]
@@ -82,3 +82,12 @@ async def test_adaptive_without_public_tests_never_stops_early(sandbox):
     problem = add_problem(hidden=False).public_view().model_copy(update={"public_tests": []})
     await Adaptive().solve(problem, team_of(*models), make_ctx(sandbox))
     assert [len(m.calls) for m in models] == [1, 1, 1]
+
+
+async def test_without_public_tests_agreement_means_nothing_and_the_cascade_escalates(sandbox):
+    untested = PROBLEM.model_copy(update={"public_tests": []})
+    models = agents(GOOD, GOOD, GOOD, strong=GOOD2)
+    events: list = []
+    await Cascade().solve(untested, team_of(*models), make_ctx(sandbox, events=events))
+    assert len(models[0].calls) == 1
+    assert [e.data["escalated"] for e in events if e.kind == "cascade"] == [True]

@@ -419,8 +419,11 @@ def analyse(
             if size is None or compute is None
             else compute + 2 * size * (u.prompt_tokens + u.completion_tokens)
         )
+    graded_hidden = {p.id for p in problems if p.hidden_tests}  # elsewhere passing IS the public tests
     analysis.calibration = calibrate.fit(
-        results, rows, fitted_on=f"{run.config.suite} ({', '.join(r.name for r in rows)})"
+        [r for r in results if r.problem_id in graded_hidden],
+        rows,
+        fitted_on=f"{run.config.suite} ({', '.join(r.name for r in rows)})",
     )
     analysis.calls_made = len(made)
     analysis.compute_made = compute if made else None

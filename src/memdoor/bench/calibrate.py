@@ -1,5 +1,8 @@
 """Fitting the estimate of an answer being correct (:mod:`memdoor.calibration`) on a bench run's results.
 
+Only problems graded on hidden tests take part (the caller leaves the others out): where the public tests
+are all the grading there is, "passed" is one of the features and the fit would learn nothing true.
+
 Every finished result with signals is one sample: the team's signals and strategy, and whether the
 answer passed the hidden tests. Quality is measured out of fold: the problems are split into ``folds``
 groups (a fixed shuffle), each group is predicted by a model fitted on the others — all rows of a

@@ -66,7 +66,7 @@ def _did(result: ResultRecord) -> str:
     if selection and selection.get("groups"):
         groups = selection["groups"]
         chosen = next((g for g in groups if selection.get("index") in g), [])
-        n = sum(len(g) for g in groups)
+        n = len(json.loads(result.solution_json).get("candidates") or []) or sum(len(g) for g in groups)
         parts.append(f"vote: {selection.get('rule') or selection.get('reason')}, {len(chosen)} of {n} agree")
     if result.stopped and result.stopped != "done":
         parts.append(f"stopped: {result.stopped}")

@@ -341,6 +341,8 @@ def write_trace_pages(analysis: Analysis, directory: Path) -> list[Path]:
             if not c.trace:
                 continue
             source = directory / c.trace
+            if Path(c.trace).is_absolute() or ".." in Path(c.trace).parts:
+                continue  # a results file edited by hand never makes the report write outside its directory
             try:
                 record = TraceRecord.model_validate_json(source.read_text(encoding="utf-8"))
             except (OSError, ValueError):

@@ -274,6 +274,7 @@ class ResultsStore:
         one another bench is writing to.
         """
         directory = Path(directory)
+        versions = run.versions  # this session's, for its sessions row (the run keeps its first ones)
         stored = cls.inspect(directory)
         if stored is not None:
             run = cls.check_compatible(stored, run, directory)
@@ -300,12 +301,15 @@ class ResultsStore:
                 if column not in present:
                     conn.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             store = cls(directory, conn, lock_fd)
-            merged = cls.check_compatible(cls._read_run(conn, path), run, directory)
+            merged = cls._read_run(conn, path)
+            shipped = portable.read_run(directory)  # rows another machine added travel in run.json
+            for other in (shipped, run) if shipped is not None else (run,):
+                merged = cls.check_compatible(merged, other, directory)
             store._add_rows(merged)
             store._import_portable()
             store._write(
                 "INSERT INTO sessions (started_at, argv_json, versions_json) VALUES (?, ?, ?)",
-                (now_iso(), json.dumps(list(argv)), json.dumps(run.versions, sort_keys=True)),
+                (now_iso(), json.dumps(list(argv)), json.dumps(versions, sort_keys=True)),
             )
             return store
         except BaseException:

@@ -174,7 +174,9 @@ class VoteSelector:
         group_weight = [self._group_weight([weights[i] for i in g]) for g in groups]
         rule, chosen = choose_group(groups, group_weight, k)
         duel = None
-        if referee is not None and rule != "majority" and len(groups) > 1 and not fallback:
+        voters = sum(len(g) for g in groups)
+        contested = rule != "majority" or 2 * len(groups[chosen]) <= voters  # no strict majority: 1-1, 2-2-1
+        if referee is not None and contested and len(groups) > 1 and not fallback:
             code_of = lambda gi: candidates[groups[gi][0]].code.strip()  # noqa: E731
             duel = await self._duel(problem, tests, groups, group_weight, code_of, results_of, referee)
             if duel is not None and duel.winner is not None:

@@ -173,7 +173,7 @@ def create_app(
             CORSMiddleware,
             allow_origins=list(config.cors_origins),
             allow_methods=["GET", "POST"],
-            allow_headers=["authorization", "content-type"],
+            allow_headers=["*"],  # browser SDKs add headers of their own (x-stainless-*); origins stay named
             expose_headers=[TRACE_HEADER],
             max_age=600,
         )

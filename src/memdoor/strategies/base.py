@@ -74,8 +74,12 @@ class TeamRun:
         out = {f.agent for f in self.failures}
         return [a for a in self.team.agents if a.id not in out]
 
-    async def ask(self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int) -> Completion | None:
-        """One call of ``agent``. A ModelError drops the agent from the team (recorded) and gives None.
+    async def ask(
+        self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int, side: bool = False
+    ) -> Completion | None:
+        """One call of ``agent``. A ModelError drops the agent from the team (recorded) and gives None; a
+        ``side`` question (a referee's judgement after the drafts) gives None without dropping it (the
+        failed call is still in the ledger and the trace).
 
         BudgetExceeded propagates: the strategy's loop ends and the skeleton keeps what was made.
         """
@@ -86,7 +90,8 @@ class TeamRun:
         try:
             resp = await agent.ask(msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round)
         except ModelError as e:
-            self.failures.append(AgentFailure(agent=agent.id, error=f"{type(e).__name__}: {e}"))
+            if not side:
+                self.failures.append(AgentFailure(agent=agent.id, error=f"{type(e).__name__}: {e}"))
             return None
         finally:
             self._inflight -= 1

@@ -14,8 +14,6 @@ bench its calls are the very drafts ``parallel`` and ``single`` rows made (paire
 
 from __future__ import annotations
 
-import math
-
 from pydantic import Field
 
 from memdoor.select.types import Candidate, Selection
@@ -33,7 +31,7 @@ class CascadeConfig(StrategyConfig):
         default=None,
         ge=1,
         description="Cheap agents that must agree (and pass the public tests) to answer without escalating; "
-        "None: a majority of the cheap agents.",
+        "None: a strict majority of the cheap agents (3 of 4, 2 of 3).",
     )
 
 
@@ -51,8 +49,9 @@ class Cascade(BaseStrategy):
         await run.together(cheap, run.draft)
         pool = [c for c in run.candidates if c.agent in {a.id for a in cheap}]
         _, sel = await run.select(pool)
-        need = self.config.agree or math.ceil(len(cheap) / 2)
-        if sel is not None and sel.index is not None and self.confident(sel, pool, need):
+        need = self.config.agree or len(cheap) // 2 + 1
+        tested = bool(run.problem.public_tests)
+        if sel is not None and sel.index is not None and self.confident(sel, pool, need, tested):
             await run.ctx.event("cascade", None, escalated=False, agree=self.agreeing(sel), need=need)
             return
         await run.ctx.event("cascade", None, escalated=True, agree=self.agreeing(sel), need=need)
@@ -70,7 +69,11 @@ class Cascade(BaseStrategy):
             return 0
         return len(next((g for g in sel.groups if sel.index in g), [sel.index]))
 
-    def confident(self, sel: Selection, pool: list[Candidate], need: int) -> bool:
+    def confident(self, sel: Selection, pool: list[Candidate], need: int, tested: bool) -> bool:
+        """A group of ``need`` cheap drafts agreeing and passing the public tests; never without public
+        tests (``tested`` False: every draft then looks alike, nothing was checked)."""
+        if not tested:
+            return False
         chosen = pool[sel.index] if sel.index is not None else None
         passes = chosen is not None and chosen.public is not None and chosen.public.passed
         return passes and sel.reason != "no-survivor" and self.agreeing(sel) >= need

@@ -126,7 +126,8 @@ def inputs(problem: Problem, count: int) -> list[Message]:
 def referee(problem: Problem, test: TestCase, outputs: Sequence[str]) -> list[Message]:
     """Ask which of two outputs is right for ``test``'s input (S*'s judged comparison); no code is shown."""
     if test.kind in ("functional", "check") and problem.func_name:
-        shown = f"{problem.func_name}({', '.join(line.strip() for line in test.input.splitlines() if line.strip())})"
+        args = ", ".join(line.strip() for line in test.input.splitlines() if line.strip())
+        shown = _cap(f"{problem.func_name}({args})")
     else:
         shown = f"```\n{_cap(test.input)}\n```"
     statement = (
@@ -140,11 +141,14 @@ def referee(problem: Problem, test: TestCase, outputs: Sequence[str]) -> list[Me
     )
 
 
-_ANSWER = re.compile(r"ANSWER\W*(A|B|NEITHER)\b", re.IGNORECASE)
+_ANSWER = re.compile(r"^[\s*#>_`]*ANSWER\s*:\s*\**\s*(A|B|NEITHER)\b[\s*_`.]*$", re.IGNORECASE | re.MULTILINE)
+"""A whole line ``ANSWER: A`` (Markdown emphasis allowed): words such as "answer B prints 7" in the
+reasoning never count."""
 
 
 def parse_referee(text: str) -> int | None:
-    """0 for ``ANSWER: A``, 1 for ``ANSWER: B`` (the last such line wins), None for NEITHER or no answer."""
+    """0 for a line ``ANSWER: A``, 1 for ``ANSWER: B`` (the last such line wins), None for NEITHER or no
+    such line (a reply cut off before its verdict says nothing)."""
     found = _ANSWER.findall(text)
     if not found:
         return None

@@ -1,7 +1,7 @@
 """A referee made of a team's agent: asked which of two outputs is right for one input (S*'s judged
 comparison, :class:`memdoor.protocols.Referee`). The call is the agent's like any other: budgeted,
 recorded in the ledger, trace and memory (kind ``duels``). A spent budget or a failed agent means
-"cannot tell", so selection still ends with an answer."""
+"cannot tell", so selection still ends with an answer (and the agent stays in the team)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,11 @@ class AgentReferee:
     async def which(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
         try:
             completion = await self.run.ask(
-                self.agent, messages.referee(problem, test, outputs), role="referee", round=self.round
+                self.agent,
+                messages.referee(problem, test, outputs),
+                role="referee",
+                round=self.round,
+                side=True,
             )
         except BudgetExceeded:
             return None
