@@ -96,3 +96,17 @@ def test_the_report_shows_the_reliability_and_writes_the_fit(tmp_path):
     assert run_cli("report", tmp_path, "--calibration-out", out).returncode == 0
     cal = Calibration.model_validate(json.loads(out.read_text()))
     assert "synthetic" in cal.fitted_on and cal.out_of_fold is not None
+
+
+def test_a_malformed_calibration_is_refused_not_used():
+    good = Calibration(features=list(FEATURES), weights=[0.0] * len(FEATURES), bias=0.0, fitted_on="x")
+    assert (
+        good.predict(
+            Signals(agree=1, pool=1, public_passed=0, public_total=0, mean_logprob=None, rule=None), "single"
+        )
+        == 0.5
+    )
+    doc = json.loads(good.model_dump_json())
+    for bad in ({"weights": [0.0]}, {"bias": float("nan")}):
+        with pytest.raises(ValueError):
+            Calibration.model_validate({**doc, **bad})

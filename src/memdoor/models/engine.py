@@ -6,11 +6,12 @@ server applies the model's own chat template (from the GGUF metadata).
 
 A :class:`~memdoor.models.local.LocalModel` runs ``replicas`` engines of one model side by side, each
 decoding on its own ``threads`` (the weights are memory-mapped, so the copies share one set of pages).
-The defaults come from ``benchmarks/roofline.py`` on 2-core machines (BENCHMARKS.md, "Closer to the
-machine's limit"): there decoding is bound by neither memory bandwidth nor compute but by per-step
-costs (thread barriers, small-batch kernels), so one single-threaded engine per core decoding one
-sequence at a time gives more tokens a second than one engine batching five sequences on two threads,
-and prompt-lookup speculative decoding (answers copy much of their prompt) adds more.
+The defaults come from ``benchmarks/roofline.py`` and ``benchmarks/engine_settings.py`` on 2-core
+machines (BENCHMARKS.md, "Closer to the machine's limit"): there decoding is bound by neither memory
+bandwidth nor compute but by per-step costs (thread barriers, small-batch kernels), so one
+single-threaded engine per core decoding one sequence at a time gives more tokens a second than one
+engine batching five sequences on two threads. Prompt-lookup speculative decoding is available
+(``speculative``) but off: it changed some greedy answers (benchmarks/speculative_check.py).
 """
 
 from __future__ import annotations
