@@ -101,6 +101,12 @@ async def _demo(config, problems, out: Path):
             return outcomes(store.results(full=True), config.rows[1].name)
 
 
+def _cost(row) -> str:
+    """``1,872 tok 1.8 TFLOP 25 s`` (compute left out when a model's size is unknown)."""
+    flops = "" if row.compute is None else f" {row.compute / 1e12:.1f} TFLOP"
+    return f"{row.tokens:,} tok{flops} {row.seconds:.0f} s"
+
+
 def _mark(row) -> str:
     return "error" if row.error else ("passed" if row.passed else "failed")
 
@@ -122,11 +128,11 @@ def _show(problems, team: str, args: argparse.Namespace) -> int:
         )
         return 1 if failed else 0
     width = max([len(p.problem_id) for p in problems] + [7])
-    print(f"\n{'problem':<{width}}  {'single':<28}  {team}")
+    print(f"\n{'problem':<{width}}  {'single':<36}  {team}")
     for p in problems:
         s, t = p.single, p.team
-        left = f"{_mark(s)} {s.tokens} tok {s.seconds:.0f} s"
-        print(f"{p.problem_id:<{width}}  {left:<28}  {_mark(t)} {t.tokens} tok {t.seconds:.0f} s — {t.did}")
+        left = f"{_mark(s)} {_cost(s)}"
+        print(f"{p.problem_id:<{width}}  {left:<36}  {_mark(t)} {_cost(t)} — {t.did}")
     print(f"\n{verdict(problems)}")
     if args.out:
         print(f"results: memdoor report {args.out}   (traces: memdoor trace ID --dir {args.out}/traces)")
