@@ -259,3 +259,16 @@ def test_the_report_links_every_problem_to_a_readable_trace(tmp_path, problem_fi
         assert link.endswith(".html") and "<pre>trace " in page and "final: " in page
     html = (out / "report.html").read_text()
     assert html.count('<a href="traces/') == 6
+
+
+def test_a_result_whose_trace_file_is_gone_is_shown_without_a_link(tmp_path, problem_file, answers):
+    """A run rebuilt from its portable files on another machine has no trace files: no dead links."""
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out, "--limit", "2"]
+    assert run_cli(*base, "--strategies", "single").returncode == 0
+    gone = sorted((out / "traces").glob("*.json"))[0]
+    gone.unlink()
+    assert run_cli("report", out).returncode == 0
+    md = (out / "report.md").read_text()
+    links = [part.split(")")[0] for part in md.split("](")[1:] if part.startswith("traces/")]
+    assert len(links) == 1 and gone.stem not in links[0] and (out / links[0]).is_file()

@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -444,7 +445,7 @@ def analyse_results(
 ) -> Analysis:
     stored = len(results)
     charged = sum(r.calls - r.failed_calls for r in results)
-    per_problem = _per_problem(problems, results)
+    per_problem = _per_problem(problems, results, Path(directory))
     done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
     complete = all(d >= {p.id for p in problems} for d in done)
     # an interrupted run finishes problems row by row: compare the rows on those every row finished
@@ -514,13 +515,16 @@ def analyse_results(
     )
 
 
-def _per_problem(problems: Sequence[ProblemInfo], results: Sequence[ResultRecord]) -> list[ProblemRow]:
+def _per_problem(
+    problems: Sequence[ProblemInfo], results: Sequence[ResultRecord], directory: Path
+) -> list[ProblemRow]:
+    """Each problem's results; a trace is named only when its file is there (a run rebuilt from its
+    portable files on another machine has none), so the report never links to a missing page."""
     rows = {p.id: ProblemRow(id=p.id, difficulty=p.difficulty, cells={}) for p in problems}
     for r in results:
         if r.problem_id in rows:
-            rows[r.problem_id].cells[r.row] = ProblemCell(
-                passed=r.passed, status=r.status, trace=r.trace_path
-            )
+            trace = r.trace_path if r.trace_path and (directory / r.trace_path).is_file() else None
+            rows[r.problem_id].cells[r.row] = ProblemCell(passed=r.passed, status=r.status, trace=trace)
     return [row for row in rows.values() if row.cells]
 
 
