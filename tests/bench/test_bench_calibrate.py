@@ -78,14 +78,15 @@ def test_reliability_bins_and_ece():
 
 def test_the_report_shows_the_reliability_and_writes_the_fit(tmp_path):
     config = BenchConfig(suite="synthetic", rows=ROWS)
-    infos = [ProblemInfo(id=f"p{i:03d}", position=i) for i in range(120)]
+    # the last 20 have no hidden tests: there passing is the public tests, so the fit leaves them out
+    infos = [ProblemInfo(id=f"p{i:03d}", position=i, hidden_tests=5 if i < 100 else 0) for i in range(120)]
     run = RunRecord(config=config, problems_sha256="x", problem_count=120)
     with ResultsStore.create_or_resume(tmp_path, run, infos) as store:
         for r in synthetic(120):
             store.record(r)
     with ResultsStore.open(tmp_path) as store:
         a = analyse(store, resamples=200)
-    assert a.calibration is not None and a.summary()["calibration"]["out_of_fold"]["results"] == 240
+    assert a.calibration is not None and a.summary()["calibration"]["out_of_fold"]["results"] == 200
     write_report(a, tmp_path)
     md = (tmp_path / REPORT_MD).read_text()
     assert "## How far to trust an answer" in md and "expected calibration error" in md
@@ -110,3 +111,22 @@ def test_a_malformed_calibration_is_refused_not_used():
     for bad in ({"weights": [0.0]}, {"bias": float("nan")}):
         with pytest.raises(ValueError):
             Calibration.model_validate({**doc, **bad})
+
+
+def test_the_shipped_calibration_loads_and_says_what_it_was_fitted_on():
+    from memdoor.calibration import load_default
+
+    cal = load_default()
+    assert cal is not None, "memdoor/data/calibration.json is missing or unreadable"
+    assert cal.features == list(FEATURES) and "humaneval" in cal.fitted_on
+    fit_ = cal.out_of_fold
+    assert fit_ is not None and fit_.results >= 40 and 0.0 <= fit_.brier <= 1.0
+    p = cal.predict(
+        Signals(agree=5, pool=5, public_passed=3, public_total=3, mean_logprob=-0.1, rule="majority"),
+        "parallel:5",
+    )
+    q = cal.predict(
+        Signals(agree=1, pool=5, public_passed=0, public_total=3, mean_logprob=-0.9, rule="confidence"),
+        "parallel:5",
+    )
+    assert 0.0 < q < p < 1.0, "five agents agreeing on code that passes its examples beat a lone failing one"
