@@ -55,6 +55,7 @@ def models() -> list[ScriptedModel]:
         "refine": [fenced(GOOD)],
         "review": ["- wrong case\nVERDICT: ISSUES", "VERDICT: OK"],
         "inputs": [INPUTS],
+        "referee": ["Working it out by hand for this input.\nANSWER: A"],  # sstar's split vote (1 against 1)
     }
     second = {**first, "draft": [fenced(OVERFIT)], "refine": [fenced(OVERFIT)]}
     return [
@@ -92,6 +93,8 @@ async def test_hidden_tests_never_reach_a_strategy(strategy, sandbox, tmp_path):
     prompts = [json.dumps(call) for m in team_models for call in m.calls]
     assert prompts, "no model was asked anything"
     assert not [p for p in prompts if MARKER in p.lower()]
+    if strategy == "sstar:2":  # the referee was asked, and saw no hidden test either
+        assert any("Two programs give different answers" in p for p in prompts)
     for task in await memory.tasks():
         for kind in await memory.kinds(task):
             for entry in await memory.entries(task, kind):
