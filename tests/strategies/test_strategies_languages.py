@@ -48,6 +48,10 @@ def test_prompts_ask_for_the_problems_language():
         assert name in system["content"] and "Python" not in system["content"]
         assert fence in user["content"] and "```python" not in user["content"]
         assert f"Complete the following {name} function" in user["content"]
+    for problem, fence in ((js, "```javascript"), (rust, "```rust")):
+        # no empty block to fill: the 1.5B model copied "// YOUR CODE HERE" back as its whole answer
+        user = messages.draft(problem)[1]["content"]
+        assert "YOUR CODE HERE" not in user and f"enclose it in one {fence} code block" in user
     assert "has_close_elements" in messages.draft(rust)[1]["content"]
     assert "Check if in given list" in messages.draft(rust)[1]["content"]  # the docstring is shown
     python = load_problems("humaneval")[0]
@@ -59,6 +63,8 @@ def test_prompts_ask_for_the_problems_language():
     )
     user = messages.draft(stdin.model_copy(update={"language": "rust"}))[1]["content"]
     assert "```rust" in user and "Print the Python version" in user  # the problem's own words stay
+    assert "YOUR CODE HERE" not in user and "Enclose your code in one ```rust code block." in user
+    assert "# YOUR CODE HERE" in messages.draft(stdin)[1]["content"]  # Python keeps LiveCodeBench's prompt
 
 
 async def test_single_in_rust(sandbox):
