@@ -6,7 +6,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from memdoor.bench.config import ProblemFilter
+from memdoor.bench.config import BenchConfig, ProblemFilter
+from memdoor.bench.records import RunRecord
 from memdoor.problems.model import Problem
 
 
@@ -40,3 +41,18 @@ def problems_digest(problems: Sequence[Problem]) -> str:
         h.update(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
         h.update(b"\n")
     return h.hexdigest()
+
+
+def new_run(config: BenchConfig, problems: Sequence[Problem], sandbox: str) -> RunRecord:
+    """The record of a run of ``config`` over ``problems`` starting now: the problems' digest, the versions
+    of what it runs on (``sandbox``: the isolation in use) and the time."""
+    from memdoor.bench.store import now_iso
+    from memdoor.bench.versions import package_versions
+
+    return RunRecord(
+        config=config,
+        problems_sha256=problems_digest(problems),
+        problem_count=len(problems),
+        versions=package_versions(sandbox),
+        created_at=now_iso(),
+    )

@@ -52,10 +52,9 @@ from memdoor.bench.config import (
 )
 from memdoor.bench.loop import BenchOptions, run_bench
 from memdoor.bench.progress import make_progress
-from memdoor.bench.records import ProblemInfo, RunRecord
-from memdoor.bench.store import ResultsStore, now_iso
-from memdoor.bench.suite import problems_digest, select_problems
-from memdoor.bench.versions import package_versions
+from memdoor.bench.records import ProblemInfo
+from memdoor.bench.store import ResultsStore
+from memdoor.bench.suite import new_run, select_problems
 from memdoor.commands.options import (
     FLOPS,
     MAX_TOKENS_PER_CALL,
@@ -238,13 +237,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
         env = await stack.enter_async_context(
             open_env(pool=pool, trace_dir=traces, slots=os.cpu_count() or 1)
         )
-        run_record = RunRecord(
-            config=config,
-            problems_sha256=problems_digest(problems),
-            problem_count=len(problems),
-            versions=package_versions(env.sandbox.name),
-            created_at=now_iso(),
-        )
+        run_record = new_run(config, problems, env.sandbox.name)
         if stored is not None:
             ResultsStore.check_compatible(stored, run_record, args.out)
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]

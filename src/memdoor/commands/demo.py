@@ -66,10 +66,9 @@ async def _demo(config, problems, out: Path):
     from memdoor.bench.demo import outcomes
     from memdoor.bench.loop import run_bench
     from memdoor.bench.progress import make_progress
-    from memdoor.bench.records import ProblemInfo, RunRecord
-    from memdoor.bench.store import ResultsStore, now_iso
-    from memdoor.bench.suite import problems_digest
-    from memdoor.bench.versions import package_versions
+    from memdoor.bench.records import ProblemInfo
+    from memdoor.bench.store import ResultsStore
+    from memdoor.bench.suite import new_run
     from memdoor.memory import open_memory
     from memdoor.models.pool import ModelPool
     from memdoor.runner import open_env
@@ -82,13 +81,7 @@ async def _demo(config, problems, out: Path):
         env = await stack.enter_async_context(
             open_env(pool=pool, trace_dir=out / "traces", slots=os.cpu_count() or 1)
         )
-        run = RunRecord(
-            config=config,
-            problems_sha256=problems_digest(problems),
-            problem_count=len(problems),
-            versions=package_versions(env.sandbox.name),
-            created_at=now_iso(),
-        )
+        run = new_run(config, problems, env.sandbox.name)
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
         with ResultsStore.create_or_resume(out, run, infos, argv=sys.argv) as store:
             await run_bench(
