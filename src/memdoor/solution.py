@@ -190,12 +190,9 @@ class Solution(BaseModel):
             chosen = cands[sel.index]
         if chosen is None:
             chosen = next((c for c in reversed(cands) if c.code.strip() == self.code.strip()), None)
-        group = [0]
-        if sel is not None and sel.index is not None and sel.groups:
-            group = next((g for g in sel.groups if sel.index in g), [sel.index])
         v = self.public_verdict
         return Signals(
-            agree=len(group),
+            agree=1 if sel is None or sel.index is None else sel.agreeing(),
             pool=max(1, len(cands)),
             public_passed=0 if v is None else v.tests_passed,
             public_total=0 if v is None else v.tests_total,
@@ -211,10 +208,9 @@ class Solution(BaseModel):
         sel = self.selection
         if sel is None or sel.index is None or not sel.groups or len(self.candidates) < 2:
             return None
-        group = next((g for g in sel.groups if sel.index in g), [sel.index])
         authors = {c.agent for c in self.candidates}
         unit = "agents" if len(authors) == len(self.candidates) else "candidates"
-        return f"{len(group)} of {len(self.candidates)} {unit} agree"
+        return f"{sel.agreeing()} of {len(self.candidates)} {unit} agree"
 
     @property
     def error_class(self) -> type[BaseException] | None:

@@ -192,7 +192,7 @@ class LocalModel:
     ) -> ModelResponse:
         if n < 1:
             raise ModelError(f"n must be at least 1, got {n}")
-        await self.start()
+        clients = await self.start()
         started = time.perf_counter()
         body: dict[str, Any] = {
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
@@ -211,7 +211,7 @@ class LocalModel:
             if seed is not None:
                 b["seed"] = seed + k
             bodies.append(b)
-        answers = await all_or_nothing([self._post(b) for b in bodies])
+        answers = await all_or_nothing([self._post(clients, b) for b in bodies])
         completions = [_completion(a, logprobs) for a in answers]
         prompt_tokens = max((_usage(a, "prompt_tokens") for a in answers), default=0)
         completion_tokens = sum(_usage(a, "completion_tokens") for a in answers)
@@ -225,9 +225,9 @@ class LocalModel:
             ),
         )
 
-    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, clients: list[httpx.AsyncClient], body: dict[str, Any]) -> dict[str, Any]:
         """One request, to the engine with the fewest requests in flight (the first among equals)."""
-        clients, inflight = await self.start(), self._inflight
+        inflight = self._inflight
         i = min(range(len(clients)), key=lambda k: inflight[k])
         inflight[i] += 1
         try:

@@ -60,3 +60,9 @@ class Selection(BaseModel):
     duel: Duel | None = Field(
         default=None, description="The referee's comparison of the two leading groups, when one was asked."
     )
+
+    def agreeing(self) -> int:
+        """Candidates in the chosen one's behaviour group (itself alone without groups); 0 when none was chosen."""
+        if self.index is None:
+            return 0
+        return len(next((g for g in self.groups if self.index in g), [self.index]))

@@ -65,9 +65,7 @@ class Cascade(BaseStrategy):
 
     @staticmethod
     def agreeing(sel: Selection | None) -> int:
-        if sel is None or sel.index is None:
-            return 0
-        return len(next((g for g in sel.groups if sel.index in g), [sel.index]))
+        return 0 if sel is None else sel.agreeing()
 
     def confident(self, sel: Selection, pool: list[Candidate], need: int, tested: bool) -> bool:
         """A group of ``need`` cheap drafts agreeing and passing the public tests; never without public
