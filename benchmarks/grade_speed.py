@@ -7,8 +7,14 @@ isolation, ``grade_many`` with WORKERS candidates at once) and with the official
 WORKERS samples at once in a process pool, as its ``evaluate_generations`` does). Both must pass every
 reference solution. Prints wall times, the ratio and tests per second; ``--json`` adds one JSON line.
 
+``--floor`` also times the work no grader can avoid: each reference solution loaded once and called on
+every test input in WORKERS warm processes (prelude already imported, no isolation, no process per
+sample, no comparison, no time limits). What a grader adds is its wall time minus the floor's; the
+overhead ratio (official's overhead / Memdoor's) is what a faster grader can improve, while the floor
+(the candidates' own computation) bounds the plain wall-time ratio.
+
 usage: python benchmarks/grade_speed.py [--data DIR] [--limit N] [--workers 2] [--rounds 1]
-                                       [--isolation auto|bwrap|unshare] [--no-prestart] [--json]
+                                       [--isolation auto|bwrap|unshare] [--no-prestart] [--floor] [--json]
 """
 
 from __future__ import annotations
@@ -47,6 +53,46 @@ def _official_one(job: tuple[str, str, str]) -> bool:
     except Exception:  # the sample killed the grader's process: a failure, as evaluate_generations counts it
         return False
     return bool(res) and all(r is True or (not isinstance(r, bool) and r > 0) for r in res)
+
+
+_FLOOR_PRELUDE = None
+
+
+def _floor_one(job: tuple[str, str, str]) -> bool:
+    """The candidate's own work on every test, in a warm process: the floor of any grader's time."""
+    global _FLOOR_PRELUDE
+    from livecodebench.evaluation.testing_util import import_string
+
+    if _FLOOR_PRELUDE is None:
+        _FLOOR_PRELUDE = {}
+        exec(import_string, _FLOOR_PRELUDE)
+    _, input_output, code = job
+    io_spec = json.loads(input_output)
+    fn = io_spec["fn_name"]
+    try:
+        if fn:
+            env = dict(_FLOOR_PRELUDE)
+            exec(code, env)
+            target = getattr(env["Solution"](), fn) if "Solution" in env else env[fn]
+            for text in io_spec["inputs"]:
+                target(*[json.loads(line) for line in text.split("\n")])
+        else:
+            import io
+
+            compiled = compile(code, "<candidate>", "exec")
+            for text in io_spec["inputs"]:
+                sys.stdin = io.StringIO(text)
+                exec(compiled, {**_FLOOR_PRELUDE, "__name__": "__main__"})
+    except BaseException:  # a failing reference only means the floor is lower
+        return False
+    return True
+
+
+def run_floor(jobs, workers: int) -> tuple[float, int]:
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, initializer=_quiet) as pool:
+        done = sum(pool.map(_floor_one, jobs))
+    return time.perf_counter() - start, done
 
 
 def _tests_field(field: str) -> list[dict]:
@@ -102,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         "--isolation", default="auto", choices=["auto", "bwrap", "unshare"], help="Memdoor's isolation"
     )
     ap.add_argument("--no-prestart", action="store_true", help="do not start the next sandbox in advance")
+    ap.add_argument(
+        "--floor", action="store_true", help="also time the candidates' own work alone (no grader)"
+    )
     ap.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
     args = ap.parse_args(argv)
 
@@ -109,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     n = len(ours_jobs)
     print(f"{n} problems, {n_tests} tests, {args.workers} workers, {os.cpu_count()} CPUs, "
           f"load average at start {os.getloadavg()[0]:.1f}")  # fmt: skip
-    best_ours = best_official = float("inf")
+    best_ours = best_official = best_floor = float("inf")
     passed_ours = passed_official = 0
     isolation = ""
     for r in range(args.rounds):
@@ -119,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         t, passed_official = run_official(official_jobs, args.workers)
         best_official = min(best_official, t)
         print(f"round {r + 1}: official        {t:7.2f} s, {passed_official}/{n} passed", flush=True)
+        if args.floor:
+            t, ran = run_floor(official_jobs, args.workers)
+            best_floor = min(best_floor, t)
+            print(f"round {r + 1}: floor (no grader) {t:5.2f} s, {ran}/{n} ran", flush=True)
     ratio = best_official / best_ours
     print()
     print(f"{'grader':<22}{'wall s':>9}{'tests/s':>10}{'passed':>10}")
@@ -130,10 +183,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"memdoor is {ratio:.2f}x the official grader's speed (official wall / memdoor wall); "
           f"load average at end {os.getloadavg()[0]:.1f}")  # fmt: skip
+    figures = {}
+    if args.floor:
+        over_ours, over_official = best_ours - best_floor, best_official - best_floor
+        figures = {
+            "floor_s": round(best_floor, 3),
+            "memdoor_overhead_s": round(over_ours, 3),
+            "official_overhead_s": round(over_official, 3),
+            "overhead_ratio": round(over_official / over_ours, 3) if over_ours > 0 else None,
+        }
+        print(f"floor (the candidates' own work, no grader) {best_floor:.2f} s: grading overhead memdoor "
+              f"{over_ours:.2f} s, official {over_official:.2f} s ({figures['overhead_ratio']}x); the best any "
+              f"grader could reach is {best_official / best_floor:.2f}x the official's speed")  # fmt: skip
     if args.json:
         print(
             json.dumps(
                 {
+                    **figures,
                     "problems": n,
                     "tests": n_tests,
                     "workers": args.workers,
