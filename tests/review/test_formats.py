@@ -34,5 +34,11 @@ def test_markdown_says_who_agreed_and_never_fixed_without_tests():
     assert "skipped big.py: too big" in md and "ignored the answer of agent2" in md
     failed = TestRun(command="make test", passed=False, exit_code=2, output="boom")
     md = to_markdown(report(patch=Patch(diff="d\n", findings=[0], tests=failed)))
-    assert "**failed** (exit 2" in md and "boom" in md
+    assert "**failed (exit 2)**" in md and "boom" in md
+    oom = TestRun(command="make test", passed=False, exit_code=137, memory_exceeded=True)
+    md = to_markdown(report(patch=Patch(diff="d\n", findings=[0], tests=oom)))
+    assert "**out of memory**" in md
+    assert to_json(report(patch=Patch(diff="d\n", findings=[0], tests=oom)))["patch"]["tests"][
+        "memory_exceeded"
+    ]
     assert "None." in to_markdown(report(findings=[]))

@@ -11,6 +11,7 @@ from review_helpers import BUGGY, CALC, TESTS
 
 from memdoor.errors import SandboxError
 from memdoor.review.testrun import MOUNT, TestRunConfig, run_tests
+from memdoor.sandbox.cgroups import Cgroups
 
 
 @pytest.fixture
@@ -76,3 +77,23 @@ def test_time_limit_kills_everything(work):
 def test_output_keeps_the_end(work):
     run = run_tests(work, "seq 1 100000", TestRunConfig(keep_chars=50))
     assert run.passed and run.output.endswith("100000\n") and len(run.output) <= 50
+
+
+needs_cgroups = pytest.mark.skipif(Cgroups.open() is None, reason="no control group can be created here")
+
+
+@needs_cgroups
+def test_the_command_has_one_control_group_for_memory_and_processes(work):
+    hog = run_tests(  # /tmp's pages count against the group's memory, so this is killed, not written
+        work, "head -c 300M /dev/zero > /tmp/big; echo wrote", TestRunConfig(group_memory_mb=64, tmp_mb=512)
+    )
+    assert not hog.passed and hog.memory_exceeded and "wrote" not in hog.output
+    assert hog.limited_by.startswith("cgroup")
+    many = run_tests(  # more processes than the group allows: the shell cannot fork them all
+        work, "for i in $(seq 40); do sleep 5 & done; wait", TestRunConfig(max_processes=10, timeout_s=30)
+    )
+    assert not many.passed and ("fork" in many.output or "Resource temporarily unavailable" in many.output)
+    fine = run_tests(
+        work, "head -c 10M /dev/zero > /tmp/small && echo wrote", TestRunConfig(group_memory_mb=64)
+    )
+    assert fine.passed and not fine.memory_exceeded and "wrote" in fine.output

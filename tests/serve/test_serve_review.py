@@ -127,3 +127,32 @@ def test_a_review_past_the_deadline_is_a_504_and_leaves_nothing_in_memory(sandbo
         assert e.value.status_code == 504
         memory = srv.server.config.app.state.reviews.env.memory
         assert asyncio.run(memory.tasks()) == []  # the timed-out review's trace is not kept per request
+
+
+def test_a_request_lowers_the_review_deadline_and_budget_and_asks_one_answer(
+    sandbox, repo_and_diff, tmp_path
+):
+    repo, diff = repo_and_diff
+    slow = {"scripted:r": scripted("scripted:r", ANSWER, delay=3.0)}
+    with running(slow, sandbox, tmp_path / "traces", review_repo=repo, review_test="true") as srv:
+        c = client(srv)
+        with pytest.raises(openai.APIStatusError) as e:  # the server has no deadline; the request has 1 s
+            c.chat.completions.create(
+                model="memdoor/review-3", messages=user(diff), extra_body={"memdoor": {"timeout": 1.0}}
+            )
+        assert e.value.status_code == 504 and "1 s time limit" in str(e.value)
+    with serve(sandbox, repo, tmp_path) as srv:
+        c = client(srv)
+        with pytest.raises(openai.APIStatusError) as e:
+            c.chat.completions.create(
+                model="memdoor/review-3", messages=user(diff), extra_body={"memdoor": {"budget_tokens": 1}}
+            )
+        assert e.value.status_code == 504 and e.value.body["code"] == "budget_exceeded"
+        assert "over the request's budget of 1" in str(e.value)
+        with pytest.raises(openai.BadRequestError) as e:
+            c.chat.completions.create(model="memdoor/review-3", messages=user(diff), n=2)
+        assert "n must be 1" in str(e.value)
+        ok = c.chat.completions.create(  # a budget the review fits in changes nothing
+            model="memdoor/review-3", messages=user(diff), extra_body={"memdoor": {"budget_tokens": 10**6}}
+        )
+        assert ok.model_extra["memdoor"]["findings"][0]["line"] == 5

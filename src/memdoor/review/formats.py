@@ -28,7 +28,9 @@ def finding_json(g: Group) -> dict[str, Any]:
 def tests_json(run: TestRun | None) -> dict[str, Any] | None:
     if run is None:
         return None
-    return run.model_dump(include={"command", "passed", "output", "exit_code", "timed_out", "seconds"})
+    return run.model_dump(
+        include={"command", "passed", "output", "exit_code", "timed_out", "memory_exceeded", "seconds"}
+    )
 
 
 def ledger_json(report: ReviewReport) -> dict[str, Any]:
@@ -67,10 +69,7 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
 
 
 def _test_line(run: TestRun) -> str:
-    if run.passed:
-        return f"`{run.command}` **passed** ({run.seconds:.1f} s)"
-    why = "timed out" if run.timed_out else f"exit {run.exit_code}"
-    return f"`{run.command}` **failed** ({why}, {run.seconds:.1f} s)"
+    return f"`{run.command}` **{run.outcome}** ({run.seconds:.1f} s)"
 
 
 def _finding_md(g: Group, quorum_of: str) -> list[str]:

@@ -143,9 +143,8 @@ def test_text(run: TestRun | None) -> str:
     """How the test command did, for the prompt."""
     if run is None:
         return "(no test command was given)"
-    status = "passed" if run.passed else ("timed out" if run.timed_out else f"failed (exit {run.exit_code})")
     tail = run.output[-2000:].strip()
-    return f"`{run.command}` {status}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
+    return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
 
 
 def messages_for(part: Part, tests: str) -> list[dict[str, str]]:

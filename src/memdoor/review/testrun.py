@@ -8,8 +8,10 @@ bubblewrap: new user, pid, network, ipc, uts and mount namespaces (only ``lo``: 
 and ``HOME``), and — when Memdoor is root — an unprivileged uid leased from the sandbox's uid pool,
 every process of which is killed afterwards. The copy of the repository is the one writable host
 directory, bound at ``/tmp/repo`` (the working directory). Limits are rlimits (``prlimit``): address
-space, processes (when a uid is leased), file size, core dumps; and a wall-clock limit that kills the
-whole pid namespace. Output (stdout and stderr together) is capped by the file-size limit and its last
+space, processes (when a uid is leased), file size, core dumps; a wall-clock limit that kills the
+whole pid namespace; and, where Memdoor may create control groups (as the sandbox's candidates get:
+``SandboxConfig.cgroups``), one group for the whole command — memory of all its processes and its
+``/tmp`` together, a process count and an optional CPU quota — removed (killing what is left) after it. Output (stdout and stderr together) is capped by the file-size limit and its last
 ``keep_chars`` characters are kept.
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memdoor.errors import SandboxError
+from memdoor.sandbox.cgroups import Cgroups, Group
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
 from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
@@ -41,10 +44,22 @@ class TestRunConfig(BaseModel):
 
     timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds for the whole command.")
     memory_mb: int = Field(default=2048, ge=64, description="Address space per process, MiB.")
-    max_processes: int = Field(default=128, ge=1, description="Processes of the leased uid (root only).")
+    max_processes: int = Field(
+        default=128,
+        ge=1,
+        description="Processes: of the command's control group, and of the leased uid (root).",
+    )
     max_file_mb: int = Field(default=64, ge=1, description="Largest file written (and the output), MiB.")
     tmp_mb: int = Field(default=256, ge=1, description="Size of the private /tmp, MiB.")
     keep_chars: int = Field(default=8000, ge=0, description="Characters of output kept (the end).")
+    group_memory_mb: int = Field(
+        default=4096,
+        ge=64,
+        description="With a control group: memory of all processes and /tmp together, MiB.",
+    )
+    cpu_cores: float = Field(
+        default=0.0, ge=0, description="With a control group: CPU quota in cores (0: none, an equal share)."
+    )
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Uid pool and lock dir.")
 
 
@@ -57,8 +72,22 @@ class TestRun(BaseModel):
     passed: bool = Field(description="Exit status 0 within the time limit.")
     exit_code: int | None = Field(default=None, description="None when it was killed at the time limit.")
     timed_out: bool = False
+    memory_exceeded: bool = Field(
+        default=False,
+        description="The kernel killed a process because the command's group ran out of memory.",
+    )
+    limited_by: str = Field(default="rlimits", description="cgroup v1, cgroup v2, or rlimits only.")
     seconds: float = 0.0
     output: str = Field(default="", description="The end of stdout and stderr together.")
+
+    @property
+    def outcome(self) -> str:
+        """In words: passed, timed out, out of memory, or failed (exit N)."""
+        if self.passed:
+            return "passed"
+        if self.timed_out:
+            return "timed out"
+        return "out of memory" if self.memory_exceeded else f"failed (exit {self.exit_code})"
 
 
 def _binds() -> list[str]:
@@ -100,6 +129,14 @@ def _give(tree: Path, uid: int) -> None:
             os.lchown(os.path.join(base, name), uid, uid)
 
 
+def _group(config: TestRunConfig) -> Group | None:
+    """The command's control group, or None where groups are off or cannot be used (rlimits only)."""
+    groups = Cgroups.open() if config.sandbox.cgroups else None
+    if groups is None:
+        return None
+    return groups.candidate_group(config.group_memory_mb, config.max_processes, config.cpu_cores)
+
+
 def check_reachable(repo: Path) -> None:
     """SandboxError unless every directory above ``repo`` is searchable by other users (the leased uid
     binds the copy, so it must reach it: make copies under a directory of mode 0711 in /tmp)."""
@@ -136,10 +173,14 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         uid = lease.uid if lease else None
         out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memdoor-testrun-")))
         out_path = out_dir / "output"
+        group = _group(config)
+        if group is not None:
+            stack.callback(group.remove)  # kills whatever is left in it
+        argv = command_line(repo, command, config, uid)
         started = time.monotonic()
         with out_path.open("wb") as out:
             proc = subprocess.Popen(
-                command_line(repo, command, config, uid),
+                group.wrap(argv) if group is not None else argv,  # joins the group, then execs
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -158,6 +199,8 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         if lease is not None:
             lease.clean = reap_uid(lease.uid)
         output = _tail(out_path, config.keep_chars)
+        memory_exceeded = group is not None and group.oom_killed()
+        limited_by = group.mode if group is not None else "rlimits"
     if code is not None and code != 0 and output.startswith("bwrap:"):
         raise SandboxError(f"the test sandbox cannot start: {output.strip().splitlines()[0]}")
     return TestRun(
@@ -165,6 +208,8 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         passed=code == 0,
         exit_code=code,
         timed_out=code is None,
+        memory_exceeded=memory_exceeded,
+        limited_by=limited_by,
         seconds=round(seconds, 3),
         output=output,
     )

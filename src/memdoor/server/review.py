@@ -3,8 +3,10 @@
 Offered when the server has a repository to apply diffs to (``ServeConfig.review_repo``): the last
 user message holds a unified diff (the last ```` ```diff ```` / ```` ```patch ```` block, else the whole
 text); N agents review it as ``memdoor review`` does (:mod:`memdoor.review.session`), with the
-server's models, token cap, budget and deadline, and the server's ``review_test`` as the test
-command. The answer's content is the Markdown review; its ``memdoor`` field is the JSON review
+server's models and the server's ``review_test`` as the test command, within the server's token cap,
+budget and deadline or the request's lower ones (``max_tokens``, ``memdoor.timeout``,
+``memdoor.budget_tokens``, as for the team models; a review stopped by the budget is a 504
+``budget_exceeded``, as a team run is). The answer's content is the Markdown review; its ``memdoor`` field is the JSON review
 (findings, minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
 is a 400 with the one-line reason. A stream gets the review as one content chunk when it is done.
 """
@@ -26,8 +28,8 @@ from memdoor.review.session import ReviewConfig, ReviewReport, prepare, run_revi
 from memdoor.runner import RunEnv
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
-from memdoor.server.errors import DeadlineExceeded, InvalidRequest
-from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body
+from memdoor.server.errors import BudgetSpent, DeadlineExceeded, InvalidRequest
+from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body, lower_limit
 from memdoor.server.stream import sse
 
 PREFIX = "memdoor/review-"
@@ -60,42 +62,60 @@ class ReviewService:
         self.ids = review_ids(config)
 
     def review_config(self, model: str, request: ChatRequest) -> ReviewConfig:
-        cap = self.config.max_tokens
-        asked = request.call_cap()
+        """The review's settings: the server's, lowered by the request's (InvalidRequest when unusable)."""
+        if request.n != 1:
+            raise InvalidRequest("a review gives one answer: n must be 1", param="n")
+        cap = lower_limit(self.config.max_tokens, request.call_cap())
+        if cap < 16:
+            raise InvalidRequest("max_tokens must be at least 16 for a review", param="max_tokens")
+        opts = request.memdoor
         return ReviewConfig(
             agents=int(model.removeprefix(PREFIX)),
             models=self.config.models,
             test=self.config.review_test,
             fail_on="never",
-            budget=Budget(tokens=self.config.budget_tokens),
+            budget=Budget(
+                tokens=lower_limit(self.config.budget_tokens, opts.budget_tokens if opts else None)
+            ),
             seed=self.config.seed if request.seed is None else request.seed,
-            max_tokens=cap if asked is None else max(16, min(cap, asked)),
+            max_tokens=cap,
         )
 
+    def timeout_s(self, request: ChatRequest) -> float | None:
+        opts = request.memdoor
+        return lower_limit(self.config.timeout_s, opts.timeout if opts else None)
+
     async def review(self, request: ChatRequest) -> ReviewReport:
-        """Review the request's diff (400 for a bad diff, 504 past the server's deadline)."""
+        """Review the request's diff (400 for a bad diff or settings, 504 past the deadline or budget)."""
         config = self.review_config(request.model, request)
+        timeout_s = self.timeout_s(request)
         text = diff_of(request)
         ticket = self.admission.admit()
         started: list[str] = []  # the review's trace id once it starts
         env = dataclasses.replace(self.env, on_start=started.append)
         try:
-            async with asyncio.timeout(self.config.timeout_s), ticket.slot():
+            async with asyncio.timeout(timeout_s), ticket.slot():
                 with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
                     repo = Path(self.config.review_repo or ".")  # only review ids (a repo is set) come here
                     try:
                         prepared = await asyncio.to_thread(prepare, text, repo, config, Path(tmp))
                     except ReviewInputError as e:
                         raise InvalidRequest(str(e), param="messages") from None
-                    return await run_review(prepared, config, env)
+                    report = await run_review(prepared, config, env)
         except TimeoutError:
-            raise DeadlineExceeded(
-                f"the review took longer than the server's {self.config.timeout_s:g} s limit"
-            ) from None
+            raise DeadlineExceeded(f"the review took longer than its {timeout_s:g} s time limit") from None
         finally:
             ticket.release()
             if started and isinstance(self.env.memory, InProcMemory):
                 await self.env.memory.delete(started[0])  # the trace is on disk; memory must not grow
+        budget, used = config.budget.tokens, report.ledger.tokens
+        if budget is not None and (report.stopped == "budget" or used > budget):
+            raise BudgetSpent(
+                f"the review spent {used} tokens, over the request's budget of {budget}"
+                + (" (not every agent finished)" if report.stopped == "budget" else ""),
+                trace_id=report.trace_id,
+            )
+        return report
 
     def body(self, model: str, report: ReviewReport, created: int) -> dict[str, Any]:
         return completion_body(

@@ -50,6 +50,13 @@ class StreamOptions(BaseModel):
     include_usage: bool = Field(default=False, description="Send a last chunk with the usage.")
 
 
+def lower_limit(server: float | int | None, asked: float | int | None):
+    """The smaller of the server's and the request's limit (None: no limit)."""
+    if server is None:
+        return asked
+    return server if asked is None else min(server, asked)
+
+
 class MemdoorOptions(BaseModel):
     """Per-request limits (``extra_body={"memdoor": {...}}``); each may only lower the server's."""
 

@@ -36,7 +36,7 @@ from memdoor.server.errors import (
     ModelNotFound,
     NoSolution,
 )
-from memdoor.server.schema import ChatRequest, ChatUsage
+from memdoor.server.schema import ChatRequest, ChatUsage, lower_limit
 from memdoor.server.teams import parse_team, team_id
 from memdoor.solution import Solution
 from memdoor.trace import TraceEvent
@@ -156,13 +156,6 @@ def check_teams(config: ServeConfig) -> None:
         solve_config(config, spec, seed=config.seed, max_tokens=config.max_tokens).make_strategy()
 
 
-def _lower(server: float | int | None, asked: float | int | None):
-    """The smaller limit (None: no limit)."""
-    if server is None:
-        return asked
-    return server if asked is None else min(server, asked)
-
-
 class TeamService:
     """Runs teams for chat requests, sharing one :class:`RunEnv` (models, sandbox, memory)."""
 
@@ -198,7 +191,7 @@ class TeamService:
         if request.n != 1:
             raise InvalidRequest("a team gives one answer: n must be 1", param="n")
         chat = chat_problem(request.messages)
-        cap = _lower(self.config.max_tokens, request.call_cap())
+        cap = lower_limit(self.config.max_tokens, request.call_cap())
         if cap < 16:
             raise InvalidRequest("max_tokens must be at least 16 for a team", param="max_tokens")
         opts = request.memdoor
@@ -208,8 +201,8 @@ class TeamService:
             model=model,
             chat=chat,
             config=self._solve_config(self.teams[model], seed=seed, max_tokens=cap),
-            timeout_s=_lower(self.config.timeout_s, opts.timeout if opts else None),
-            budget_tokens=_lower(self.config.budget_tokens, opts.budget_tokens if opts else None),
+            timeout_s=lower_limit(self.config.timeout_s, opts.timeout if opts else None),
+            budget_tokens=lower_limit(self.config.budget_tokens, opts.budget_tokens if opts else None),
             created=int(time.time()),
         )
 
