@@ -1,4 +1,4 @@
-"""Review benchmark (issue 15 item 5) — SKELETON: builds the cases and runs `memdoor review` rows on them.
+"""Review benchmark (issue 15 item 5): builds the cases and runs `memdoor review` rows on them.
 
 Cases come from the dev problems' reference solutions (never shown to a solving team; here they are
 the code under review):
@@ -16,8 +16,9 @@ the right place); for a refactor, whether any consensus finding is medium or wor
 whether the consensus patch passes every test (graded on public + hidden tests by the sandbox, not by
 the test command); tokens, calls and seconds. The summary gives each rate with a bootstrap 95% CI.
 
-Status: the case builder is exercised (``--dry-run``); full runs with real models are for a later
-session (issue 15 item 5) and their table goes to BENCHMARKS.md with the command beside it.
+With ``--out`` every (row, case) result is appended as one JSON line when it is done, and a run
+with the same ``--out`` skips what is already there (a run killed at any point loses at most the case
+in progress and never counts one twice); ``--summary-only`` prints the table of an ``--out`` file.
 
   .venv/bin/python benchmarks/review_bench.py --dry-run --limit 5
   .venv/bin/python benchmarks/review_bench.py --limit 20 --out /tmp/review-bench.jsonl \\
@@ -199,16 +200,19 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
         "problem_id": case.problem_id, "kind": case.kind, "what": case.what, "agents": agents,
         "models": models, "detected": hit if case.kind == "bug" else None,
         "false_alarm": alarm if case.kind == "refactor" else None, "patch_passes": patched_ok,
-        "findings": len(report.findings), "tokens": t.tokens, "calls": t.calls,
-        "seconds": round(t.wall_seconds, 3), "error": report.error, "trace_id": report.trace_id,
+        "public_tests_fail": report.tests is not None and not report.tests.passed,
+        "findings": len(report.findings), "minority": len(report.minority), "tokens": t.tokens,
+        "calls": t.calls, "compute": t.compute, "seconds": round(t.wall_seconds, 3),
+        "error": report.error, "trace_id": report.trace_id,
     }  # fmt: skip
 
 
 def summary(rows: list[dict]) -> str:
     """A Markdown table per team: each rate with its bootstrap 95% CI, and mean cost."""
     out = [
-        "| team | bug detected | false alarms | patch passes | tokens/case | s/case |",
-        "|---|---|---|---|---|---|",
+        "| team | bug detected at the place | of which the public tests miss | false alarms on refactorings "
+        "| consensus patch passes all tests | tokens/case | TFLOP/case | s/case | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     teams = sorted({(r["agents"], ",".join(r["models"])) for r in rows})
 
@@ -221,12 +225,17 @@ def summary(rows: list[dict]) -> str:
     for agents, models in teams:
         mine = [r for r in rows if (r["agents"], ",".join(r["models"])) == (agents, models)]
         bugs = [r["detected"] for r in mine if r["kind"] == "bug"]
+        quiet = [r["detected"] for r in mine if r["kind"] == "bug" and not r.get("public_tests_fail")]
         alarms = [r["false_alarm"] for r in mine if r["kind"] == "refactor"]
         patches = [r["patch_passes"] for r in mine if r["patch_passes"] is not None]
         tokens = sum(r["tokens"] for r in mine) / len(mine)
         secs = sum(r["seconds"] for r in mine) / len(mine)
+        known = [r["compute"] for r in mine if r.get("compute") is not None]
+        tflop = f"{sum(known) / len(known) / 1e12:.2f}" if len(known) == len(mine) else "-"
+        errors = sum(1 for r in mine if r["error"])
         out.append(
-            f"| {agents}× {models} | {rate(bugs)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} | {secs:.1f} |"
+            f"| {agents}× {models} | {rate(bugs)} | {rate(quiet)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
+            f"| {tflop} | {secs:.1f} | {errors} |"
         )
     return "\n".join(out)
 
@@ -235,17 +244,44 @@ async def run_rows(cases: list[Case], by_id: dict[str, Problem], rows: list[str]
     """Every case under every row, one environment (models loaded once); each result appended to ``out``."""
     from memdoor.runner import open_env
 
-    results = []
+    results = load_rows(out) if out else []
+    done = {_key(r["agents"], r["models"], r["problem_id"], r["kind"]) for r in results}
+    if done:
+        print(f"{len(done)} results already in {out}: skipped")
     async with open_env(sandbox=sandbox) as env:
-        for text in rows:
-            agents, models = parse_row(text)
-            for c in cases:
+        for c in cases:  # case by case, every row: a run stopped early still compares rows on the same cases
+            for agents, models in map(parse_row, rows):
+                if _key(agents, models, c.problem_id, c.kind) in done:
+                    continue
                 row = await review_case(c, by_id[c.problem_id], agents, models, env)
+                print(f"  {agents}@{','.join(models)} {c.problem_id} {c.kind}: detected={row['detected']} "
+                      f"false_alarm={row['false_alarm']} patch={row['patch_passes']} {row['seconds']:.0f} s",
+                      flush=True)  # fmt: skip
                 results.append(row)
                 if out:
                     with out.open("a") as f:
                         f.write(json.dumps(row) + "\n")
     return results
+
+
+def _key(agents: int, models: list[str], problem_id: str, kind: str) -> tuple:
+    return agents, tuple(models), problem_id, kind
+
+
+def load_rows(path: Path) -> list[dict]:
+    """The results of an ``--out`` file; a last line cut short by a kill is dropped (and redone)."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    text = path.read_text()
+    if text and not text.endswith("\n"):  # rewrite without the torn line, so appends start clean
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
 
 
 def parse_row(text: str) -> tuple[int, list[str]]:
@@ -261,7 +297,11 @@ def main() -> None:
     ap.add_argument("--row", action="append", default=[], metavar="N@SPEC[,SPEC]")
     ap.add_argument("--out", type=Path, help="JSON Lines of per-case results")
     ap.add_argument("--dry-run", action="store_true", help="build and print the cases only (no model)")
+    ap.add_argument("--summary-only", action="store_true", help="print the table of the --out file and stop")
     args = ap.parse_args()
+    if args.summary_only:
+        print(summary(load_rows(args.out)))
+        return
     problems = load_problems(args.suite)
     refs = {}
     for line in Path(args.refs).read_text().splitlines():
