@@ -21,6 +21,7 @@ from memdoor.select.types import Candidate
 from memdoor.select.vote import VoteSelector
 from memdoor.strategies.hybrid import Hybrid
 from memdoor.strategies.parallel import Parallel
+from memdoor.strategies.shared import Shared
 from memdoor.team import Agent, Team, team_configs
 
 pytestmark = pytest.mark.skipif(
@@ -156,3 +157,25 @@ def test_languages_are_checked_and_bench_rows_name_them():
     assert rows[1].strategy == "parallel:3"
     with pytest.raises(UsageError, match="unknown language 'go'"):
         parse_rows("parallel:2#python+go", ["local:qwen2.5-coder-0.5b"], [])
+
+
+async def test_shared_rounds_show_each_peer_in_its_own_language(sandbox):
+    """In a shared round a Python agent reads its JavaScript teammate's draft fenced as JavaScript (and the
+    other way round), while its own instructions stay in its own language."""
+    seen: list[tuple[str, str, str]] = []
+    py_bad = "print(0)"
+
+    def respond(messages) -> str:
+        reader = "javascript" if "Node.js" in messages[0]["content"] else "python"
+        seen.append((role_of(messages), reader, messages[-1]["content"]))
+        return f"```{reader}\n{JS_BAD if reader == 'javascript' else py_bad}\n```\n"
+
+    model = ScriptedModel(respond=respond, spec="scripted:m", logprob=-0.1)
+    team = mixed_team(model, ["python", "javascript"])
+    await Shared(Shared.Config(rounds=1)).solve(add_stdin().public_view(), team, make_ctx(sandbox))
+    refines = {reader: text for role, reader, text in seen if role == "refine"}
+    assert set(refines) == {"python", "javascript"}
+    assert f"```javascript\n{JS_BAD}\n```" in refines["python"]
+    assert f"```python\n{py_bad}\n```" in refines["javascript"]
+    assert "```javascript\n" + py_bad not in refines["javascript"]  # the peer's fence is not translated
+    assert "\x00" not in refines["python"] + refines["javascript"]

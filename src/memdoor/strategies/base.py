@@ -188,6 +188,7 @@ class TeamRun:
                 "round": round,
                 "role": role,
                 "code": code,
+                "language": view.language,
                 "results": self.results(cand),
                 **outcome,
             },

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from memdoor.models.types import Message
 from memdoor.problems.model import Problem, TestCase
 from memdoor.prompts import lines, render
-from memdoor.prompts.languages import in_language, system_note
+from memdoor.prompts.languages import FENCES, in_language, system_note
 from memdoor.sandbox.verdict import Verdict
 
 CAP = 600
@@ -95,15 +95,26 @@ class Peer:
     agent: str
     code: str
     summary: str
+    language: str = "python"
+
+
+_PEERS = "\x00peers\x00"  # where the peers go once the prompt is in the reader's language
 
 
 def refine(problem: Problem, code: str, results: str, peers: Sequence[Peer]) -> list[Message]:
-    """Ask an agent to refine its draft after reading its teammates' drafts and their results."""
+    """Ask an agent to refine its draft after reading its teammates' drafts and their results.
+
+    Each peer's code is fenced in its own language (a mixed-language team reads drafts in several)."""
     shown = "".join(
-        render("peer", agent=p.agent, summary=p.summary, code=_cap(p.code, PEER_CAP)) for p in peers
+        render(
+            "peer", agent=p.agent, summary=p.summary, fence=FENCES[p.language], code=_cap(p.code, PEER_CAP)
+        )
+        for p in peers
     )
-    body = render("refine", code=code, results=results, peers=shown or "(none)\n\n")
-    return _chat(question(problem) + body + render("answer"), language=problem.language)
+    body = render("refine", code=code, results=results, peers=_PEERS)
+    msgs = _chat(question(problem) + body + render("answer"), language=problem.language)
+    user = msgs[-1]["content"].replace(_PEERS, shown or "(none)\n\n")
+    return [*msgs[:-1], {"role": "user", "content": user}]
 
 
 def inputs_kind(problem: Problem) -> str:

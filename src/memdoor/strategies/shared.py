@@ -66,6 +66,9 @@ class Shared(BaseStrategy):
             return await run.draft(agent, r)
         others = [e for a, e in board.items() if a != agent.id]
         others.sort(key=lambda e: -int(e.get("passed", 0)))  # stable: team order among equals
-        peers = [messages.Peer(e["agent"], e["code"], e["summary"]) for e in others[: self.config.peers]]
+        peers = [
+            messages.Peer(e["agent"], e["code"], e["summary"], e.get("language") or run.problem.language)
+            for e in others[: self.config.peers]
+        ]
         msgs = messages.refine(run.view(agent), own["code"], own["results"], peers)
         return await run.attempt(agent, msgs, role="refine", round=r)
