@@ -16,6 +16,7 @@ from memdoor.errors import ModelUnavailable, ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
+from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import ReviewConfig, prepare, run_review
 from memdoor.runner import RunEnv
 from memdoor.tracestore import load_trace
@@ -116,6 +117,16 @@ async def test_the_budget_stops_the_review_and_says_so(sandbox, repo, bug_diff, 
         sandbox, repo, bug_diff, workdir, tmp_path, [ok, ok, ok], budget=Budget(tokens=1)
     )
     assert report.stopped == "budget" and len(report.unusable) == 3 and report.findings == []
+
+
+async def test_compute_is_counted_from_the_models_sizes(sandbox, repo, bug_diff, workdir, tmp_path):
+    ok = answer(finding())
+    unknown, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [ok])
+    assert unknown.ledger.totals().compute is None  # a model of unknown size: no compute, not zero
+    sized, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [ok], params={"scripted:0": 1e9})
+    t = sized.ledger.totals()
+    assert t.tokens > 0 and t.compute == pytest.approx(2e9 * t.tokens)
+    assert to_json(sized)["ledger"]["compute"] == t.compute and "TFLOP" in to_markdown(sized)
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,9 @@ def tests_json(run: TestRun | None) -> dict[str, Any] | None:
 
 def ledger_json(report: ReviewReport) -> dict[str, Any]:
     t = report.ledger.totals()
-    out = t.model_dump(include={"calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd"})
+    out = t.model_dump(
+        include={"calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd", "compute"}
+    )
     return {**out, "wall_seconds": round(t.wall_seconds, 3)}
 
 
@@ -135,9 +137,10 @@ def to_markdown(report: ReviewReport) -> str:
         out += ["", "## Notes", "", *notes]
     t = report.ledger.totals()
     usd = "unpriced" if t.usd is None else f"${t.usd:.4f}"
+    compute = "" if t.compute is None else f"{t.compute / 1e12:.2f} TFLOP, "
     out += [
         "",
         f"Cost: {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
-        f"{t.wall_seconds:.1f} s, {usd}. Trace: `memdoor trace {report.trace_id}`",
+        f"{compute}{t.wall_seconds:.1f} s, {usd}. Trace: `memdoor trace {report.trace_id}`",
     ]
     return "\n".join(out) + "\n"

@@ -22,6 +22,7 @@ from memdoor.budget import Budget, BudgetTracker
 from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger
+from memdoor.models.catalog import parameters_of
 from memdoor.prompts import render
 from memdoor.registry import load
 from memdoor.review.consensus import Consensus, Group, decide, quorum
@@ -56,6 +57,10 @@ class ReviewConfig(BaseModel):
     )
     seed: int = Field(default=0, description="Base sampling seed; agent i samples with seed + 1000 * i.")
     max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per call.")
+    params: dict[str, float] = Field(
+        default_factory=dict,
+        description="Parameter counts of models the catalog does not know (spec or name → count), for compute.",
+    )
     temperatures: list[float] = Field(default_factory=lambda: [0.2, 0.6, 0.8, 0.4, 1.0], min_length=1)
     logprobs: bool = Field(
         default=True, description="Ask for token log-probabilities (the confidence signal)."
@@ -244,6 +249,8 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             config.models, config.agents, temperatures=config.temperatures, seed=config.seed,
             max_tokens=config.max_tokens,
         )  # fmt: skip
+        for c in configs:  # the model's size makes each call's compute (≈ 2 × parameters × tokens)
+            c.parameters = parameters_of(c.model, config.params)
         team = [Agent(c, env.pool.get(c.model)) for c in configs]
         tests = test_text(report.tests)
         reviews = await asyncio.gather(
