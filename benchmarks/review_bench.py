@@ -19,6 +19,7 @@ the test command); tokens, calls and seconds. The summary gives each rate with a
 With ``--out`` every (row, case) result is appended as one JSON line when it is done, and a run
 with the same ``--out`` skips what is already there (a run killed at any point loses at most the case
 in progress and never counts one twice); ``--summary-only`` prints the table of an ``--out`` file.
+Each review's trace is kept beside it (``traces/``: ``memdoor trace ID --dir DIR/traces``).
 
   .venv/bin/python benchmarks/review_bench.py --dry-run --limit 5
   .venv/bin/python benchmarks/review_bench.py --limit 20 --out /tmp/review-bench.jsonl \\
@@ -248,7 +249,8 @@ async def run_rows(cases: list[Case], by_id: dict[str, Problem], rows: list[str]
     done = {_key(r["agents"], r["models"], r["problem_id"], r["kind"]) for r in results}
     if done:
         print(f"{len(done)} results already in {out}: skipped")
-    async with open_env(sandbox=sandbox) as env:
+    traces = out.parent / "traces" if out else None  # every review readable: memdoor trace ID --dir DIR
+    async with open_env(sandbox=sandbox, trace_dir=traces) as env:
         for c in cases:  # case by case, every row: a run stopped early still compares rows on the same cases
             for agents, models in map(parse_row, rows):
                 if _key(agents, models, c.problem_id, c.kind) in done:
