@@ -87,7 +87,7 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
     assert out["patch"]["tests"]["passed"] is True and FIX in out["patch"]["diff"]
     assert out["tests"]["passed"] is False  # the change itself breaks the tests
     assert out["unusable"][0]["agent"] == "agent2"
-    assert out["ledger"]["calls"] == 3
+    assert out["ledger"]["calls"] == 4  # agent2 (no JSON) was asked once more for the block
     trace = subprocess.run(
         [sys.executable, "-m", "memdoor", "trace", out["trace_id"]],
         capture_output=True, text=True, env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},

@@ -16,6 +16,7 @@ from memdoor.errors import ModelUnavailable, ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
+from memdoor.review.findings import parse_review
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import ReviewConfig, prepare, run_review
 from memdoor.runner import RunEnv
@@ -72,7 +73,7 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
     assert report.patch.tests is not None and report.patch.tests.passed, report.patch.tests.output
     assert report.fails()  # high (median of high and critical) >= the default fail-on high
     t = report.ledger.totals()
-    assert t.calls == 4 and t.failed_calls == 0 and t.prompt_tokens > 0
+    assert t.calls == 5 and t.failed_calls == 0 and t.prompt_tokens > 0  # agent3 was asked for the JSON again
     # every agent saw the diff, the numbered code and the test result
     prompt = env.pool.get("scripted:0").calls[0][1]["content"]
     assert "+    return total / (len(xs) - 1)" in prompt and "6 | " in prompt and "failed (exit 1)" in prompt
@@ -82,9 +83,43 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
     reviewed = {e.agent: e.data for e in saved.trace.events if e.kind == "review"}
     assert [reviewed[f"agent{i}"]["ok"] for i in range(4)] == [False, False, False, None]  # agent3: no JSON
     assert reviewed["agent3"]["text"] == "no JSON at all"  # what each agent said stays in the trace
-    assert saved.final["config"]["agents"] == 4 and saved.final["ledger"]["calls"] == 4
-    assert len(saved.final["calls"]) == 4
+    assert saved.final["config"]["agents"] == 4 and saved.final["ledger"]["calls"] == 5
+    assert len(saved.final["calls"]) == 5
     assert (await env.memory.get_final(report.trace_id))["findings"][0]["line"] == 6
+
+
+async def test_an_answer_without_json_is_asked_once_for_the_block(sandbox, repo, bug_diff, workdir, tmp_path):
+    """A small model that describes the bug and never writes the block gets one follow-up asking for the
+    JSON alone (its own answer in the conversation); the block it then writes counts."""
+    pool = ModelPool()
+    prose = "The change divides by len(xs) - 1, which is wrong for every list."
+    pool.add("scripted:0", ScriptedModel([prose, answer(finding())], spec="scripted:0", logprob=-0.2))
+    pool.add("scripted:1", ScriptedModel([answer(finding())], spec="scripted:1", logprob=-0.2))
+    env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path)
+    cfg = config(2)
+    report = await run_review(prepare(bug_diff, repo, cfg, workdir), cfg, env)
+    assert [g.agents for g in report.findings] == [["agent0", "agent1"]] and report.unusable == []
+    follow_up = pool.get("scripted:0").calls[1]
+    assert follow_up[-2] == {"role": "assistant", "content": prose}
+    assert "no JSON block" in follow_up[-1]["content"] and "calc.py" in follow_up[-1]["content"]
+    roles = [c.role for c in report.ledger.calls]
+    assert sorted(roles) == ["review", "review", "review-format"]
+    cfg0 = config(2, format_retries=0)  # off: the prose answer is unusable, as before
+    pool0 = ModelPool()
+    pool0.add("scripted:0", ScriptedModel([prose, answer(finding())], spec="scripted:0"))
+    pool0.add("scripted:1", ScriptedModel([answer(finding())], spec="scripted:1"))
+    env0 = RunEnv(pool=pool0, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path)
+    (workdir / "off").mkdir()
+    off = await run_review(prepare(bug_diff, repo, cfg0, workdir / "off"), cfg0, env0)
+    assert [u.agent for u in off.unusable] == ["agent0"] and off.ledger.totals().calls == 2
+
+
+def test_a_finding_that_copies_the_prompts_example_is_dropped():
+    copied = answer(finding(message="what is wrong and why", suggestion="replacement lines"))
+    review = parse_review(copied, agent="a", part="calc.py")
+    assert review.findings == [] and review.dropped == ["finding 0: it copies the prompt's example"]
+    kept = parse_review(answer(finding(suggestion="replacement lines")), agent="a", part="calc.py")
+    assert len(kept.findings) == 1 and kept.findings[0].suggestion is None
 
 
 async def test_a_failing_agent_is_recorded_and_the_others_decide(sandbox, repo, bug_diff, workdir, tmp_path):

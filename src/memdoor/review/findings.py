@@ -126,6 +126,10 @@ def _decode(text: str) -> Any:
     raise ValueError("no JSON object with findings in the answer")
 
 
+EXAMPLE_TEXTS = frozenset({"what is wrong and why", "replacement lines"})
+"""The placeholder texts of the prompts' example finding: a finding that repeats one copied the example."""
+
+
 def parse_review(text: str, *, agent: str, part: str, files: set[str] | None = None) -> AgentReview:
     """The findings of one answer. ``files``: the files the agent may speak of (others are dropped)."""
     review = AgentReview(agent=agent, part=part)
@@ -150,6 +154,11 @@ def parse_review(text: str, *, agent: str, part: str, files: set[str] | None = N
             where, why = first_problem(e)
             review.dropped.append(f"finding {n}: {where or 'value'}: {why}")
             continue
+        if finding.message.strip().lower() in EXAMPLE_TEXTS:
+            review.dropped.append(f"finding {n}: it copies the prompt's example")
+            continue
+        if finding.suggestion is not None and finding.suggestion.strip().lower() in EXAMPLE_TEXTS:
+            finding = finding.model_copy(update={"suggestion": None})  # the place may be right; not the text
         if files is not None and finding.file not in files:
             review.dropped.append(f"finding {n}: file {finding.file!r} is not in this part of the diff")
             continue

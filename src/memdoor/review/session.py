@@ -23,6 +23,7 @@ from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInput
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger
 from memdoor.models.catalog import parameters_of
+from memdoor.models.types import Message
 from memdoor.prompts import render
 from memdoor.registry import load
 from memdoor.review.consensus import Consensus, Group, decide, quorum
@@ -64,6 +65,12 @@ class ReviewConfig(BaseModel):
     temperatures: list[float] = Field(default_factory=lambda: [0.2, 0.6, 0.8, 0.4, 1.0], min_length=1)
     logprobs: bool = Field(
         default=True, description="Ask for token log-probabilities (the confidence signal)."
+    )
+    format_retries: int = Field(
+        default=1,
+        ge=0,
+        le=3,
+        description="Follow-ups asking an agent whose answer had no readable JSON for the JSON block alone.",
     )
     max_part_chars: int = Field(
         default=9000,
@@ -152,34 +159,49 @@ def test_text(run: TestRun | None) -> str:
     return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
 
 
-def messages_for(part: Part, tests: str) -> list[dict[str, str]]:
+def messages_for(part: Part, tests: str) -> list[Message]:
     user = render("code_review", file=part.file, diff=part.diff.rstrip("\n"), code=part.code, tests=tests)
     return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
 
 
-async def ask_agent(agent: Agent, part: Part, ctx: RunContext, tests: str, logprobs: bool) -> AgentReview:
-    """One agent's review of one part. A model failure or budget stop is an unusable review, not a crash."""
-    try:
-        resp = await agent.ask(messages_for(part, tests), ctx, role="review", logprobs=logprobs)
-    except BudgetExceeded as e:
-        return AgentReview(agent=agent.id, part=part.file, error=str(e), budget=True)
-    except ModelError as e:
-        return AgentReview(agent=agent.id, part=part.file, error=f"{type(e).__name__}: {e}")
-    completion = resp.completions[0]
-    review = parse_review(completion.text, agent=agent.id, part=part.file, files={part.file})
-    review.mean_logprob = completion.mean_logprob
-    await ctx.event(
-        "review",  # read like a strategy's review by `memdoor trace`: "reviewed calc.py's code: ISSUES"
-        agent.id,
-        round=0,
-        about=part.file,
-        ok=None if review.error else not review.findings,
-        file=part.file,
-        findings=len(review.findings),
-        dropped=len(review.dropped),
-        error=review.error,
-        text=completion.text,  # `memdoor trace ID --code` shows it
-    )
+async def ask_agent(
+    agent: Agent, part: Part, ctx: RunContext, tests: str, logprobs: bool, format_retries: int = 1
+) -> AgentReview:
+    """One agent's review of one part. An answer without readable JSON gets up to ``format_retries``
+    follow-ups asking for the JSON block alone (small models often describe a bug and never write the
+    block). A model failure or budget stop is an unusable review, not a crash."""
+    messages = messages_for(part, tests)
+    role = "review"
+    for attempt in range(1 + format_retries):
+        try:
+            resp = await agent.ask(messages, ctx, role=role, logprobs=logprobs)
+        except BudgetExceeded as e:
+            return AgentReview(agent=agent.id, part=part.file, error=str(e), budget=True)
+        except ModelError as e:
+            return AgentReview(agent=agent.id, part=part.file, error=f"{type(e).__name__}: {e}")
+        completion = resp.completions[0]
+        review = parse_review(completion.text, agent=agent.id, part=part.file, files={part.file})
+        review.mean_logprob = completion.mean_logprob
+        await ctx.event(
+            "review",  # read like a strategy's review by `memdoor trace`: "reviewed calc.py's code: ISSUES"
+            agent.id,
+            round=attempt,
+            about=part.file,
+            ok=None if review.error else not review.findings,
+            file=part.file,
+            findings=len(review.findings),
+            dropped=len(review.dropped),
+            error=review.error,
+            text=completion.text,  # `memdoor trace ID --code` shows it
+        )
+        if review.error is None:  # read (a model or budget failure returned above)
+            return review
+        messages = [
+            *messages,
+            {"role": "assistant", "content": completion.text},
+            {"role": "user", "content": render("code_review_format", file=part.file)},
+        ]
+        role = "review-format"
     return review
 
 
@@ -254,7 +276,11 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         team = [Agent(c, env.pool.get(c.model)) for c in configs]
         tests = test_text(report.tests)
         reviews = await asyncio.gather(
-            *(ask_agent(a, part, ctx, tests, config.logprobs) for part in prepared.parts for a in team)
+            *(
+                ask_agent(a, part, ctx, tests, config.logprobs, config.format_retries)
+                for part in prepared.parts
+                for a in team
+            )
         )
         for r in reviews:
             report.dropped += len(r.dropped)
