@@ -208,6 +208,34 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
     }  # fmt: skip
 
 
+def answer_stats(rows: list[dict], traces: Path | None) -> str:
+    """Per team, from the kept traces: agents' answers, how many had no readable JSON at first, and how
+    many were still unusable after the follow-up asking for the block (ReviewConfig.format_retries)."""
+    if traces is None or not traces.is_dir():
+        return ""
+    out = ["| team | reviews by an agent | no readable JSON at first | still none after the follow-up |",
+           "|---|---|---|---|"]  # fmt: skip
+    for agents, models in sorted({(r["agents"], ",".join(r["models"])) for r in rows}):
+        first = unread = final = 0
+        for r in rows:
+            if (r["agents"], ",".join(r["models"])) != (agents, models):
+                continue
+            path = traces / f"{r['trace_id']}.json"
+            if not path.exists():
+                continue
+            events = json.loads(path.read_text())["trace"]["events"]
+            last: dict[str, dict] = {}
+            for e in events:
+                if e["kind"] == "review":
+                    if e["data"].get("round", 0) == 0:
+                        first += 1
+                        unread += bool(e["data"].get("error"))
+                    last[e["agent"]] = e["data"]
+            final += sum(bool(d.get("error")) for d in last.values())
+        out.append(f"| {agents}× {models} | {first} | {unread} | {final} |")
+    return "\n".join(out)
+
+
 def summary(rows: list[dict]) -> str:
     """A Markdown table per team: each rate with its bootstrap 95% CI, and mean cost."""
     out = [
@@ -302,7 +330,10 @@ def main() -> None:
     ap.add_argument("--summary-only", action="store_true", help="print the table of the --out file and stop")
     args = ap.parse_args()
     if args.summary_only:
-        print(summary(load_rows(args.out)))
+        rows = load_rows(args.out)
+        print(summary(rows))
+        print()
+        print(answer_stats(rows, args.out.parent / "traces"))
         return
     problems = load_problems(args.suite)
     refs = {}
@@ -320,6 +351,9 @@ def main() -> None:
             return
         rows = asyncio.run(run_rows(cases, {p.id: p for p in problems}, args.row, sandbox, args.out))
         print(summary(rows))
+        if args.out:
+            print()
+            print(answer_stats(rows, args.out.parent / "traces"))
 
 
 if __name__ == "__main__":
