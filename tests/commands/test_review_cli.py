@@ -79,6 +79,10 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
         "--test",
         TEST,
         "--json",
+        "--params",
+        f"scripted:{home / 'bug'}.json=1e9",
+        "--params",
+        f"scripted:{home / 'garbage'}.json=1e9",
     )
     assert r.returncode == 1, r.stderr
     out = json.loads(r.stdout)
@@ -88,6 +92,8 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
     assert out["tests"]["passed"] is False  # the change itself breaks the tests
     assert out["unusable"][0]["agent"] == "agent2"
     assert out["ledger"]["calls"] == 4  # agent2 (no JSON) was asked once more for the block
+    tokens = out["ledger"]["prompt_tokens"] + out["ledger"]["completion_tokens"]
+    assert out["ledger"]["compute"] == pytest.approx(2e9 * tokens)  # sizes from --params
     trace = subprocess.run(
         [sys.executable, "-m", "memdoor", "trace", out["trace_id"]],
         capture_output=True, text=True, env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},
@@ -144,6 +150,8 @@ def test_not_a_checkout_and_bad_options_exit_2(home, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = memdoor(home, "../change.diff", "--test", "  ", *models(home, "bug"))
     assert r.returncode == 2 and "empty" in r.stderr
+    r = memdoor(home, "../change.diff", "--params", "7e9", *models(home, "bug"))
+    assert r.returncode == 2 and "bad --params" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_a_file_too_large_for_a_part_is_skipped_and_named(home):

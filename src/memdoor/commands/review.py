@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from memdoor.bench.config import parse_params
 from memdoor.budget import Budget
 from memdoor.commands.options import (
     AGENTS,
@@ -78,6 +79,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
     p.add_argument(
+        "--params",
+        action="append",
+        default=[],
+        metavar="SPEC=N",
+        help="parameter count of a model the catalog does not know, for the review's compute "
+        "(e.g. openai:qwen@http://h/v1=7e9; repeatable)",
+    )
+    p.add_argument(
         "--max-tokens",
         type=MAX_TOKENS_PER_CALL,
         default=1024,
@@ -111,6 +120,7 @@ def build_config(args: argparse.Namespace):
         max_tokens=args.max_tokens,
         test_timeout_s=args.test_timeout,
         max_part_chars=args.part_chars,
+        params=parse_params(args.params),
     )
 
 
