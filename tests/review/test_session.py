@@ -118,7 +118,9 @@ def test_a_finding_that_copies_the_prompts_example_is_dropped():
     copied = answer(finding(message="what is wrong and why", suggestion="replacement lines"))
     review = parse_review(copied, agent="a", part="calc.py")
     assert review.findings == [] and review.dropped == ["finding 0: it copies the prompt's example"]
-    kept = parse_review(answer(finding(suggestion="replacement lines")), agent="a", part="calc.py")
+    shouted = parse_review(answer(finding(message="WHAT IS WRONG AND WHY")), agent="a", part="calc.py")
+    assert shouted.findings == []  # the prompts write the placeholders in capitals
+    kept = parse_review(answer(finding(suggestion="REPLACEMENT LINES")), agent="a", part="calc.py")
     assert len(kept.findings) == 1 and kept.findings[0].suggestion is None
 
 

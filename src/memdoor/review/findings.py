@@ -127,7 +127,7 @@ def _decode(text: str) -> Any:
 
 
 EXAMPLE_TEXTS = frozenset({"what is wrong and why", "replacement lines"})
-"""The placeholder texts of the prompts' example finding: a finding that repeats one copied the example."""
+"""The placeholder texts of the prompts' example finding (any case): a finding that repeats one copied it."""
 
 
 def parse_review(text: str, *, agent: str, part: str, files: set[str] | None = None) -> AgentReview:
