@@ -13,6 +13,7 @@ from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_HTML, REPORT_MD, write_report
 from memdoor.bench.stats import bootstrap_ci, mcnemar_exact
 from memdoor.bench.store import ResultsStore
+from memdoor.errors import UsageError
 
 N = 20
 BASE = "single@local:qwen2.5-coder-1.5b"
@@ -222,3 +223,21 @@ def test_a_one_language_run_says_its_language_without_a_breakdown(results_dir):
     assert "language" not in a.summary()["breakdowns"] and a.languages == {"python": N}
     write_report(a, results_dir)
     assert "Answers in Python." in (results_dir / REPORT_MD).read_text()
+
+
+def test_a_row_added_later_can_be_left_out_until_it_catches_up(tmp_path):
+    """single finished p00-p02; parallel:2, added to the run later, only p00: the whole report compares on
+    p00; --rows single reports single on all three. A row the run does not have is a usage error."""
+    config = BenchConfig(suite="s", rows=parse_rows("single,parallel:2", ["local:qwen2.5-coder-0.5b"], []))
+    run = RunRecord(config=config, problems_sha256="x", problem_count=N)
+    with ResultsStore.create_or_resume(tmp_path, run, problems()) as store:
+        for i, row in [(0, "single"), (1, "single"), (2, "single"), (0, "parallel:2")]:
+            store.record(ResultRecord(problem_id=f"p{i:02d}", row=row, status="done", passed=i != 1))
+    with ResultsStore.open(tmp_path) as store:
+        whole = analyse(store, resamples=200)
+        only = analyse(store, resamples=200, only_rows=["single"])
+        with pytest.raises(UsageError, match=r"no row 'hybrid:5'.*its rows: single, parallel:2"):
+            analyse(store, resamples=200, only_rows=["hybrid:5"])
+    assert whole.problems_compared == 1 and whole.row("single").total == 1
+    assert [r.name for r in only.rows] == ["single"]
+    assert only.row("single").total == 3 and only.row("single").solved == 2

@@ -33,6 +33,7 @@ from memdoor.bench.stats import (
 )
 from memdoor.bench.store import ResultsStore
 from memdoor.calibration import Calibration
+from memdoor.errors import UsageError
 from memdoor.models.catalog import parameters_of
 
 REPORT_SEED = 0
@@ -401,12 +402,23 @@ def analyse(
     resamples: int = RESAMPLES,
     axis: str = "compute",
     usd_per_gpu_hour: float | None = None,
+    only_rows: Sequence[str] | None = None,
 ) -> Analysis:
-    """All report numbers for a results directory (complete or not)."""
+    """All report numbers for a results directory (complete or not); ``only_rows``: just those rows (an
+    unfinished run compares its rows on the problems all of them finished, so leaving out a row added
+    later keeps the others' comparison on all of theirs). UsageError for a row the run does not have."""
     run = store.run()
     rows = store.rows()
+    if only_rows is not None:
+        names = [r.name for r in rows]
+        unknown = [n for n in only_rows if n not in names]
+        if unknown:
+            raise UsageError(
+                f"no row {', '.join(map(repr, unknown))} in this run; its rows: {', '.join(names)}"
+            )
+        rows = [r for r in rows if r.name in set(only_rows)]
     problems = store.problems()
-    results = store.results()
+    results = [r for r in store.results() if only_rows is None or r.row in set(only_rows)]
     analysis = analyse_results(
         str(store.directory), run, rows, problems, results, resamples=resamples, axis=axis
     )

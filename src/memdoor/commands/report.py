@@ -9,7 +9,9 @@ covering the results stored so far). With --json, also prints the summary as JSO
 chart and front (default compute; tokens when some model's size is unknown); --usd-per-gpu-hour adds
 rented-hardware dollars per problem ($/GPU-hour × seconds per problem). The report also fits the
 estimate of an answer being correct on the run and says how well it did on problems it was not fitted
-on; --calibration-out FILE keeps that fit.
+on; --calibration-out FILE keeps that fit. --rows keeps only the rows named: an unfinished run compares
+its rows on the problems all of them finished, so a row added to a run later can be left out until it
+has caught up.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "memdoor/data/calibration.json)",
     )
     parser.add_argument(
+        "--rows",
+        metavar="LIST",
+        help="only these rows, comma-separated (e.g. leave out a row added to the run that has not caught up)",
+    )
+    parser.add_argument(
         "--usd-per-gpu-hour",
         type=FloatRange(0.0, 1e6),
         metavar="USD",
@@ -58,8 +65,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     store = ResultsStore.open(args.directory)
     try:
+        only = [n.strip() for n in args.rows.split(",") if n.strip()] if args.rows else None
         analysis = analyse(
-            store, resamples=args.resamples, axis=args.axis, usd_per_gpu_hour=args.usd_per_gpu_hour
+            store,
+            resamples=args.resamples,
+            axis=args.axis,
+            usd_per_gpu_hour=args.usd_per_gpu_hour,
+            only_rows=only,
         )
     finally:
         store.close()
