@@ -12,13 +12,15 @@ Each case is a temporary git repository holding ``solution.py`` (the reference),
 reach the agents); the case's diff turns the reference into the mutant or the refactoring. A row is a
 team (``--row N@SPEC[,SPEC...]``: N agents, models round-robin). Per case and row it records: for a
 bug, whether a consensus finding is in solution.py within 3 lines of the mutated line (detection at
-the right place); for a refactor, whether any consensus finding is medium or worse (a false alarm);
+the right place) and whether any agent's finding (consensus or minority) is there; for a refactor, whether any consensus finding is medium or worse (a false alarm);
 whether the consensus patch passes every test (graded on public + hidden tests by the sandbox, not by
-the test command); tokens, calls and seconds. The summary gives each rate with a bootstrap 95% CI.
+the test command); tokens, calls, compute and seconds; and how many agents' answers had no readable
+JSON at first and after the follow-up asking for it. The summary gives each rate with a bootstrap 95% CI.
 
 With ``--out`` every (row, case) result is appended as one JSON line when it is done, and a run
 with the same ``--out`` skips what is already there (a run killed at any point loses at most the case
-in progress and never counts one twice); ``--summary-only`` prints the table of an ``--out`` file.
+in progress and never counts one twice); ``--summary-only`` prints the table of an ``--out`` file;
+``--backfill`` adds to older results the fields later runs record, read from their kept traces.
 Each review's trace is kept beside it (``traces/``: ``memdoor trace ID --dir DIR/traces``).
 
   .venv/bin/python benchmarks/review_bench.py --dry-run --limit 5
@@ -190,11 +192,13 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
         if report.patch is not None and report.patch.diff:
             patched = (work / "patched" / "solution.py").read_text()
             patched_ok = grade(problem, patched, sandbox).passed
-    hit = any(
-        g.file == "solution.py" and g.line - NEAR <= case.line <= g.end_line + NEAR
-        for g in report.findings
-        if case.line is not None
-    )
+
+    def at_place(groups) -> bool:
+        return case.line is not None and any(
+            g.file == "solution.py" and g.line - NEAR <= case.line <= g.end_line + NEAR for g in groups
+        )
+
+    hit = at_place(report.findings)
     alarm = any(g.severity in ("medium", "high", "critical") for g in report.findings)
     t = report.ledger.totals()
     return {
@@ -204,14 +208,18 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
         "public_tests_fail": report.tests is not None and not report.tests.passed,
         "findings": len(report.findings), "minority": len(report.minority), "tokens": t.tokens,
         "calls": t.calls, "compute": t.compute, "seconds": round(t.wall_seconds, 3),
-        "error": report.error, "trace_id": report.trace_id,
+        "error": report.error, "trace_id": report.trace_id, "line": case.line,
+        "any_agent_at_place": at_place([*report.findings, *report.minority]) if case.kind == "bug" else None,
+        "answers": agents * len(prepared.parts),
+        "unreadable_first": sum(1 for c in report.ledger.calls if c.role == "review-format"),
+        "unreadable_final": sum(1 for u in report.unusable if u.reason == "unreadable"),
     }  # fmt: skip
 
 
 def answer_stats(rows: list[dict], traces: Path | None) -> str:
     """Per team, from the kept traces: agents' answers, how many had no readable JSON at first, and how
     many were still unusable after the follow-up asking for the block (ReviewConfig.format_retries)."""
-    if traces is None or not traces.is_dir():
+    if not any("unreadable_first" in r for r in rows) and (traces is None or not traces.is_dir()):
         return ""
     out = ["| team | reviews by an agent | no readable JSON at first | still none after the follow-up |",
            "|---|---|---|---|"]  # fmt: skip
@@ -219,6 +227,13 @@ def answer_stats(rows: list[dict], traces: Path | None) -> str:
         first = unread = final = 0
         for r in rows:
             if (r["agents"], ",".join(r["models"])) != (agents, models):
+                continue
+            if "unreadable_first" in r:  # recorded with the result (older results: read from the trace)
+                first, unread, final = (
+                    first + r["answers"],
+                    unread + r["unreadable_first"],
+                    final + r["unreadable_final"],
+                )
                 continue
             path = traces / f"{r['trace_id']}.json"
             if not path.exists():
@@ -239,9 +254,10 @@ def answer_stats(rows: list[dict], traces: Path | None) -> str:
 def summary(rows: list[dict]) -> str:
     """A Markdown table per team: each rate with its bootstrap 95% CI, and mean cost."""
     out = [
-        "| team | bug detected at the place | of which the public tests miss | false alarms on refactorings "
-        "| consensus patch passes all tests | tokens/case | TFLOP/case | s/case | errors |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| team | bug detected at the place | of which the public tests miss | some agent at the place "
+        "| false alarms on refactorings | consensus patch passes all tests | tokens/case | TFLOP/case | s/case "
+        "| errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     teams = sorted({(r["agents"], ",".join(r["models"])) for r in rows})
 
@@ -255,6 +271,7 @@ def summary(rows: list[dict]) -> str:
         mine = [r for r in rows if (r["agents"], ",".join(r["models"])) == (agents, models)]
         bugs = [r["detected"] for r in mine if r["kind"] == "bug"]
         quiet = [r["detected"] for r in mine if r["kind"] == "bug" and not r.get("public_tests_fail")]
+        anyone = [r["any_agent_at_place"] for r in mine if r.get("any_agent_at_place") is not None]
         alarms = [r["false_alarm"] for r in mine if r["kind"] == "refactor"]
         patches = [r["patch_passes"] for r in mine if r["patch_passes"] is not None]
         tokens = sum(r["tokens"] for r in mine) / len(mine)
@@ -263,7 +280,7 @@ def summary(rows: list[dict]) -> str:
         tflop = f"{sum(known) / len(known) / 1e12:.2f}" if len(known) == len(mine) else "-"
         errors = sum(1 for r in mine if r["error"])
         out.append(
-            f"| {agents}× {models} | {rate(bugs)} | {rate(quiet)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
+            f"| {agents}× {models} | {rate(bugs)} | {rate(quiet)} | {rate(anyone)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
             f"| {tflop} | {secs:.1f} | {errors} |"
         )
     return "\n".join(out)
@@ -292,6 +309,38 @@ async def run_rows(cases: list[Case], by_id: dict[str, Problem], rows: list[str]
                     with out.open("a") as f:
                         f.write(json.dumps(row) + "\n")
     return results
+
+
+def backfill(rows: list[dict], cases: list[Case], traces: Path) -> int:
+    """Add the fields later runs record (line, any_agent_at_place, answers, unreadable_*) to older results,
+    from their kept traces: every agent's last readable answer re-read for its findings. How many changed."""
+    from memdoor.review.findings import parse_review
+
+    line_of = {(c.problem_id, c.kind): c.line for c in cases}
+    changed = 0
+    for r in rows:
+        path = traces / f"{r['trace_id']}.json"
+        if "answers" in r or not path.exists():
+            continue
+        last: dict[str, dict] = {}
+        first = unread = 0
+        for e in json.loads(path.read_text())["trace"]["events"]:
+            if e["kind"] == "review":
+                if e["data"].get("round", 0) == 0:
+                    first, unread = first + 1, unread + bool(e["data"].get("error"))
+                last[e["agent"]] = e["data"]
+        line = line_of.get((r["problem_id"], r["kind"]))
+        found = [
+            f for d in last.values() if not d.get("error")
+            for f in parse_review(d.get("text") or "", agent="", part="solution.py").findings
+        ]  # fmt: skip
+        near = line is not None and any(f.line - NEAR <= line <= f.end_line + NEAR for f in found)
+        r.update(
+            line=line, any_agent_at_place=near if r["kind"] == "bug" else None, answers=first,
+            unreadable_first=unread, unreadable_final=sum(bool(d.get("error")) for d in last.values()),
+        )  # fmt: skip
+        changed += 1
+    return changed
 
 
 def _key(agents: int, models: list[str], problem_id: str, kind: str) -> tuple:
@@ -328,6 +377,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="JSON Lines of per-case results")
     ap.add_argument("--dry-run", action="store_true", help="build and print the cases only (no model)")
     ap.add_argument("--summary-only", action="store_true", help="print the table of the --out file and stop")
+    ap.add_argument(
+        "--backfill",
+        action="store_true",
+        help="add fields newer runs record to --out's results, from the traces",
+    )
     args = ap.parse_args()
     if args.summary_only:
         rows = load_rows(args.out)
@@ -347,6 +401,12 @@ def main() -> None:
               f"in {time.monotonic() - started:.1f} s")  # fmt: skip
         for c in cases:
             print(f"  {c.problem_id} {c.kind}: {c.what}" + (f" (line {c.line})" if c.line else ""))
+        if args.backfill:
+            rows = load_rows(args.out)
+            n = backfill(rows, cases, args.out.parent / "traces")
+            args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+            print(f"backfilled {n} results of {args.out}")
+            return
         if args.dry_run or not args.row:
             return
         rows = asyncio.run(run_rows(cases, {p.id: p for p in problems}, args.row, sandbox, args.out))

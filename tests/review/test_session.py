@@ -112,6 +112,7 @@ async def test_an_answer_without_json_is_asked_once_for_the_block(sandbox, repo,
     (workdir / "off").mkdir()
     off = await run_review(prepare(bug_diff, repo, cfg0, workdir / "off"), cfg0, env0)
     assert [u.agent for u in off.unusable] == ["agent0"] and off.ledger.totals().calls == 2
+    assert off.unusable[0].reason == "unreadable"
 
 
 def test_a_finding_that_copies_the_prompts_example_is_dropped():
@@ -129,6 +130,7 @@ async def test_a_failing_agent_is_recorded_and_the_others_decide(sandbox, repo, 
     report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [ok, ModelUnavailable("down"), ok])
     assert [g.agents for g in report.findings] == [["agent0", "agent2"]]
     assert report.unusable[0].agent == "agent1" and "ModelUnavailable" in report.unusable[0].error
+    assert report.unusable[0].reason == "model"
     assert report.ledger.totals().failed_calls == 1
     assert report.tests is None and report.patch is None  # no suggestion, no --test
 
@@ -154,6 +156,7 @@ async def test_the_budget_stops_the_review_and_says_so(sandbox, repo, bug_diff, 
         sandbox, repo, bug_diff, workdir, tmp_path, [ok, ok, ok], budget=Budget(tokens=1)
     )
     assert report.stopped == "budget" and len(report.unusable) == 3 and report.findings == []
+    assert {u.reason for u in report.unusable} == {"budget"}
 
 
 async def test_compute_is_counted_from_the_models_sizes(sandbox, repo, bug_diff, workdir, tmp_path):

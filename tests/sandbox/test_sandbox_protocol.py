@@ -8,6 +8,7 @@ the next candidate correctly.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -168,3 +169,33 @@ def test_a_supervisor_kept_from_running_still_takes_a_result_given_in_time():
             sys.setswitchinterval(interval)
         runner.join(60)
     assert box and box[0].passed, box
+
+
+MALFORMED = [
+    h for h in HOSTILE if h[0] in ("garbage bytes", "a header that is not JSON", "an oversized payload")
+]
+
+
+@pytest.mark.parametrize(("name", "program", "blamed"), MALFORMED, ids=[h[0] for h in MALFORMED])
+def test_a_slow_supervisor_reading_good_frames_and_a_forgery_at_once_blames_the_candidate(
+    quick_sandbox, monkeypatch, name, program, blamed
+):
+    """When the supervisor falls behind (a loaded machine), one read returns the harness's boot, job and
+    load frames and the candidate's malformed bytes together: the good frames still count, so the run is
+    the candidate's runtime_error — not a sandbox that 'did not start' three times (a failure seen in CI)."""
+    from memdoor.sandbox import supervisor
+
+    real = supervisor._Pipes.__init__
+
+    def late(self, proc, results_fd, job):
+        real(self, proc, results_fd, job)
+        assert os.write(self.stdin_fd, job) == len(job)  # the whole job at once (it fits the pipe) ...
+        self.pending = memoryview(b"")
+        self.poller.unregister(self.stdin_fd)
+        proc.stdin.close()
+        self.stdin_fd = -1
+        time.sleep(0.5)  # ... then look away: boot, job, load and the forgery all wait for the first read
+
+    monkeypatch.setattr(supervisor._Pipes, "__init__", late)
+    v = quick_sandbox.run(FORGE + program, TESTS, prelude="none")
+    assert v.status == "runtime_error" and v.tests[blamed].detail.startswith(PROTOCOL_VIOLATION), v

@@ -96,6 +96,9 @@ class AgentReview(BaseModel):
     dropped: list[str] = Field(default_factory=list, description="Why findings were dropped (schema, file).")
     error: str | None = Field(default=None, description="Why the answer was unusable (it is then ignored).")
     budget: bool = Field(default=False, description="No answer: the review's budget was spent.")
+    unreadable: bool = Field(
+        default=False, description="The model answered, but with no readable findings JSON."
+    )
     mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
 
 
@@ -136,11 +139,11 @@ def parse_review(text: str, *, agent: str, part: str, files: set[str] | None = N
     try:
         data = _decode(text)
     except ValueError as e:
-        review.error = str(e)
+        review.error, review.unreadable = str(e), True
         return review
     items = data.get("findings") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        review.error = "the JSON answer has no 'findings' list"
+        review.error, review.unreadable = "the JSON answer has no 'findings' list", True
         return review
     for n, item in enumerate(items):
         if n >= MAX_FINDINGS:

@@ -88,6 +88,9 @@ class Unusable(BaseModel):
     agent: str
     file: str
     error: str
+    reason: Literal["unreadable", "model", "budget"] = Field(
+        default="model", description="No readable findings JSON, a model failure, or the budget spent."
+    )
 
 
 class ReviewReport(BaseModel):
@@ -159,6 +162,10 @@ def test_text(run: TestRun | None) -> str:
     return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
 
 
+def _reason(r: AgentReview) -> Literal["unreadable", "model", "budget"]:
+    return "budget" if r.budget else ("unreadable" if r.unreadable else "model")
+
+
 def messages_for(part: Part, tests: str) -> list[Message]:
     user = render("code_review", file=part.file, diff=part.diff.rstrip("\n"), code=part.code, tests=tests)
     return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
@@ -194,7 +201,7 @@ async def ask_agent(
             error=review.error,
             text=completion.text,  # `memdoor trace ID --code` shows it
         )
-        if review.error is None:  # read (a model or budget failure returned above)
+        if not review.unreadable:  # read (a model or budget failure returned above)
             return review
         messages = [
             *messages,
@@ -285,7 +292,7 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         for r in reviews:
             report.dropped += len(r.dropped)
             if r.error is not None:
-                report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error))
+                report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=_reason(r)))
                 if r.budget:
                     report.stopped = "budget"
         consensus = decide(reviews, config.agents)

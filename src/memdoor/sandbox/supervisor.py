@@ -94,31 +94,36 @@ class _Session:
 
 
 class _FrameReader:
-    """Splits the harness's byte stream into (header, payload) frames; ValueError on anything malformed."""
+    """Splits the harness's byte stream into (header, payload) frames, and says where it stops making sense.
+
+    A chunk can hold the harness's good frames followed by bytes a candidate forged (a slow supervisor reads
+    boot, job, load and the forgery at once): the good frames are returned with the error, so that each is
+    judged in its phase (the forgery is then the candidate's, not a sandbox that did not start)."""
 
     def __init__(self, max_payload: int):
         self.buf = bytearray()
         self.max_payload = max_payload
 
-    def feed(self, chunk: bytes) -> list[tuple[dict, bytes]]:
+    def feed(self, chunk: bytes) -> tuple[list[tuple[dict, bytes]], str | None]:
+        """(the whole frames now readable, the reason the stream is malformed after them or None)."""
         self.buf += chunk
         frames = []
         while len(self.buf) >= _HEAD.size:
             hlen, plen = _HEAD.unpack_from(self.buf)
             if hlen > _MAX_HEADER or plen > self.max_payload:
-                raise ValueError("result stream too large or malformed")
+                return frames, "result stream too large or malformed"
             end = _HEAD.size + hlen + plen
             if len(self.buf) < end:
                 break
             try:
                 head = json.loads(bytes(self.buf[_HEAD.size : _HEAD.size + hlen]))
-            except RecursionError as e:  # nested too deep: as malformed
-                raise ValueError("malformed result stream") from e
+            except (ValueError, RecursionError):  # not JSON, or nested too deep: malformed
+                return frames, "malformed result stream"
             if not isinstance(head, dict):
-                raise ValueError("malformed result stream")
+                return frames, "malformed result stream"
             frames.append((head, bytes(self.buf[_HEAD.size + hlen : end])))
             del self.buf[:end]
-        return frames
+        return frames, None
 
 
 class _Pipes:
@@ -413,11 +418,7 @@ class Supervisor:
             if not chunk:  # the sandbox is gone
                 self._died(proc, s, nxt, n, time.monotonic() - mark)
                 return
-            try:
-                frames = reader.feed(chunk)
-            except ValueError as e:
-                self._violation(s, nxt, n, str(e))
-                return
+            frames, broken = reader.feed(chunk)
             for head, payload in frames:
                 now = time.monotonic()
                 ev, i = head.get("ev"), head.get("i")
@@ -452,6 +453,9 @@ class Supervisor:
                     return
                 mark, deadline = now, now + (c.start_timeout_s if s.phase == "job" else c.timeout_s)
                 late_since = None
+            if broken is not None:  # after the good frames of the chunk, each judged in its phase
+                self._violation(s, nxt, n, broken)
+                return
 
     def _record(self, s: _Session, nxt: int, n: int, result: TestResult) -> None:
         """Record a non-passing outcome for the current phase: the load, or test ``nxt``; when every one of
