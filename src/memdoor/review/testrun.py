@@ -11,8 +11,9 @@ directory, bound at ``/tmp/repo`` (the working directory). Limits are rlimits (`
 space, processes (when a uid is leased), file size, core dumps; a wall-clock limit that kills the
 whole pid namespace; and, where Memdoor may create control groups (as the sandbox's candidates get:
 ``SandboxConfig.cgroups``), one group for the whole command — memory of all its processes and its
-``/tmp`` together, a process count and an optional CPU quota — removed (killing what is left) after it. Output (stdout and stderr together) is capped by the file-size limit and its last
-``keep_chars`` characters are kept.
+``/tmp`` together, a process count and an optional CPU quota — removed (killing what is left) after
+it. Output (stdout and stderr together) is capped by the file-size limit and its last ``keep_chars``
+characters are kept.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 Offered when the server has a repository to apply diffs to (``ServeConfig.review_repo``): the last
 user message holds a unified diff (the last ```` ```diff ```` / ```` ```patch ```` block, else the whole
 text); N agents review it as ``memdoor review`` does (:mod:`memdoor.review.session`), with the
-server's models and the server's ``review_test`` as the test command, within the server's token cap,
-budget and deadline or the request's lower ones (``max_tokens``, ``memdoor.timeout``,
-``memdoor.budget_tokens``, as for the team models; a review stopped by the budget is a 504
-``budget_exceeded``, as a team run is). The answer's content is the Markdown review; its ``memdoor`` field is the JSON review
-(findings, minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
+server's models and the server's ``review_test`` as the test command, within the limits a team
+request gets (:func:`memdoor.server.service.request_limits`: the server's token cap, budget and
+deadline, lowered by the request's; a review stopped by its budget is a 504 ``budget_exceeded``).
+The answer's content is the Markdown review; its ``memdoor`` field is the JSON review (findings,
+minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
 is a 400 with the one-line reason. A stream gets the review as one content chunk when it is done.
 """
 
@@ -29,7 +29,8 @@ from memdoor.runner import RunEnv
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import BudgetSpent, DeadlineExceeded, InvalidRequest
-from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body, lower_limit
+from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body
+from memdoor.server.service import Limits, request_limits
 from memdoor.server.stream import sse
 
 PREFIX = "memdoor/review-"
@@ -61,34 +62,23 @@ class ReviewService:
         self.admission = admission
         self.ids = review_ids(config)
 
-    def review_config(self, model: str, request: ChatRequest) -> ReviewConfig:
-        """The review's settings: the server's, lowered by the request's (InvalidRequest when unusable)."""
-        if request.n != 1:
-            raise InvalidRequest("a review gives one answer: n must be 1", param="n")
-        cap = lower_limit(self.config.max_tokens, request.call_cap())
-        if cap < 16:
-            raise InvalidRequest("max_tokens must be at least 16 for a review", param="max_tokens")
-        opts = request.memdoor
+    def review_config(self, model: str, request: ChatRequest, limits: Limits) -> ReviewConfig:
+        """The review's settings: the server's, within ``limits``."""
         return ReviewConfig(
             agents=int(model.removeprefix(PREFIX)),
             models=self.config.models,
             test=self.config.review_test,
             fail_on="never",
-            budget=Budget(
-                tokens=lower_limit(self.config.budget_tokens, opts.budget_tokens if opts else None)
-            ),
+            budget=Budget(tokens=limits.budget_tokens),
             seed=self.config.seed if request.seed is None else request.seed,
-            max_tokens=cap,
+            max_tokens=limits.max_tokens,
         )
-
-    def timeout_s(self, request: ChatRequest) -> float | None:
-        opts = request.memdoor
-        return lower_limit(self.config.timeout_s, opts.timeout if opts else None)
 
     async def review(self, request: ChatRequest) -> ReviewReport:
         """Review the request's diff (400 for a bad diff or settings, 504 past the deadline or budget)."""
-        config = self.review_config(request.model, request)
-        timeout_s = self.timeout_s(request)
+        limits = request_limits(self.config, request, "review")
+        config = self.review_config(request.model, request, limits)
+        timeout_s = limits.timeout_s
         text = diff_of(request)
         ticket = self.admission.admit()
         started: list[str] = []  # the review's trace id once it starts

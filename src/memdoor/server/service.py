@@ -59,6 +59,30 @@ class PlannedRequest:
     """What became of the client's sampling settings (the ``client_settings`` of the answer)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """One request's limits: the server's, lowered by the request's own."""
+
+    max_tokens: int
+    timeout_s: float | None
+    budget_tokens: int | None
+
+
+def request_limits(config: ServeConfig, request: ChatRequest, what: str) -> Limits:
+    """The limits of ``request`` to a ``what`` (a team, a review); InvalidRequest for n > 1 or a cap below 16."""
+    if request.n != 1:
+        raise InvalidRequest(f"a {what} gives one answer: n must be 1", param="n")
+    cap = lower_limit(config.max_tokens, request.call_cap())
+    if cap < 16:
+        raise InvalidRequest(f"max_tokens must be at least 16 for a {what}", param="max_tokens")
+    opts = request.memdoor
+    return Limits(
+        max_tokens=cap,
+        timeout_s=lower_limit(config.timeout_s, opts.timeout if opts else None),
+        budget_tokens=lower_limit(config.budget_tokens, opts.budget_tokens if opts else None),
+    )
+
+
 @dataclasses.dataclass
 class Outcome:
     """A finished run the client gets as an answer."""
@@ -188,21 +212,16 @@ class TeamService:
     def plan(self, request: ChatRequest) -> PlannedRequest:
         """Check ``request`` and plan its run (no work done). ModelNotFound, InvalidRequest."""
         model = self.resolve(request.model)
-        if request.n != 1:
-            raise InvalidRequest("a team gives one answer: n must be 1", param="n")
+        limits = request_limits(self.config, request, "team")
         chat = chat_problem(request.messages)
-        cap = lower_limit(self.config.max_tokens, request.call_cap())
-        if cap < 16:
-            raise InvalidRequest("max_tokens must be at least 16 for a team", param="max_tokens")
-        opts = request.memdoor
         seed = self.config.seed if request.seed is None else request.seed
         return PlannedRequest(
-            settings=client_settings(request, cap=cap, seed=seed),
+            settings=client_settings(request, cap=limits.max_tokens, seed=seed),
             model=model,
             chat=chat,
-            config=self._solve_config(self.teams[model], seed=seed, max_tokens=cap),
-            timeout_s=lower_limit(self.config.timeout_s, opts.timeout if opts else None),
-            budget_tokens=lower_limit(self.config.budget_tokens, opts.budget_tokens if opts else None),
+            config=self._solve_config(self.teams[model], seed=seed, max_tokens=limits.max_tokens),
+            timeout_s=limits.timeout_s,
+            budget_tokens=limits.budget_tokens,
             created=int(time.time()),
         )
 
