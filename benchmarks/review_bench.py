@@ -48,6 +48,7 @@ from memdoor.bench.stats import bootstrap_ci
 from memdoor.grading import grade
 from memdoor.problems.load import load_problems
 from memdoor.problems.model import Problem
+from memdoor.review.consensus import quorum
 from memdoor.sandbox import SandboxConfig, open_sandbox
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -213,6 +214,10 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
         "answers": agents * len(prepared.parts),
         "unreadable_first": sum(1 for c in report.ledger.calls if c.role == "review-format"),
         "unreadable_final": sum(1 for u in report.unusable if u.reason == "unreadable"),
+        "groups": [  # every finding group, compact: any quorum can be re-scored from the results alone
+            {"file": g.file, "line": g.line, "end_line": g.end_line, "severity": g.severity, "agents": g.agents}
+            for g in [*report.findings, *report.minority]
+        ],
     }  # fmt: skip
 
 
@@ -283,6 +288,41 @@ def summary(rows: list[dict]) -> str:
             f"| {agents}× {models} | {rate(bugs)} | {rate(quiet)} | {rate(anyone)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
             f"| {tflop} | {secs:.1f} | {errors} |"
         )
+    return "\n".join(out)
+
+
+def by_quorum(rows: list[dict]) -> str:
+    """What other consensus rules would have reported, re-scored from the recorded finding groups: per
+    team and quorum k (a group counts when at least k agents raised it; the team's rule is ⌈N/2⌉), bugs
+    found at the place and false alarms on refactorings; and per model of a mixed team, what its agents
+    raised on their own (any group one of them is in). Only results that recorded their groups count."""
+    alarming = ("medium", "high", "critical")
+    out = ["| team | who counts | bugs at the place | false alarms on refactorings |", "|---|---|---|---|"]
+    for agents, models in sorted({(r["agents"], ",".join(r["models"])) for r in rows}):
+        mine = [r for r in rows if (r["agents"], ",".join(r["models"])) == (agents, models) and "groups" in r]
+        if not mine:
+            continue
+        team = models.split(",")
+        model_of = {f"agent{i}": team[i % len(team)] for i in range(agents)}
+        rules = [(f"{k} of {agents}" + (" (the rule)" if k == quorum(agents) else ""), k, None)
+                 for k in range(1, agents + 1)]  # fmt: skip
+        if len(set(team)) > 1:
+            rules += [(f"any {m.split(':')[-1]} agent", 1, m) for m in dict.fromkeys(team)]
+        for label, k, model in rules:
+
+            def counts(g: dict, k=k, model=model, model_of=model_of) -> bool:
+                raised = [a for a in g["agents"] if model is None or model_of[a] == model]
+                return len(raised) >= k
+
+            hits = [
+                any(counts(g) and g["file"] == "solution.py" and g["line"] - NEAR <= r["line"] <= g["end_line"] + NEAR
+                    for g in r["groups"])
+                for r in mine if r["kind"] == "bug"
+            ]  # fmt: skip
+            alarms = [
+                any(counts(g) and g["severity"] in alarming for g in r["groups"]) for r in mine if r["kind"] == "refactor"
+            ]  # fmt: skip
+            out.append(f"| {agents}× {models} | {label} | {sum(hits)}/{len(hits)} | {sum(alarms)}/{len(alarms)} |")  # fmt: skip
     return "\n".join(out)
 
 
@@ -388,6 +428,8 @@ def main() -> None:
         print(summary(rows))
         print()
         print(answer_stats(rows, args.out.parent / "traces"))
+        print()
+        print(by_quorum(rows))
         return
     problems = load_problems(args.suite)
     refs = {}
@@ -414,6 +456,8 @@ def main() -> None:
         if args.out:
             print()
             print(answer_stats(rows, args.out.parent / "traces"))
+            print()
+            print(by_quorum(rows))
 
 
 if __name__ == "__main__":
