@@ -21,8 +21,8 @@ async def test_agents_refine_after_reading_each_others_drafts_from_memory(sandbo
         (0, "agent0", "wrong_answer"),
         (0, "agent1", "passed"),
         (1, "agent0", "passed"),
-        (1, "agent1", "passed"),
-    ]  # round 2 is skipped: every latest draft passes the public tests
+    ]  # agent1's passing draft is kept, not rewritten; round 2 is skipped: every latest draft passes
+    assert len(b.calls) == 1
     assert any(e.kind == "converged" for e in ctx.trace.events)
     refine_prompt = a.calls[1][-1]["content"]
     assert (
@@ -32,6 +32,21 @@ async def test_agents_refine_after_reading_each_others_drafts_from_memory(sandbo
     )
     assert "0 of 2 public tests pass." in refine_prompt
     assert sol.code == GOOD and sol.stopped == "done" and sol.selection is not None
+
+
+async def test_refine_all_rewrites_passing_drafts_too(sandbox):
+    a = scripted({"draft": [fenced(BAD)], "refine": [fenced(GOOD)]})
+    b = scripted({"draft": [fenced(GOOD)], "refine": [fenced(GOOD)]}, spec="scripted:b")
+    ctx = make_ctx(sandbox)
+    await Shared(rounds=2, refine="all").solve(PROBLEM, team_of(a, b), ctx)
+    drafts = await ctx.memory.entries(ctx.task_id, "drafts")
+    assert sorted((d["round"], d["agent"]) for d in drafts) == [
+        (0, "agent0"),
+        (0, "agent1"),
+        (1, "agent0"),
+        (1, "agent1"),
+    ]
+    assert "Draft by agent0 (public tests: 0/2 passed)" in b.calls[1][-1]["content"]
 
 
 async def test_all_rounds_run_when_drafts_keep_failing(sandbox):
@@ -85,7 +100,7 @@ async def test_shared_rounds_over_a_real_redis(sandbox, redis_url):
         b = scripted({"draft": [fenced(GOOD)], "refine": [fenced(GOOD)]}, spec="scripted:b")
         sol = await Shared(rounds=1).solve(PROBLEM, team_of(a, b), ctx)
         assert sol.code == GOOD
-        assert len(await memory.entries(ctx.task_id, "drafts")) == 4
+        assert len(await memory.entries(ctx.task_id, "drafts")) == 3  # agent1 passed: it sits round 1 out
         assert GOOD in a.calls[1][-1]["content"]
     finally:
         await memory.delete(ctx.task_id)

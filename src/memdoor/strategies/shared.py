@@ -1,14 +1,16 @@
 """``shared``: rounds over the team's shared memory.
 
 Round 0: every agent writes a draft (memory kind ``drafts``, with its public-test results). Each later
-round: every agent reads the board — the latest draft of each teammate, read back from memory — and
-writes a refined draft. Ends after ``rounds`` refinements, or earlier once every agent's latest draft
-passes the public tests. Then the selector chooses among each agent's best draft.
+round: every agent whose latest draft fails a public test reads the board — the latest draft of each
+teammate, read back from memory — and writes a refined draft; an agent whose draft passes keeps it and
+sits the round out (``refine="all"``: every agent refines). Ends after ``rounds`` refinements, or
+earlier once every agent's latest draft passes the public tests. Then the selector chooses among each
+agent's best draft.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -31,6 +33,11 @@ class SharedConfig(StrategyConfig):
     stop_when_all_pass: bool = Field(
         default=True, description="Stop early once every agent's latest draft passes the public tests."
     )
+    refine: Literal["failing", "all"] = Field(
+        default="failing",
+        description="Who refines in a round: agents whose latest draft fails a public test (a passing "
+        "draft is kept, not rewritten), or every agent.",
+    )
 
 
 class Shared(BaseStrategy):
@@ -48,7 +55,15 @@ class Shared(BaseStrategy):
             if self.config.stop_when_all_pass and all(e["status"] == "passed" for e in board.values()):
                 await run.ctx.event("converged", None, round=r)
                 return
-            await run.together(run.active(), lambda a, r=r, board=board: self.refine(run, a, board, r))
+            await run.together(
+                self.refiners(run, board), lambda a, r=r, board=board: self.refine(run, a, board, r)
+            )
+
+    def refiners(self, run: TeamRun, board: Board) -> list[Agent]:
+        """The agents that refine this round (team order)."""
+        if self.config.refine == "all":
+            return run.active()
+        return [a for a in run.active() if board.get(a.id, {}).get("status") != "passed"]
 
     @staticmethod
     async def board(run: TeamRun) -> Board:
