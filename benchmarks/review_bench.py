@@ -221,6 +221,19 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
     }  # fmt: skip
 
 
+def team_label(agents: int, models: str) -> str:
+    """A team as a reader says it: "5 × qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b + 4 × qwen2.5-coder-0.5b"."""
+    specs = models.split(",")
+    names = [specs[i % len(specs)].split(":", 1)[-1] for i in range(agents)]
+    runs: list[list] = []
+    for n in names:
+        if runs and runs[-1][0] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([n, 1])
+    return " + ".join(n if k == 1 else f"{k} × {n}" for n, k in runs)
+
+
 def answer_stats(rows: list[dict], traces: Path | None) -> str:
     """Per team, from the kept traces: agents' answers, how many had no readable JSON at first, and how
     many were still unusable after the follow-up asking for the block (ReviewConfig.format_retries)."""
@@ -252,7 +265,7 @@ def answer_stats(rows: list[dict], traces: Path | None) -> str:
                         unread += bool(e["data"].get("error"))
                     last[e["agent"]] = e["data"]
             final += sum(bool(d.get("error")) for d in last.values())
-        out.append(f"| {agents}× {models} | {first} | {unread} | {final} |")
+        out.append(f"| {team_label(agents, models)} | {first} | {unread} | {final} |")
     return "\n".join(out)
 
 
@@ -285,7 +298,7 @@ def summary(rows: list[dict]) -> str:
         tflop = f"{sum(known) / len(known) / 1e12:.2f}" if len(known) == len(mine) else "-"
         errors = sum(1 for r in mine if r["error"])
         out.append(
-            f"| {agents}× {models} | {rate(bugs)} | {rate(quiet)} | {rate(anyone)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
+            f"| {team_label(agents, models)} | {rate(bugs)} | {rate(quiet)} | {rate(anyone)} | {rate(alarms)} | {rate(patches)} | {tokens:.0f} "
             f"| {tflop} | {secs:.1f} | {errors} |"
         )
     return "\n".join(out)
@@ -322,7 +335,7 @@ def by_quorum(rows: list[dict]) -> str:
             alarms = [
                 any(counts(g) and g["severity"] in alarming for g in r["groups"]) for r in mine if r["kind"] == "refactor"
             ]  # fmt: skip
-            out.append(f"| {agents}× {models} | {label} | {sum(hits)}/{len(hits)} | {sum(alarms)}/{len(alarms)} |")  # fmt: skip
+            out.append(f"| {team_label(agents, models)} | {label} | {sum(hits)}/{len(hits)} | {sum(alarms)}/{len(alarms)} |")  # fmt: skip
     return "\n".join(out)
 
 
