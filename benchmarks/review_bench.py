@@ -15,7 +15,7 @@ bug, whether a consensus finding is in solution.py within 3 lines of the mutated
 the right place) and whether any agent's finding (consensus or minority) is there; for a refactor, whether any consensus finding is medium or worse (a false alarm);
 whether the consensus patch passes every test (graded on public + hidden tests by the sandbox, not by
 the test command); tokens, calls, compute and seconds; and how many agents' answers had no readable
-JSON at first and after the follow-up asking for it. The summary gives each rate with a bootstrap 95% CI.
+JSON at first and after the follow-up asking for it. The summary gives each rate with a Wilson 95% interval.
 
 With ``--out`` every (row, case) result is appended as one JSON line when it is done, and a run
 with the same ``--out`` skips what is already there (a run killed at any point loses at most the case
@@ -44,7 +44,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from memdoor.bench.stats import bootstrap_ci
+from memdoor.bench.stats import wilson_ci
 from memdoor.grading import grade
 from memdoor.problems.load import load_problems
 from memdoor.problems.model import Problem
@@ -270,7 +270,7 @@ def answer_stats(rows: list[dict], traces: Path | None) -> str:
 
 
 def summary(rows: list[dict]) -> str:
-    """A Markdown table per team: each rate with its bootstrap 95% CI, and mean cost."""
+    """A Markdown table per team: each rate with its Wilson 95% interval, and mean cost."""
     out = [
         "| team | bug detected at the place | of which the public tests miss | some agent at the place "
         "| false alarms on refactorings | consensus patch passes all tests | tokens/case | TFLOP/case | s/case "
@@ -282,7 +282,7 @@ def summary(rows: list[dict]) -> str:
     def rate(values: list[bool]) -> str:
         if not values:
             return "-"
-        lo, hi = bootstrap_ci([float(v) for v in values])
+        lo, hi = wilson_ci(sum(values), len(values))
         return f"{sum(values)}/{len(values)} [{lo:.2f}, {hi:.2f}]"
 
     for agents, models in teams:

@@ -14,6 +14,7 @@ from memdoor.bench.stats import (
     pareto_front,
     percentile,
     spread,
+    wilson_ci,
 )
 
 
@@ -116,3 +117,13 @@ def test_pareto_front_keeps_only_undominated_points_cheapest_first():
     assert pareto_front(points) == [0, 2, 1, 5]
     assert pareto_front([]) == []
     assert pareto_front([(5.0, 0.1)]) == [0]
+
+
+def test_wilson_interval_of_a_pass_rate_does_not_collapse_at_the_edges():
+    assert wilson_ci(8, 20) == pytest.approx((0.2188, 0.6134), abs=1e-4)  # textbook values
+    lo, hi = wilson_ci(32, 32)
+    assert hi == 1.0 and lo == pytest.approx(0.8928, abs=1e-4)  # a bootstrap would say [1, 1]
+    assert wilson_ci(0, 8) == pytest.approx((0.0, 0.3244), abs=1e-4)
+    assert all(math.isnan(x) for x in wilson_ci(0, 0))
+    with pytest.raises(ValueError):
+        wilson_ci(3, 2)

@@ -2,8 +2,9 @@
 breakdowns, the Pareto front and the team-versus-bigger-model table.
 
 Conventions: one sample per (problem, row), so pass@1 is solved / total; a stored error counts as a
-failed problem; rows are compared only on the problems both have results for; bootstrap intervals
-are seeded (:data:`REPORT_SEED`), so the same results always give the same report.
+failed problem; rows are compared only on the problems both have results for; a pass rate's interval
+is Wilson's, a difference's a paired bootstrap, seeded (:data:`REPORT_SEED`), so the same results
+always give the same report.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from memdoor.bench.scaling import Draft, scaling_curve
 from memdoor.bench.stats import (
     RESAMPLES,
     Spread,
-    bootstrap_ci,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_front,
     spread,
+    wilson_ci,
 )
 from memdoor.bench.store import ResultsStore
 from memdoor.calibration import Calibration
@@ -60,7 +61,7 @@ class RowStats(BaseModel):
     errors: int = Field(description="Problems whose run raised (counted as failed).")
     pass_at_1: float | None = Field(description="solved / total (None when no result).")
     ci95: tuple[float | None, float | None] = Field(
-        description="95% percentile-bootstrap interval of pass@1."
+        description="95% Wilson score interval of pass@1 (does not collapse at 0 or all solved)."
     )
     oracle_solved: int | None = Field(
         description="Problems where some candidate passed (None: not recorded)."
@@ -303,10 +304,10 @@ def _no_nan(value: Any) -> Any:
     return value
 
 
-def _ci(values: Sequence[float], resamples: int) -> tuple[float | None, float | None]:
-    if not values:
+def _ci(passed: Sequence[float]) -> tuple[float | None, float | None]:
+    if not passed:
         return (None, None)
-    return bootstrap_ci(values, resamples=resamples, seed=REPORT_SEED)
+    return wilson_ci(int(sum(passed)), len(passed))
 
 
 def row_scaling(row: RowSpec, results: Sequence[ResultRecord]) -> dict[str, dict[str, float]] | None:
@@ -320,7 +321,7 @@ def row_scaling(row: RowSpec, results: Sequence[ResultRecord]) -> dict[str, dict
     return scaling_curve(per_problem, int(count))
 
 
-def row_stats(row: RowSpec, results: Sequence[ResultRecord], *, resamples: int = RESAMPLES) -> RowStats:
+def row_stats(row: RowSpec, results: Sequence[ResultRecord]) -> RowStats:
     passed = [float(r.passed) for r in results]
     total = len(results)
     oracle_known = any(r.oracle is not None for r in results)
@@ -336,7 +337,7 @@ def row_stats(row: RowSpec, results: Sequence[ResultRecord], *, resamples: int =
         total=total,
         errors=sum(r.status == "error" for r in results),
         pass_at_1=sum(passed) / total if total else None,
-        ci95=_ci(passed, resamples),
+        ci95=_ci(passed),
         oracle_solved=oracle_solved,
         oracle_rate=oracle_solved / total if oracle_solved is not None and total else None,
         tokens=spread([float(r.tokens) for r in results]),
@@ -468,7 +469,7 @@ def analyse_results(
     for res in results:
         if res.row in by_row:
             by_row[res.row][res.problem_id] = res
-    stats = [row_stats(r, list(by_row[r.name].values()), resamples=resamples) for r in rows]
+    stats = [row_stats(r, list(by_row[r.name].values())) for r in rows]
     names = [r.name for r in rows]
     pairs = [pair_stats(a, b, by_row, resamples=resamples) for a, b in combinations(names, 2)]
     pair_of = {(p.a, p.b): p for p in pairs}

@@ -125,8 +125,9 @@ def build(analysis: Analysis) -> list[Block]:
     blocks += [Heading(2, "pass@1"), _pass_table(analysis), Image(PASS_PNG, "pass@1 per row")]
     blocks.append(
         Para(
-            f"95% intervals: percentile bootstrap over problems, {analysis.resamples:,} resamples, "
-            f"seed {analysis.seed}. Oracle ceiling: problems where some candidate the team produced passed "
+            "95% intervals of pass@1: Wilson score; of differences between rows (below): percentile "
+            f"bootstrap over problems, pairs kept, {analysis.resamples:,} resamples, seed {analysis.seed}. "
+            "Oracle ceiling: problems where some candidate the team produced passed "
             "every test (a perfect selector's score)."
         )
     )

