@@ -208,7 +208,10 @@ async def test_a_budget_stop_is_still_graded(sandbox, tmp_path):
         strategy=StrategySpec.parse("shared:3"),
         models=["scripted:a"],
         budget=Budget(calls=3),
-        options={"stop_when_all_pass": False},
+        options={
+            "stop_when_all_pass": False,
+            "refine": "all",
+        },  # passing drafts are rewritten: budget runs out
     )
     sol = await solve_problem(problem(), config, env)
     assert sol.stopped == "budget" and sol.passed is True and sol.ledger.totals().calls == 3

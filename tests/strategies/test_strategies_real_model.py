@@ -23,7 +23,7 @@ RUNS = [
     ("single", {}),
     ("parallel:2", {}),
     ("sequential:2", {"rounds": 1}),
-    ("shared:2", {"rounds": 1, "stop_when_all_pass": False}),
+    ("shared:2", {"rounds": 1, "stop_when_all_pass": False, "refine": "all"}),
     ("hybrid:2", {"repair_rounds": 1, "inputs": 3}),
 ]
 
