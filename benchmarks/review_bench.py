@@ -49,10 +49,22 @@ from memdoor.grading import grade
 from memdoor.problems.load import load_problems
 from memdoor.problems.model import Problem
 from memdoor.review.consensus import quorum
+from memdoor.review.findings import severity_rank
 from memdoor.sandbox import SandboxConfig, open_sandbox
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEAR = 3
+
+
+def near(line: int | None, start: int, end: int) -> bool:
+    """A finding on lines ``start``–``end`` is at the mutated ``line`` (within NEAR lines)."""
+    return line is not None and start - NEAR <= line <= end + NEAR
+
+
+def alarming(severity: str) -> bool:
+    """A finding this severe on a correct refactoring is a false alarm."""
+    return severity_rank(severity) >= severity_rank("medium")
+
 
 MUTATIONS: list[tuple[str, str, str]] = [
     ("<= to <", r"<=", "<"),
@@ -195,12 +207,10 @@ async def review_case(case: Case, problem: Problem, agents: int, models: list[st
             patched_ok = grade(problem, patched, sandbox).passed
 
     def at_place(groups) -> bool:
-        return case.line is not None and any(
-            g.file == "solution.py" and g.line - NEAR <= case.line <= g.end_line + NEAR for g in groups
-        )
+        return any(g.file == "solution.py" and near(case.line, g.line, g.end_line) for g in groups)
 
     hit = at_place(report.findings)
-    alarm = any(g.severity in ("medium", "high", "critical") for g in report.findings)
+    alarm = any(alarming(g.severity) for g in report.findings)
     t = report.ledger.totals()
     return {
         "problem_id": case.problem_id, "kind": case.kind, "what": case.what, "agents": agents,
@@ -309,7 +319,6 @@ def by_quorum(rows: list[dict]) -> str:
     team and quorum k (a group counts when at least k agents raised it; the team's rule is ⌈N/2⌉), bugs
     found at the place and false alarms on refactorings; and per model of a mixed team, what its agents
     raised on their own (any group one of them is in). Only results that recorded their groups count."""
-    alarming = ("medium", "high", "critical")
     out = ["| team | who counts | bugs at the place | false alarms on refactorings |", "|---|---|---|---|"]
     for agents, models in sorted({(r["agents"], ",".join(r["models"])) for r in rows}):
         mine = [r for r in rows if (r["agents"], ",".join(r["models"])) == (agents, models) and "groups" in r]
@@ -328,12 +337,12 @@ def by_quorum(rows: list[dict]) -> str:
                 return len(raised) >= k
 
             hits = [
-                any(counts(g) and g["file"] == "solution.py" and g["line"] - NEAR <= r["line"] <= g["end_line"] + NEAR
+                any(counts(g) and g["file"] == "solution.py" and near(r["line"], g["line"], g["end_line"])
                     for g in r["groups"])
                 for r in mine if r["kind"] == "bug"
             ]  # fmt: skip
             alarms = [
-                any(counts(g) and g["severity"] in alarming for g in r["groups"]) for r in mine if r["kind"] == "refactor"
+                any(counts(g) and alarming(g["severity"]) for g in r["groups"]) for r in mine if r["kind"] == "refactor"
             ]  # fmt: skip
             out.append(f"| {team_label(agents, models)} | {label} | {sum(hits)}/{len(hits)} | {sum(alarms)}/{len(alarms)} |")  # fmt: skip
     return "\n".join(out)
@@ -387,9 +396,9 @@ def backfill(rows: list[dict], cases: list[Case], traces: Path) -> int:
             f for d in last.values() if not d.get("error")
             for f in parse_review(d.get("text") or "", agent="", part="solution.py").findings
         ]  # fmt: skip
-        near = line is not None and any(f.line - NEAR <= line <= f.end_line + NEAR for f in found)
+        hit = any(near(line, f.line, f.end_line) for f in found)
         r.update(
-            line=line, any_agent_at_place=near if r["kind"] == "bug" else None, answers=first,
+            line=line, any_agent_at_place=hit if r["kind"] == "bug" else None, answers=first,
             unreadable_first=unread, unreadable_final=sum(bool(d.get("error")) for d in last.values()),
         )  # fmt: skip
         changed += 1
