@@ -156,6 +156,17 @@ class SolveConfig(BaseModel):
         except TypeError as e:
             raise UsageError(f"bad settings for selector {self.selector}: {e}") from None
 
+    def settings(self) -> dict[str, Any]:
+        """What decides the team's behaviour beyond the strategy's name and models: the strategy's options
+        with its defaults filled in, the sampling temperatures and the selector. A bench records it per
+        row, so a default changed between two sittings of one run is caught, not mixed into its results."""
+        return {
+            "options": self.make_strategy().config.model_dump(mode="json"),
+            "temperatures": list(self.temperatures),
+            "selector": self.selector,
+            "selector_options": dict(self.selector_options),
+        }
+
     def make_strategy(self) -> Strategy:
         """The configured strategy object (options checked against its Config: UsageError if bad)."""
         cls = load("strategy", self.strategy.name)

@@ -213,6 +213,28 @@ def test_a_run_is_extended_with_a_new_row_that_replays_the_stored_drafts(tmp_pat
     assert set(json.loads(run_cli("report", out, "--json").stdout)["strategies"]) == {"single", "parallel:2"}
 
 
+def test_redo_drops_a_rows_results_and_makes_them_again(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out, "--limit", "2"]
+    assert run_cli(*base, "--strategies", "single,parallel:2").returncode == 0
+    first = {(r["problem_id"], r["row"]): r for r in stored_rows(out)}
+    doc = json.loads((out / "run.json").read_text())
+    assert all(r["settings"]["options"] and r["settings"]["temperatures"] for r in doc["config"]["rows"])
+    before = snapshot(out)
+    _one_line_error(
+        run_cli(*base, "--strategies", "single,parallel:2", "--redo", "hybrid:2"), "--redo hybrid:2"
+    )
+    assert snapshot(out) == before
+    redone = run_cli(*base, "--strategies", "single,parallel:2", "--redo", "parallel:2")
+    assert redone.returncode == 0, redone.stderr
+    assert "2 stored results dropped" in redone.stderr and "2 already stored" in redone.stdout
+    after = {(r["problem_id"], r["row"]): r for r in stored_rows(out)}
+    assert sorted(after) == sorted(first)
+    for key, row in after.items():  # single kept as it was; parallel:2 made again (new times, same answer)
+        assert (row["started_at"] == first[key]["started_at"]) == (key[1] == "single")
+        assert row["code"] == first[key]["code"] and row["attempts"] == 1
+
+
 def test_a_directory_another_bench_is_writing_is_refused(tmp_path, problem_file, answers):
     out = tmp_path / "out"
     base = ["bench", problem_file, "--model", f"scripted:{answers}", "--strategies", "single", "--limit", "1"]

@@ -217,3 +217,82 @@ def test_each_session_records_its_own_versions(tmp_path):
         sessions = store.sessions()
         assert store.run().versions == {"memdoor": "t"}  # the run keeps what it was made with
     assert [json.loads(s["versions_json"]) for s in sessions] == [{"memdoor": "t"}, {"memdoor": "newer"}]
+
+
+def with_settings(run: RunRecord, **settings: dict) -> RunRecord:
+    """``run`` with the settings given per row name (rows not named keep theirs)."""
+    rows = [r.model_copy(update={"settings": settings.get(r.name, r.settings)}) for r in run.config.rows]
+    return run.model_copy(update={"config": run.config.model_copy(update={"rows": rows})})
+
+
+OLD = {"options": {"refine": "all", "rounds": 2}, "selector": "vote"}
+NEW = {"options": {"refine": "failing", "rounds": 2}, "selector": "vote"}
+
+
+def test_a_row_whose_settings_changed_is_refused_until_it_is_redone(tmp_path):
+    """A strategy default changed between two sittings would mix two rules in one row: refused with one
+    line naming the setting, and --redo drops that row's results (only those) and records the new ones."""
+    first = with_settings(run_record(), single=OLD, **{"parallel:2": OLD})
+    with ResultsStore.create_or_resume(tmp_path, first, PROBLEMS) as store:
+        store.record(result("p0", "single"))
+        store.record(result("p0", "parallel:2"))
+        store.record(result("p1", "parallel:2"))
+        store.save_call("k1", "scripted:x.json", _response("draft"))
+    before = snapshot(tmp_path)
+    changed = with_settings(run_record(), single=OLD, **{"parallel:2": NEW})
+    with pytest.raises(ResultsStoreError) as e:
+        ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS)
+    message = str(e.value)
+    assert "\n" not in message and "parallel:2" in message and "--redo parallel:2" in message
+    assert "options.refine: 'all' → 'failing'" in message
+    assert snapshot(tmp_path) == before
+    with ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS, redo=["parallel:2"]) as store:
+        assert store.dropped == 2
+        assert list(store.statuses()) == [("p0", "single")] and list(store.calls()) == ["k1"]
+        assert {r.name: r.settings for r in store.rows()} == {"single": OLD, "parallel:2": NEW}
+        store.record(result("p0", "parallel:2", code="# redone"))
+    lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["problem_id"], r["row"], r["code"]) for r in lines) == [
+        ("p0", "parallel:2", "# redone"),
+        ("p0", "single", "# p0 single"),
+    ]
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert {r["name"]: r["settings"] for r in doc["config"]["rows"]}["parallel:2"] == NEW
+    # The same command resumes now; the old settings are the ones refused.
+    with ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS) as store:
+        assert store.dropped == 0 and len(store.statuses()) == 2
+    with pytest.raises(ResultsStoreError, match="--redo parallel:2"):
+        ResultsStore.create_or_resume(tmp_path, first, PROBLEMS)
+
+
+def test_a_directory_made_before_settings_were_recorded_takes_them_on_resume(tmp_path):
+    with ResultsStore.create_or_resume(tmp_path, run_record(), PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    with ResultsStore.create_or_resume(tmp_path, with_settings(run_record(), single=NEW), PROBLEMS) as store:
+        assert store.rows()[0].settings == NEW and len(store.statuses()) == 1
+    with pytest.raises(ResultsStoreError, match="--redo single"):
+        ResultsStore.create_or_resume(tmp_path, with_settings(run_record(), single=OLD), PROBLEMS)
+
+
+def test_a_redo_killed_before_the_database_changed_is_refused_then_finished(tmp_path, monkeypatch):
+    """The portable files are rewritten first; a kill before the database's transaction leaves the old
+    settings and results there, which a resume without --redo refuses (never mixes)."""
+    first = with_settings(run_record(), single=OLD)
+    with ResultsStore.create_or_resume(tmp_path, first, PROBLEMS) as store:
+        store.record(result("p0", "single"))
+    changed = with_settings(run_record(), single=NEW)
+    real = ResultsStore._write
+
+    def killed(self, sql, params):
+        if sql.startswith("DELETE FROM results"):
+            raise KeyboardInterrupt  # stands for the kill: nothing of the transaction is committed
+        return real(self, sql, params)
+
+    monkeypatch.setattr(ResultsStore, "_write", killed)
+    with pytest.raises(KeyboardInterrupt):
+        ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS, redo=["single"])
+    monkeypatch.setattr(ResultsStore, "_write", real)
+    with pytest.raises(ResultsStoreError, match="--redo single"):
+        ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS)
+    with ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS, redo=["single"]) as store:
+        assert store.dropped == 1 and store.statuses() == {}

@@ -11,6 +11,7 @@ import json
 import math
 from datetime import date
 from itertools import groupby
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +40,16 @@ class RowSpec(BaseModel):
         description="Languages of the agents, round-robin (``parallel:3#python+javascript+rust``: a "
         "mixed-language team, standard-input problems only); empty: the problems' own.",
     )
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What the row ran with beyond its spec (the strategy's options with defaults filled "
+        "in, temperatures, selector; see SolveConfig.settings), recorded when the run starts; empty in a "
+        "directory made before it was recorded.",
+    )
+
+    def same_row(self, other: RowSpec) -> bool:
+        """The same strategy, team and languages (settings are compared on their own: see ResultsStore)."""
+        return self.model_dump(exclude={"settings"}) == other.model_dump(exclude={"settings"})
 
     @property
     def team(self) -> str:
@@ -51,6 +62,29 @@ class RowSpec(BaseModel):
         if all(c == 1 for c in counts.values()):
             return " + ".join(counts)
         return " + ".join(f"{c}× {m}" for m, c in counts.items())
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def settings_diff(old: dict[str, Any], new: dict[str, Any], most: int = 3) -> str:
+    """What differs between two rows' settings, e.g. ``options.refine: 'all' → 'failing'``."""
+    a, b = _flat(old), _flat(new)
+
+    def show(d: dict[str, Any], k: str) -> str:
+        return repr(d[k]) if k in d else "(none)"
+
+    changes = [
+        f"{k}: {show(a, k)} → {show(b, k)}" for k in sorted(set(a) | set(b)) if show(a, k) != show(b, k)
+    ]
+    more = f" and {len(changes) - most} more" if len(changes) > most else ""
+    return "; ".join(changes[:most]) + more
 
 
 class ProblemFilter(BaseModel):

@@ -27,12 +27,12 @@ import fcntl
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memdoor.bench import portable
-from memdoor.bench.config import RowSpec
+from memdoor.bench.config import RowSpec, settings_diff
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.errors import ResultsStoreError
 from memdoor.models.types import ModelResponse
@@ -172,6 +172,8 @@ class ResultsStore:
         self._conn = conn
         self._conn.row_factory = sqlite3.Row
         self._lock_fd = lock_fd
+        self.dropped = 0
+        """Results dropped when the writer opened (rows named in ``redo``)."""
 
     # -- opening ---------------------------------------------------------------------------------
 
@@ -220,21 +222,26 @@ class ResultsStore:
             raise ResultsStoreError(f"{path}: unreadable run record ({e})") from None
 
     @staticmethod
-    def check_compatible(stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike) -> RunRecord:
+    def check_compatible(
+        stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike, *, redo: Collection[str] = ()
+    ) -> RunRecord:
         """The run ``directory`` holds once ``wanted`` continues it, or ResultsStoreError (one line naming
         what differs) unless it may.
 
         Everything that changes results must match, except the rows: a run may be *extended* with rows
         it does not hold yet (they are added after the stored ones, and replay the stored model calls:
         a new strategy is compared on the very drafts the others had) and may leave stored rows out
-        (their results stay; only the rows asked for run). A row of the same name must be the same row.
+        (their results stay; only the rows asked for run). A row of the same name must be the same row,
+        with the same settings (a strategy default changed in between would mix two rules in one row),
+        unless it is in ``redo`` (its results are dropped and made again). A stored row with no settings
+        recorded (an older directory) takes the wanted row's.
         """
         a, b = stored.config.identity(), wanted.config.identity()
         differ = [k for k in sorted(set(a) | set(b)) if k != "rows" and a.get(k) != b.get(k)]
         if stored.problems_sha256 != wanted.problems_sha256:
             differ.append("problems")
         held = {r.name: r for r in stored.config.rows}
-        clash = [r.name for r in wanted.config.rows if r.name in held and held[r.name] != r]
+        clash = [r.name for r in wanted.config.rows if r.name in held and not held[r.name].same_row(r)]
         if clash:
             differ.append(f"rows ({', '.join(clash)} defined otherwise)")
         if differ:
@@ -242,11 +249,31 @@ class ResultsStore:
                 f"{directory} holds results of another configuration (differs in: {', '.join(differ)}); "
                 "rerun the exact same command to resume (rows may be added or left out), or use another --out"
             )
-        added = [r for r in wanted.config.rows if r.name not in held]
-        if not added:
+        for r in wanted.config.rows:
+            old = held.get(r.name)
+            if (
+                old is None
+                or r.name in redo
+                or not old.settings
+                or not r.settings
+                or old.settings == r.settings
+            ):
+                continue
+            raise ResultsStoreError(
+                f"{directory}: row {r.name} now runs with other settings than its stored results were made "
+                f"with ({settings_diff(old.settings, r.settings)}); add --redo {r.name} to drop its results "
+                "and run it again, or use another --out"
+            )
+        wanted_rows = {r.name: r for r in wanted.config.rows}
+        rows = []
+        for r in stored.config.rows:
+            new = wanted_rows.get(r.name)
+            adopt = new is not None and new.settings and (not r.settings or r.name in redo)
+            rows.append(r.model_copy(update={"settings": new.settings}) if adopt else r)
+        rows += [r for r in wanted.config.rows if r.name not in held]
+        if rows == stored.config.rows:
             return stored
-        config = stored.config.model_copy(update={"rows": [*stored.config.rows, *added]})
-        return stored.model_copy(update={"config": config})
+        return stored.model_copy(update={"config": stored.config.model_copy(update={"rows": rows})})
 
     @classmethod
     def open(cls, directory: str | os.PathLike) -> ResultsStore:
@@ -267,17 +294,19 @@ class ResultsStore:
         problems: Sequence[ProblemInfo],
         *,
         argv: Sequence[str] = (),
+        redo: Collection[str] = (),
     ) -> ResultsStore:
         """Open ``directory`` for writing: create it for ``run``, or resume it if it holds the same run.
 
         Refuses (ResultsStoreError, nothing changed) a directory holding another configuration, and
-        one another bench is writing to.
+        one another bench is writing to. The stored results of the rows named in ``redo`` are dropped
+        (``store.dropped`` says how many), so the run makes them again under the row's current settings.
         """
         directory = Path(directory)
         versions = run.versions  # this session's, for its sessions row (the run keeps its first ones)
         stored = cls.inspect(directory)
         if stored is not None:
-            run = cls.check_compatible(stored, run, directory)
+            run = cls.check_compatible(stored, run, directory, redo=redo)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -304,9 +333,10 @@ class ResultsStore:
             merged = cls._read_run(conn, path)
             shipped = portable.read_run(directory)  # rows another machine added travel in run.json
             for other in (shipped, run) if shipped is not None else (run,):
-                merged = cls.check_compatible(merged, other, directory)
-            store._add_rows(merged)
+                merged = cls.check_compatible(merged, other, directory, redo=redo)
+            store._sync_rows(merged, skip=redo)
             store._import_portable()
+            store.dropped = store._redo(merged, redo)
             store._write(
                 "INSERT INTO sessions (started_at, argv_json, versions_json) VALUES (?, ?, ?)",
                 (now_iso(), json.dumps(list(argv)), json.dumps(versions, sort_keys=True)),
@@ -440,11 +470,13 @@ class ResultsStore:
         calls = [(k, m, r) for k, (m, r) in self._call_rows().items()]
         portable.write_all(self.directory, self.run(), self.results(), calls)
 
-    def _add_rows(self, run: RunRecord) -> None:
-        """Record rows ``run`` has and the database does not (a run extended with new rows)."""
-        held = {r.name for r in self.rows()}
+    def _sync_rows(self, run: RunRecord, *, skip: Collection[str] = ()) -> None:
+        """Record rows ``run`` has and the database does not (a run extended with new rows), and settings
+        a stored row had none of; rows in ``skip`` keep their stored record (see :meth:`_redo`)."""
+        held = {r.name: r for r in self.rows()}
         added = [r for r in run.config.rows if r.name not in held]
-        if not added:
+        changed = [r for r in run.config.rows if r.name in held and r.name not in skip and r != held[r.name]]
+        if not added and not changed:
             return
         with self._transaction():
             self._write(
@@ -453,6 +485,32 @@ class ResultsStore:
             )
             for i, row in enumerate(added, start=len(held)):
                 self._write("INSERT INTO rows VALUES (?, ?, ?)", (row.name, i, row.model_dump_json()))
+            for row in changed:
+                self._write("UPDATE rows SET spec_json = ? WHERE name = ?", (row.model_dump_json(), row.name))
+
+    def _redo(self, run: RunRecord, names: Collection[str]) -> int:
+        """Drop the stored results of the rows ``names`` and record their settings from ``run``; returns how
+        many results were dropped. The portable files are rewritten first: a kill in between leaves the
+        database with the old settings and results, which the next resume refuses without --redo."""
+        names = [n for n in names if n in {r.name for r in self.rows()}]
+        if not names:
+            return 0
+        kept = [r for r in self.results() if r.row not in names]
+        calls = [(k, m, r) for k, (m, r) in self._call_rows().items()]
+        portable.write_all(self.directory, run, kept, calls)
+        marks = ", ".join("?" for _ in names)
+        specs = {r.name: r for r in run.config.rows}
+        with self._transaction():
+            dropped = self._write(f"DELETE FROM results WHERE row IN ({marks})", names)
+            for name in names:
+                self._write(
+                    "UPDATE rows SET spec_json = ? WHERE name = ?", (specs[name].model_dump_json(), name)
+                )
+            self._write(
+                "UPDATE run SET config_json = ?, identity_json = ? WHERE id = 1",
+                (run.config.model_dump_json(), run.config.identity_json()),
+            )
+        return dropped
 
     def save_call(self, key: str, model: str, response: ModelResponse) -> None:
         """Keep one computed model call of ``model`` (a spec), committed at once; a key already kept is

@@ -44,13 +44,15 @@ def problems_digest(problems: Sequence[Problem]) -> str:
 
 
 def new_run(config: BenchConfig, problems: Sequence[Problem], sandbox: str) -> RunRecord:
-    """The record of a run of ``config`` over ``problems`` starting now: the problems' digest, the versions
-    of what it runs on (``sandbox``: the isolation in use) and the time."""
+    """The record of a run of ``config`` over ``problems`` starting now: the problems' digest, each row's
+    settings, the versions of what it runs on (``sandbox``: the isolation in use) and the time."""
+    from memdoor.bench.loop import solve_config
     from memdoor.bench.store import now_iso
     from memdoor.bench.versions import package_versions
 
+    rows = [r.model_copy(update={"settings": solve_config(config, r).settings()}) for r in config.rows]
     return RunRecord(
-        config=config,
+        config=config.model_copy(update={"rows": rows}),
         problems_sha256=problems_digest(problems),
         problem_count=len(problems),
         versions=package_versions(sandbox),

@@ -140,6 +140,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--retry-errors", action="store_true", help="also retry stored non-environmental errors"
     )
     parser.add_argument(
+        "--redo",
+        metavar="ROWS",
+        default="",
+        help="comma-separated row names (as in the report) whose stored results are dropped and made "
+        "again, e.g. after a strategy's defaults changed",
+    )
+    parser.add_argument(
         "--max-errors",
         type=POSITIVE,
         default=10,
@@ -155,6 +162,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="distributed team: model calls go to `memdoor worker` processes on this Redis "
         "(see docs/distributed.md)",
     )
+
+
+def redo_rows(args: argparse.Namespace) -> list[str]:
+    """The row names given with --redo."""
+    return [n.strip() for n in (getattr(args, "redo", None) or "").split(",") if n.strip()]
 
 
 def build_config(args: argparse.Namespace) -> BenchConfig:
@@ -177,6 +189,11 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
         until=parse_date("--until", args.until),
         limit=args.limit,
     )
+    unknown = [n for n in redo_rows(args) if n not in {r.name for r in rows}]
+    if unknown:
+        raise UsageError(
+            f"--redo {unknown[0]}: not a row of this command (its rows: {', '.join(r.name for r in rows)})"
+        )
     if filters.since and filters.until and filters.since > filters.until:
         raise UsageError(f"--since {filters.since} is after --until {filters.until}")
     return BenchConfig(
@@ -238,8 +255,9 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             open_env(pool=pool, trace_dir=traces, slots=os.cpu_count() or 1)
         )
         run_record = new_run(config, problems, env.sandbox.name)
+        redo = redo_rows(args)
         if stored is not None:
-            ResultsStore.check_compatible(stored, run_record, args.out)
+            ResultsStore.check_compatible(stored, run_record, args.out, redo=redo)
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
         options = BenchOptions(
             concurrency=args.concurrency,
@@ -252,7 +270,12 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             # writes the trace file into DIR/traces.
             return dataclasses.replace(env, memory=open_memory(None))
 
-        with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv) as store:
+        with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv, redo=redo) as store:
+            if redo:
+                print(
+                    f"bench: --redo {', '.join(redo)}: {store.dropped} stored results dropped",
+                    file=sys.stderr,
+                )
             outcome = await run_bench(
                 problems, config, store, make_env, options=options, progress=make_progress()
             )
