@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memdoor.bench import portable
 from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.store import DB_NAME, ResultsStore
@@ -274,24 +275,36 @@ def test_a_directory_made_before_settings_were_recorded_takes_them_on_resume(tmp
         ResultsStore.create_or_resume(tmp_path, with_settings(run_record(), single=OLD), PROBLEMS)
 
 
-def test_a_redo_killed_before_the_database_changed_is_refused_then_finished(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kill_at", ["portable files", "database"])
+def test_a_redo_killed_before_the_database_changed_is_refused_then_finished(tmp_path, monkeypatch, kill_at):
     """The portable files are rewritten first; a kill before the database's transaction leaves the old
-    settings and results there, which a resume without --redo refuses (never mixes)."""
-    first = with_settings(run_record(), single=OLD)
+    settings and results there, which a resume without --redo refuses (never mixes) — also when the same
+    command adds a row (whose record is written before the redo)."""
+    first = with_settings(run_record("single"), single=OLD)
     with ResultsStore.create_or_resume(tmp_path, first, PROBLEMS) as store:
         store.record(result("p0", "single"))
-    changed = with_settings(run_record(), single=NEW)
-    real = ResultsStore._write
+    changed = with_settings(run_record("single,parallel:2"), single=NEW)
+    real_write, real_files = ResultsStore._write, portable.write_all
+    rewrites = []
 
-    def killed(self, sql, params):
+    def killed_write(self, sql, params):
         if sql.startswith("DELETE FROM results"):
             raise KeyboardInterrupt  # stands for the kill: nothing of the transaction is committed
-        return real(self, sql, params)
+        return real_write(self, sql, params)
 
-    monkeypatch.setattr(ResultsStore, "_write", killed)
+    def killed_files(directory, run, results, calls):
+        rewrites.append(run)
+        if len(rewrites) == 2:  # the first rewrite is the resume's own, the second the redo's
+            raise KeyboardInterrupt
+        return real_files(directory, run, results, calls)
+
+    if kill_at == "database":
+        monkeypatch.setattr(ResultsStore, "_write", killed_write)
+    else:
+        monkeypatch.setattr(portable, "write_all", killed_files)
     with pytest.raises(KeyboardInterrupt):
         ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS, redo=["single"])
-    monkeypatch.setattr(ResultsStore, "_write", real)
+    monkeypatch.undo()
     with pytest.raises(ResultsStoreError, match="--redo single"):
         ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS)
     with ResultsStore.create_or_resume(tmp_path, changed, PROBLEMS, redo=["single"]) as store:

@@ -11,13 +11,17 @@ import json
 import math
 from datetime import date
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from memdoor.budget import Budget
 from memdoor.errors import UsageError
 from memdoor.models.pool import split_spec
 from memdoor.problems.languages import parse_languages
+
+if TYPE_CHECKING:
+    from memdoor.runner import SolveConfig
 
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -137,6 +141,22 @@ class BenchConfig(BaseModel):
     @property
     def row_names(self) -> list[str]:
         return [r.name for r in self.rows]
+
+
+def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
+    """The runner's configuration for one row: same budget (tokens, compute), seed and token cap for every
+    row; agent i samples alike in every row (see :func:`memdoor.team.team_configs`)."""
+    from memdoor.runner import SolveConfig, StrategySpec
+
+    return SolveConfig(
+        strategy=StrategySpec.parse(row.strategy),
+        models=list(row.models),
+        budget=Budget(tokens=config.budget_tokens, compute=config.budget_compute),
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        params=dict(config.params),
+        languages=list(row.languages),
+    )
 
 
 def parse_strategy(text: str) -> str:

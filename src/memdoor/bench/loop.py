@@ -31,13 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdoor.bench.config import BenchConfig, RowSpec
+from memdoor.bench.config import BenchConfig, RowSpec, solve_config
 from memdoor.bench.draws import Draws, paired_pool
 from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
 from memdoor.bench.scaling import Draft
 from memdoor.bench.store import ResultsStore, now_iso
-from memdoor.budget import Budget
 from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
 from memdoor.judge import Judge
 from memdoor.problems.languages import answer_in
@@ -239,22 +238,6 @@ def result_from_error(
         wall_seconds=seconds,
         started_at=started,
         finished_at=now_iso(),
-    )
-
-
-def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
-    """The runner's configuration for one row: same budget (tokens, compute), seed and token cap for every
-    row; agent i samples alike in every row (see :func:`memdoor.team.team_configs`)."""
-    from memdoor.runner import SolveConfig, StrategySpec
-
-    return SolveConfig(
-        strategy=StrategySpec.parse(row.strategy),
-        models=list(row.models),
-        budget=Budget(tokens=config.budget_tokens, compute=config.budget_compute),
-        seed=config.seed,
-        max_tokens=config.max_tokens,
-        params=dict(config.params),
-        languages=list(row.languages),
     )
 
 

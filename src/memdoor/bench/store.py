@@ -472,20 +472,28 @@ class ResultsStore:
 
     def _sync_rows(self, run: RunRecord, *, skip: Collection[str] = ()) -> None:
         """Record rows ``run`` has and the database does not (a run extended with new rows), and settings
-        a stored row had none of; rows in ``skip`` keep their stored record (see :meth:`_redo`)."""
+        a stored row had none of; rows in ``skip`` keep their stored record until :meth:`_redo` drops
+        their results (so a kill in between cannot leave new settings over old results)."""
         held = {r.name: r for r in self.rows()}
+        rows = [held[r.name] if r.name in skip and r.name in held else r for r in run.config.rows]
+        kept = run.model_copy(update={"config": run.config.model_copy(update={"rows": rows})})
+        if kept.config != self.run().config:
+            with self._transaction():
+                self._save_rows(kept)
+
+    def _save_rows(self, run: RunRecord) -> None:
+        """Write ``run``'s configuration and its rows: new ones after the held, changed ones in place (call
+        inside a transaction)."""
+        held = {r.name: r for r in self.rows()}
+        self._write(
+            "UPDATE run SET config_json = ?, identity_json = ? WHERE id = 1",
+            (run.config.model_dump_json(), run.config.identity_json()),
+        )
         added = [r for r in run.config.rows if r.name not in held]
-        changed = [r for r in run.config.rows if r.name in held and r.name not in skip and r != held[r.name]]
-        if not added and not changed:
-            return
-        with self._transaction():
-            self._write(
-                "UPDATE run SET config_json = ?, identity_json = ? WHERE id = 1",
-                (run.config.model_dump_json(), run.config.identity_json()),
-            )
-            for i, row in enumerate(added, start=len(held)):
-                self._write("INSERT INTO rows VALUES (?, ?, ?)", (row.name, i, row.model_dump_json()))
-            for row in changed:
+        for i, row in enumerate(added, start=len(held)):
+            self._write("INSERT INTO rows VALUES (?, ?, ?)", (row.name, i, row.model_dump_json()))
+        for row in run.config.rows:
+            if row.name in held and row != held[row.name]:
                 self._write("UPDATE rows SET spec_json = ? WHERE name = ?", (row.model_dump_json(), row.name))
 
     def _redo(self, run: RunRecord, names: Collection[str]) -> int:
@@ -499,17 +507,9 @@ class ResultsStore:
         calls = [(k, m, r) for k, (m, r) in self._call_rows().items()]
         portable.write_all(self.directory, run, kept, calls)
         marks = ", ".join("?" for _ in names)
-        specs = {r.name: r for r in run.config.rows}
         with self._transaction():
             dropped = self._write(f"DELETE FROM results WHERE row IN ({marks})", names)
-            for name in names:
-                self._write(
-                    "UPDATE rows SET spec_json = ? WHERE name = ?", (specs[name].model_dump_json(), name)
-                )
-            self._write(
-                "UPDATE run SET config_json = ?, identity_json = ? WHERE id = 1",
-                (run.config.model_dump_json(), run.config.identity_json()),
-            )
+            self._save_rows(run)
         return dropped
 
     def save_call(self, key: str, model: str, response: ModelResponse) -> None:

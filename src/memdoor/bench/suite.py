@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from memdoor.bench.config import BenchConfig, ProblemFilter
+from memdoor.bench.config import BenchConfig, ProblemFilter, solve_config
 from memdoor.bench.records import RunRecord
 from memdoor.problems.model import Problem
 
@@ -46,7 +46,6 @@ def problems_digest(problems: Sequence[Problem]) -> str:
 def new_run(config: BenchConfig, problems: Sequence[Problem], sandbox: str) -> RunRecord:
     """The record of a run of ``config`` over ``problems`` starting now: the problems' digest, each row's
     settings, the versions of what it runs on (``sandbox``: the isolation in use) and the time."""
-    from memdoor.bench.loop import solve_config
     from memdoor.bench.store import now_iso
     from memdoor.bench.versions import package_versions
 

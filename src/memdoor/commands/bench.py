@@ -166,7 +166,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def redo_rows(args: argparse.Namespace) -> list[str]:
     """The row names given with --redo."""
-    return [n.strip() for n in (getattr(args, "redo", None) or "").split(",") if n.strip()]
+    return [n.strip() for n in args.redo.split(",") if n.strip()]
 
 
 def build_config(args: argparse.Namespace) -> BenchConfig:
