@@ -91,3 +91,43 @@ async def test_without_public_tests_agreement_means_nothing_and_the_cascade_esca
     await Cascade().solve(untested, team_of(*models), make_ctx(sandbox, events=events))
     assert len(models[0].calls) == 1
     assert [e.data["escalated"] for e in events if e.kind == "cascade"] == [True]
+
+
+def sized(team, *parameters):
+    """The team with its agents' model sizes set (as the runner sets them from the catalog)."""
+    for agent, p in zip(team.agents, parameters, strict=True):
+        agent.config.parameters = p
+    return team
+
+
+async def test_the_biggest_model_is_the_escalation_wherever_it_sits_in_the_team(sandbox):
+    # cascade:2@SMALL*1+BIG*1: the cheap agent 0 drafts what `single` of SMALL drafts; the big agent 1
+    # is asked only when that draft fails the public tests.
+    cheap, big = (
+        scripted({"draft": [fenced(GOOD)]}, spec="scripted:small"),
+        scripted({"draft": [fenced(GOOD2)]}),
+    )
+    sol = await Cascade().solve(PROBLEM, sized(team_of(cheap, big), 0.5e9, 1.5e9), make_ctx(sandbox))
+    assert cheap.calls == [messages.draft(PROBLEM, 0)] and big.calls == []
+    assert sol.code == GOOD and sol.agent == "agent0"
+
+    cheap, big = (
+        scripted({"draft": [fenced(BAD)]}, spec="scripted:small"),
+        scripted({"draft": [fenced(GOOD2)]}),
+    )
+    events: list = []
+    sol = await Cascade().solve(
+        PROBLEM, sized(team_of(cheap, big), 0.5e9, 1.5e9), make_ctx(sandbox, events=events)
+    )
+    assert len(cheap.calls) == 1 and big.calls == [messages.draft(PROBLEM, 1)]
+    assert sol.code == GOOD2 and sol.agent == "agent1"
+    assert [e.data["escalated"] for e in events if e.kind == "cascade"] == [True]
+
+
+async def test_with_a_size_unknown_the_first_agents_are_the_escalation(sandbox):
+    first, second = (
+        scripted({"draft": [fenced(GOOD2)]}),
+        scripted({"draft": [fenced(GOOD)]}, spec="scripted:b"),
+    )
+    sol = await Cascade().solve(PROBLEM, sized(team_of(first, second), None, 1.5e9), make_ctx(sandbox))
+    assert first.calls == [] and sol.code == GOOD and sol.agent == "agent1"

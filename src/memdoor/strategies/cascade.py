@@ -1,7 +1,8 @@
 """``cascade``: the cheap agents first; the strong agents only when the cheap team is unsure.
 
-The first ``strong`` agents of the team are the escalation (a bigger model: ``cascade:5@BIG*1+SMALL*4``);
-the others draft at once and the selector votes on their drafts. The team answers without escalating
+The ``strong`` agents of the biggest models are the escalation (``cascade:5@BIG*1+SMALL*4``, or
+``cascade:2@SMALL*1+BIG*1`` where the cheap agent 0 drafts exactly what ``single`` of SMALL drafts); when a
+model's size is unknown, or every agent has the same, the first ``strong`` agents are. The others draft at once and the selector votes on their drafts. The team answers without escalating
 when a group of at least ``agree`` cheap agents (default: a majority of them) behaves alike and passes
 the public tests. Otherwise the strong agents draft too, and the answer is chosen among the strong
 drafts that pass the public tests (the bigger model is trusted over a split small team), or, when none
@@ -25,7 +26,10 @@ class CascadeConfig(StrategyConfig):
     """Options of ``cascade``."""
 
     strong: int = Field(
-        default=1, ge=1, description="The first N agents are the escalation (the bigger model)."
+        default=1,
+        ge=1,
+        description="How many agents are the escalation: those of the biggest models (the first N when "
+        "sizes are unknown or equal).",
     )
     agree: int | None = Field(
         default=None,
@@ -58,10 +62,18 @@ class Cascade(BaseStrategy):
         await run.together([a for a in strong if a in run.active()], run.draft)
 
     def split(self, run: TeamRun) -> tuple[list[Agent], list[Agent]]:
-        """(strong agents, cheap agents still standing)."""
-        k = min(self.config.strong, len(run.team.agents))
+        """(strong agents, cheap agents still standing): the ``strong`` agents with the most parameters
+        (team order among equals), or the first ones when some agent's size is unknown."""
+        agents = run.team.agents
+        k = min(self.config.strong, len(agents))
+        sizes = [a.config.parameters for a in agents]
+        if all(s is not None for s in sizes):
+            ranked = sorted(range(len(agents)), key=lambda i: -(sizes[i] or 0.0))  # stable
+            strong = [agents[i] for i in sorted(ranked[:k])]
+        else:
+            strong = agents[:k]
         active = run.active()
-        return run.team.agents[:k], [a for a in run.team.agents[k:] if a in active]
+        return strong, [a for a in agents if a not in strong and a in active]
 
     @staticmethod
     def agreeing(sel: Selection | None) -> int:
