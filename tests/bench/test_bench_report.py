@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from memdoor.bench.analysis import analyse
+from memdoor.bench.analysis import PairStats, TeamVsSingle, analyse, verdicts
 from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_HTML, REPORT_MD, write_report
@@ -95,6 +95,12 @@ def test_analysis_numbers_match_the_stored_results(results_dir):
     # parallel solves 0..11, the baseline 2..12: 2 wins (0, 1), 1 loss (12).
     assert (t.pair.wins, t.pair.losses) == (2, 1) and t.pair.p_value == pytest.approx(1.0)
     assert t.token_ratio == pytest.approx(609.5 / 129.5)
+    assert t.holm_p == 1.0
+    lone = next(t for t in a.team_vs_single if t.team == "single")  # 2 wins, 5 losses: the smaller p, ×2
+    assert lone.holm_p == pytest.approx(2 * mcnemar_exact(2, 5)) and lone.holm_p < 1
+    [v] = a.verdicts  # parallel:5 is ahead (2/1) but costs more; single is behind
+    assert (v.baseline, v.comparisons, v.better, v.better_uncorrected) == (BASE, 2, [], [])
+    assert v.cheapest_better is None and v.as_good_for_less == []
 
     diff = next(b for b in a.breakdowns if b.by == "difficulty")
     assert diff.groups == ["easy", "medium", "hard"]
@@ -126,6 +132,7 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
         assert "Equal budget" in text and "4,000 tokens" in text
         assert "Team vs bigger single model" in text and BASE in text
         assert "0.125" in text  # single vs parallel:5, McNemar
+        assert "Holm p" in text and "no team is significantly better" in text
         assert "unpriced" in text
         assert "Caution: 5 of 20 problems have no hidden tests" in text
         assert "parallel:5 vs single@local:qwen2.5-coder-1.5b on 20 problems: +5.0 points" in text
@@ -241,3 +248,44 @@ def test_a_row_added_later_can_be_left_out_until_it_catches_up(tmp_path):
     assert whole.problems_compared == 1 and whole.row("single").total == 1
     assert [r.name for r in only.rows] == ["single"]
     assert only.row("single").total == 3 and only.row("single").solved == 2
+
+
+def vs(
+    team: str, wins: int, losses: int, p: float, compute: float | None, tokens: float = 2.0
+) -> TeamVsSingle:
+    pair = PairStats(
+        a=team,
+        b="big",
+        problems=40,
+        a_solved=30 + wins - losses,
+        b_solved=30,
+        wins=wins,
+        losses=losses,
+        both=30 - losses,
+        neither=10 - wins,
+        diff=(wins - losses) / 40,
+        diff_ci95=(None, None),
+        p_value=p,
+    )
+    return TeamVsSingle(
+        team=team, baseline="big", pair=pair, token_ratio=tokens, compute_ratio=compute, seconds_ratio=1.0
+    )
+
+
+def test_the_verdict_corrects_for_every_comparison_and_names_the_cheapest_team():
+    family = [
+        vs("wide", 12, 0, 0.0005, 6.0),  # better even after Holm (×4 = 0.002)
+        vs("narrow", 9, 0, 0.004, 3.0),  # ×3 = 0.012: better, and cheaper than wide
+        vs("lucky", 6, 0, 0.031, 2.0),  # ×2 = 0.062: significant only uncorrected
+        vs("cascade", 3, 2, 1.0, 0.66),  # no better, but as good for less compute
+    ]
+    ps = [0.002, 0.012, 0.062, 1.0]
+    family = [t.model_copy(update={"holm_p": p}) for t, p in zip(family, ps, strict=True)]
+    [v] = verdicts(family)
+    assert v.comparisons == 4
+    assert v.better == ["narrow", "wide"] and v.cheapest_better == "narrow"  # cheapest first
+    assert v.better_uncorrected == ["lucky", "narrow", "wide"]
+    assert v.as_good_for_less == ["cascade"]
+    # A team whose model size is unknown is costed in tokens.
+    [v] = verdicts([vs("remote", 3, 1, 0.6, None, tokens=0.5)])
+    assert v.as_good_for_less == ["remote"] and v.better == []

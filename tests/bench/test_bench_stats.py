@@ -9,6 +9,7 @@ import pytest
 
 from memdoor.bench.stats import (
     bootstrap_ci,
+    holm,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_front,
@@ -127,3 +128,10 @@ def test_wilson_interval_of_a_pass_rate_does_not_collapse_at_the_edges():
     assert all(math.isnan(x) for x in wilson_ci(0, 0))
     with pytest.raises(ValueError):
         wilson_ci(3, 2)
+
+
+def test_holm_multiplies_the_smallest_p_by_m_and_never_lets_a_larger_p_come_out_smaller():
+    # sorted: 0.005×4 = 0.02, 0.01×3 = 0.03, 0.03×2 = 0.06, 0.04×1 = 0.04 → raised to 0.06 (monotone)
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]  # capped at 1
+    assert holm([0.031]) == [0.031] and holm([]) == []

@@ -26,6 +26,7 @@ from memdoor.bench.scaling import Draft, scaling_curve
 from memdoor.bench.stats import (
     RESAMPLES,
     Spread,
+    holm,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_front,
@@ -143,6 +144,63 @@ class TeamVsSingle(BaseModel):
     seconds_ratio: float | None = Field(
         description="Team seconds per problem / baseline seconds per problem."
     )
+    holm_p: float = Field(
+        default=1.0,
+        description="The McNemar p-value adjusted (Holm) for every team compared with this baseline: "
+        "below 0.05, the team is better even counting the chance that one of many comparisons looks so.",
+    )
+
+    def ratio(self) -> float | None:
+        """Compute ratio where known, else the token ratio: what "cheaper" means in a verdict."""
+        return self.compute_ratio if self.compute_ratio is not None else self.token_ratio
+
+
+class Verdict(BaseModel):
+    """The plain answer for one baseline: which teams beat it, the cheapest of them, and which match it
+    for less (cost: compute, or tokens where a model's size is unknown)."""
+
+    baseline: str
+    comparisons: int = Field(description="Teams compared with the baseline (the family Holm corrects for).")
+    better: list[str] = Field(description="Teams better with Holm-adjusted p < 0.05, cheapest first.")
+    better_uncorrected: list[str] = Field(
+        description="Teams better with p < 0.05 before the correction, cheapest first."
+    )
+    cheapest_better: str | None = Field(
+        description="The cheapest team of ``better`` (None: no team is, after the correction)."
+    )
+    as_good_for_less: list[str] = Field(
+        description="Teams solving at least as many problems as the baseline at less cost, cheapest first."
+    )
+
+
+ALPHA = 0.05
+"""Significance level of the report's verdicts and plain-language sentences."""
+
+
+def verdicts(vs: Sequence[TeamVsSingle]) -> list[Verdict]:
+    """One :class:`Verdict` per baseline of ``vs``."""
+    out = []
+    for base in dict.fromkeys(t.baseline for t in vs):
+        family = sorted(
+            (t for t in vs if t.baseline == base), key=lambda t: (t.ratio() is None, t.ratio() or 0)
+        )
+        ahead = [t for t in family if t.pair.wins > t.pair.losses]
+        better = [t.team for t in ahead if t.holm_p < ALPHA]
+        out.append(
+            Verdict(
+                baseline=base,
+                comparisons=len(family),
+                better=better,
+                better_uncorrected=[t.team for t in ahead if t.pair.p_value < ALPHA],
+                cheapest_better=better[0] if better else None,
+                as_good_for_less=[
+                    t.team
+                    for t in family
+                    if t.pair.a_solved >= t.pair.b_solved and t.ratio() is not None and (t.ratio() or 0) < 1
+                ],
+            )
+        )
+    return out
 
 
 class Cell(BaseModel):
@@ -201,6 +259,7 @@ class Analysis(BaseModel):
     rows: list[RowStats]
     pairs: list[PairStats]
     team_vs_single: list[TeamVsSingle]
+    verdicts: list[Verdict] = Field(default_factory=list, description="The plain answer per baseline.")
     breakdowns: list[Breakdown]
     pareto: list[str] = Field(description="Rows on the cost–accuracy front (cost on ``axis`` vs pass@1).")
     axis: str = Field(default="tokens", description="Cost axis of the front and chart (see AXES).")
@@ -267,6 +326,7 @@ class Analysis(BaseModel):
             "strategies": strategies,
             "pairs": [p.model_dump(mode="json") for p in self.pairs],
             "team_vs_single": [t.model_dump(mode="json") for t in self.team_vs_single],
+            "verdicts": [v.model_dump(mode="json") for v in self.verdicts],
             "breakdowns": {b.by: b.model_dump(mode="json")["cells"] for b in self.breakdowns},
             "pareto_front": self.pareto,
             "cost_axis": self.axis,
@@ -490,6 +550,10 @@ def analyse_results(
                     seconds_ratio=_ratio(t.seconds.mean, b.seconds.mean),
                 )
             )
+    for base in (r for r in rows if r.baseline):
+        family = [t for t in vs if t.baseline == base.name]
+        for t, p in zip(family, holm([t.pair.p_value for t in family]), strict=True):
+            t.holm_p = p
     breakdowns = [
         b
         for b in (
@@ -516,6 +580,7 @@ def analyse_results(
         rows=stats,
         pairs=pairs,
         team_vs_single=vs,
+        verdicts=verdicts(vs),
         breakdowns=breakdowns,
         pareto=[scored[i].name for i in front],
         axis=axis,

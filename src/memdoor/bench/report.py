@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from memdoor.bench.analysis import AXIS_LABELS, Analysis, PairStats, RowStats
+from memdoor.bench.analysis import ALPHA, AXIS_LABELS, Analysis, PairStats, RowStats, TeamVsSingle, Verdict
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
 from memdoor.calibration import Calibration
@@ -16,8 +16,6 @@ from memdoor.tracestore import TraceRecord
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
-ALPHA = 0.05
-"""Significance level used in the report's plain-language sentences."""
 
 
 def _languages(counts: dict[str, int]) -> str:
@@ -71,6 +69,35 @@ def _pair_sentence(p: PairStats) -> str:
         f"{p.a} vs {p.b} on {p.problems} problems: {diff:+.1f} points {ci(p.diff_ci95, True)}, "
         f"{p.wins} wins / {p.losses} losses, McNemar p = {pvalue(p.p_value)} — {verdict}."
     )
+
+
+def _verdict_sentence(v: Verdict, vs: list[TeamVsSingle]) -> str:
+    """The plain answer against one baseline: who beats it (Holm-corrected), the cheapest, who matches it
+    for less."""
+    of = {t.team: t for t in vs if t.baseline == v.baseline}
+
+    def cost(team: str) -> str:
+        t = of[team]
+        kind = "compute" if t.compute_ratio is not None else "tokens"
+        return f"{team} ({num(t.ratio(), 2)}× {kind}, {num(t.seconds_ratio, 2)}× seconds)"
+
+    head = (
+        f"**Against {v.baseline}** ({v.comparisons} teams compared, p-values corrected with Holm's method): "
+    )
+    if v.better:
+        text = f"better: {', '.join(cost(t) for t in v.better)}; the cheapest is {v.cheapest_better}."
+    else:
+        text = "no team is significantly better once every comparison is counted"
+        if v.better_uncorrected:
+            text += f" (before the correction, p < {ALPHA:.0%}: {', '.join(cost(t) for t in v.better_uncorrected)})"
+        text += "."
+    if v.as_good_for_less:
+        text += (
+            f" At least as many problems solved for less: {', '.join(cost(t) for t in v.as_good_for_less)}."
+        )
+    else:
+        text += " No team solves as many problems for less."
+    return head + text
 
 
 def build(analysis: Analysis) -> list[Block]:
@@ -144,6 +171,7 @@ def build(analysis: Analysis) -> list[Block]:
                     "difference (points) [95% CI]",
                     "wins / losses",
                     "McNemar p",
+                    "Holm p",
                     "tokens ×",
                     "compute ×",
                     "seconds ×",
@@ -157,6 +185,7 @@ def build(analysis: Analysis) -> list[Block]:
                         f"{100 * (t.pair.diff or 0):+.1f} {ci(t.pair.diff_ci95, True)}",
                         f"{t.pair.wins} / {t.pair.losses}",
                         pvalue(t.pair.p_value),
+                        pvalue(t.holm_p),
                         num(t.token_ratio, 2),
                         num(t.compute_ratio, 2),
                         num(t.seconds_ratio, 2),
@@ -165,6 +194,7 @@ def build(analysis: Analysis) -> list[Block]:
                 ],
             )
         )
+        blocks += [Para(_verdict_sentence(v, analysis.team_vs_single)) for v in analysis.verdicts]
         blocks += [Para(_pair_sentence(t.pair)) for t in analysis.team_vs_single]
     else:
         blocks.append(Para("No baseline row in this run (add one with --baseline STRATEGY@MODEL)."))

@@ -86,6 +86,20 @@ def mcnemar_exact(wins: int, losses: int) -> float:
     return float(min(Fraction(1), 2 * tail))
 
 
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the input's order: comparing each with the level keeps the
+    chance of any false "better" in the family under it (``m`` comparisons: the smallest p is multiplied
+    by m, the next by m - 1, …, each adjusted value at least the one before it)."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 class Spread(BaseModel):
     """Mean, median and 95th percentile of a per-problem quantity."""
 
