@@ -8,7 +8,8 @@ import json
 import pytest
 
 from memdoor.clean import drop_demo_lines
-from memdoor.problems.humaneval import data_path, docstring_examples
+from memdoor.problems.doctests import docstring_examples
+from memdoor.problems.humaneval import data_path
 
 ENCODE = """\
 def encode(s: str) -> str:

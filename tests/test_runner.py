@@ -178,8 +178,8 @@ async def test_test_inputs_are_written_inside_the_run_budgeted_and_recorded(sand
     the team is told apart on them, and the run is graded on them (outputs recorded, not compared)."""
 
     def respond(messages):
-        if "```input" in messages[-1]["content"]:
-            return "```input\n1\n2\n```\n```input\n5\n5\n```\n"
+        if "write only calls of `add`" in messages[-1]["content"]:  # answered as a small model does
+            return "```python\nx = 5\nprint(add(1, 2))  # 3\nassert add(x, x) == 10\n```\n"
         return fenced(GOOD)
 
     env = env_with(sandbox, tmp_path, ScriptedModel(respond=respond, spec="scripted:a"))

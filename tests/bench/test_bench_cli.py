@@ -294,3 +294,21 @@ def test_a_result_whose_trace_file_is_gone_is_shown_without_a_link(tmp_path, pro
     md = (out / "report.md").read_text()
     links = [part.split(")")[0] for part in md.split("](")[1:] if part.startswith("traces/")]
     assert len(links) == 1 and gone.stem not in links[0] and (out / links[0]).is_file()
+
+
+def test_a_new_directory_replays_the_calls_of_another_with_calls_from(tmp_path, problem_file, answers):
+    """A run over other problems (here one more) cannot resume the old directory, but ``--calls-from``
+    gives it the old run's calls: the new directory keeps those it asked for again, plus its own."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--strategies", "single,parallel:2"]
+    assert run_cli(*base, "--limit", "2", "--out", old).returncode == 0
+    _one_line_error(run_cli(*base, "--limit", "3", "--out", old), "another configuration")
+    _one_line_error(
+        run_cli(*base, "--limit", "3", "--out", new, "--calls-from", tmp_path), "--calls-from", "calls.jsonl"
+    )
+    assert not new.exists()
+    assert run_cli(*base, "--limit", "3", "--out", new, "--calls-from", old).returncode == 0
+    old_calls = [json.loads(line) for line in (old / "calls.jsonl").read_text().splitlines()]
+    new_calls = {c["key"]: c for c in map(json.loads, (new / "calls.jsonl").read_text().splitlines())}
+    assert all(new_calls[c["key"]] == c for c in old_calls)  # adopted as they were
+    assert len(new_calls) > len(old_calls)  # and the third problem's own

@@ -146,3 +146,22 @@ async def test_rows_of_a_concurrent_bench_share_the_draws_they_make_at_the_same_
     # computed, and 4 of the 8 calls charged are replays
     assert len(model.calls) == kept == 6 * 4 and draws.replayed == 6 * 4
     assert sum(r.calls for r in results) == 6 * 8
+
+
+async def test_calls_of_an_earlier_run_are_adopted_and_kept_when_asked_again():
+    """``--calls-from``: a request an earlier run computed is replayed, not computed, and kept in this
+    run's store; one it never made is computed; unused donor calls are not kept."""
+    earlier = Draws()
+    first = numbered_model()
+    messages = [{"role": "user", "content": "write add"}]
+    made = await PairedModel(first, SPEC, earlier, Counter()).complete(messages, seed=1)
+    await PairedModel(first, SPEC, earlier, Counter()).complete(messages, seed=2)
+    donor = {k: (SPEC, r) for k, r in earlier._done.items()}
+    kept: list[str] = []
+    model = numbered_model()
+    draws = Draws(save=lambda key, spec, r: kept.append(key), donor=donor)
+    again = await PairedModel(model, SPEC, draws, Counter()).complete(messages, seed=1)
+    assert again.completions[0].text == made.completions[0].text and model.calls == []
+    assert (draws.adopted, draws.computed, draws.replayed) == (1, 0, 1) and len(kept) == 1
+    await PairedModel(model, SPEC, draws, Counter()).complete(messages, seed=3)
+    assert len(model.calls) == 1 and draws.computed == 1 and len(kept) == 2

@@ -35,6 +35,7 @@ def problems() -> list[ProblemInfo]:
             platform="leetcode" if i < 10 else "atcoder",
             release_date=date(2024, 1 + i % 2, 10),
             hidden_tests=0 if i < 5 else 30,
+            public_tests=0 if i in (3, 9, 16) else 2,
         )
         for i in range(N)
     ]
@@ -109,6 +110,13 @@ def test_analysis_numbers_match_the_stored_results(results_dir):
     assert diff.cells["easy"]["single"].solved == len([i for i in easy if i < 8])
     months = next(b for b in a.breakdowns if b.by == "release month")
     assert months.groups == ["2024-01", "2024-02"]
+    examples = next(b for b in a.breakdowns if b.by == "public tests")  # 3, 9 and 16 have none
+    assert examples.groups == ["with", "without"]
+    assert [(examples.cells["without"][r].solved, examples.cells["without"][r].total) for r in SOLVED] == [
+        (1, 3),  # single solves 0-7: problem 3 only
+        (2, 3),  # parallel:5 solves 0-11
+        (2, 3),  # the 1.5B solves 2-12
+    ]
     # Pareto: single is cheapest; the baseline costs a little more and is more accurate; the team most.
     assert a.pareto == ["single", BASE, "parallel:5"]
 

@@ -14,7 +14,7 @@ def respond_naming(name_answer: str, code: str):
         text = messages[-1]["content"]
         if "does not say what to call it" in text:
             return name_answer
-        if "```input" in text:
+        if "write only calls of" in text:
             return '```input\n"abba"\n```\n```input\n"abc"\n```\n'
         return fenced(code)
 

@@ -57,7 +57,7 @@ def role_of(messages: Sequence[Message]) -> str:
         return "referee"
     if "### Candidate solution" in user:
         return "review"
-    if "```input" in user:
+    if "```input" in user or "write only calls of" in user:
         return "inputs"
     if "### Reviewer's comments" in user:
         return "revise"

@@ -138,3 +138,22 @@ def test_parse_inputs_stdin_and_humaneval_kinds():
     assert [(t.kind, t.input) for t in tests] == [("stdin", "3\n1 2 3\n")]
     check = Problem(id="h", statement="x", func_name="f", hidden_tests=[TestCase(kind="check", input="")])
     assert messages.inputs_kind(check) == "functional" == messages.inputs_kind(check.public_view())
+
+
+def test_parse_inputs_reads_calls_written_as_code():
+    """What small models write when asked for inputs: calls in a Python block, printed or asserted, with
+    arguments bound to names first; calls with other arguments and repeats are left out."""
+    problem = add_problem()
+    text = (
+        "```python\n# Test case 1\na = [1, 2]\nprint(add(1, 2))  # 3\nassert add(a, 3) == 4, 'x'\n"
+        "add(y, 1)\nadd(1, b=2)\nadd(1, 2)\nadd(...)\n```"
+    )
+    assert [t.input for t in messages.parse_inputs(text, problem, limit=5)] == ["1\n2", "[1, 2]\n3"]
+    both = "```input\n5\n6\n```\n```python\nadd(1, 2)\n```"  # input blocks, when written, are the answer
+    assert [t.input for t in messages.parse_inputs(both, problem, limit=5)] == ["5\n6"]
+
+
+def test_function_inputs_are_asked_as_calls_without_the_answer_format():
+    user = messages.inputs(add_problem().public_view(), 3)[-1]["content"]
+    assert "Write 3 new" in user and "write only calls of `add`" in user and "```python\nadd(...)" in user
+    assert "### Format" not in user and "### Question" in user

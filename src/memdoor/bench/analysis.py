@@ -563,6 +563,9 @@ def analyse_results(
             _breakdown("language", lambda p: p.language, problems, rows, results)
             if len({p.language for p in problems}) > 1
             else None,
+            _breakdown("public tests", lambda p: p.examples, problems, rows, results)
+            if len({p.examples for p in problems}) > 1
+            else None,
         )
         if b is not None
     ]

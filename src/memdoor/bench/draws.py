@@ -10,6 +10,8 @@ their strategy does with the drafts (``single`` is agent 0's first draft; ``para
 - a key already computed (in this session or an earlier one: calls are kept in the run's store) is
   replayed;
 - a key being computed by another row is awaited (one in flight, the others wait for it);
+- a key an earlier run computed (``donor``: ``memdoor bench --calls-from DIR``, e.g. a run over the
+  same problems before their loader changed) is adopted into this run's store and replayed;
 - otherwise the call is made and stored at once.
 
 A replayed response carries the usage of the call that computed it (tokens, latency), so each row is
@@ -51,15 +53,21 @@ class Draws:
         save: SaveCall | None = None,
         *,
         pace: bool = False,
+        donor: Mapping[str, tuple[str, ModelResponse]] | None = None,
     ):
         self._done: dict[str, ModelResponse] = dict(stored or {})
         self._pace = pace
+        self._donor = dict(donor or {})
+        """Calls an earlier run computed (key → (spec, response)): one asked for is adopted, kept in this
+        run's store like a computed one and replayed (its recorded usage and latency charged as usual)."""
         self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
         self._save = save
         self.computed = 0
         """Calls computed by this session."""
         self.replayed = 0
         """Calls answered from a stored or in-flight draw."""
+        self.adopted = 0
+        """Calls taken from the donor run (then replayed)."""
 
     def __len__(self) -> int:
         return len(self._done)
@@ -69,6 +77,12 @@ class Draws:
     ) -> ModelResponse:
         """The response of ``key``: stored, awaited from the row computing it, or computed here."""
         started = time.monotonic()
+        if key not in self._done and key in self._donor:
+            spec_of, response = self._donor.pop(key)
+            self._done[key] = response
+            self.adopted += 1
+            if self._save is not None:
+                self._save(key, spec_of, response)
         while True:
             if key in self._done:
                 return await self._replay(self._done[key], started)

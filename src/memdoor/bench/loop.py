@@ -26,7 +26,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,7 @@ from memdoor.select.types import Candidate
 from memdoor.solution import Solution
 
 if TYPE_CHECKING:
+    from memdoor.models.types import ModelResponse
     from memdoor.runner import RunEnv, SolveConfig
 
 MAX_AUTO_ATTEMPTS = 3
@@ -77,6 +78,8 @@ class BenchOptions:
     pace_replays: bool = True
     """A replayed call takes its recorded latency (see :mod:`memdoor.bench.draws`), so every row's wall
     seconds are as if it had run alone."""
+    calls_from: Mapping[str, tuple[str, ModelResponse]] | None = None
+    """Calls an earlier run computed, adopted when asked for again (``--calls-from``)."""
 
 
 @dataclass
@@ -298,7 +301,7 @@ async def run_bench(
         from memdoor.runner import solve_problem as solve
     stored = store.statuses()
     if draws is None:
-        draws = Draws(store.calls(), store.save_call, pace=options.pace_replays)
+        draws = Draws(store.calls(), store.save_call, pace=options.pace_replays, donor=options.calls_from)
     jobs = plan_jobs(problems, config.rows, stored, retry_errors=options.retry_errors)
     total = len(problems) * len(config.rows)
     board = Scoreboard(config.row_names, list(stored.values()))

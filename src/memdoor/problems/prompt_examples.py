@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from memdoor.problems.humaneval import docstring_examples
+from memdoor.problems.doctests import docstring_examples
 from memdoor.problems.model import TestCase
 
 DEFAULT_FUNCTION = "solution"
@@ -170,7 +170,7 @@ def _signature_starter(name: str, params: str, ret: str | None) -> str:
     return line + "\n    "
 
 
-def _example_calls(text: str) -> Counter[str]:
+def example_calls(text: str) -> Counter[str]:
     """Names called at the start of example lines (``>>> f(1)``, ``f(1) == 2``, ``assert f(1) == 2``)."""
     names: Counter[str] = Counter()
     for line in _normalized_lines(text):
@@ -368,7 +368,7 @@ def find_target(text: str) -> Target:
         return _best(asked) or target
     if prose is not None:
         return prose
-    calls = _example_calls(text)
+    calls = example_calls(text)
     if calls:
         return Target(calls.most_common(1)[0][0], "", None, "examples")
     return Target(None)
@@ -512,9 +512,17 @@ def _leetcode_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[
 
 
 _EXAMPLE_ARROW = re.compile(
-    r"\s*(?:==>|==|➞|→|->|=>|=|should\s+return\b|should\s+be\b|returns\b|gives\b|is\b|evaluates\s+to\b)\s*",
+    r"\s*(?:#\s*)?(?:==>|==|➞|→|->|=>|=|should\s+return\b|should\s+be\b|returns\b|gives\b|is\b|evaluates\s+to\b)\s*",
     re.IGNORECASE,
 )
+"""What joins an example call to its result; the arrow may sit in a comment (``f(15)  # returns "1111"``)."""
+_FOR_EXAMPLE = re.compile(
+    r"^for\s+(?P<args>.+?),?\s+the\s+(?:output|result|answer)\s+(?:should|will|would)\s+be\s*:?\s*(?P<out>.+)$",
+    re.IGNORECASE,
+)
+"""``For lst = [1, 2] the output should be 3`` (arguments by name)."""
+_WORKED = re.compile(r"^(?P<sum>[\d\s+\-*/().]+?)\s*=\s*(?P<value>-?[\d.]+)\s*[.,;]?\s*$")
+"""A worked result, ``19 - 5 - 6 = 8``: the arithmetic, then its value."""
 _QUOTES = "'\""
 _VALUE_CHARS = 2000
 """Longest example call or value read from a line."""
@@ -547,17 +555,63 @@ def _closing(line: str, open_at: int) -> int | None:
     return None
 
 
+def _arithmetic(node: ast.AST) -> float:
+    """The value of an expression of number literals and ``+ - * / //`` (ValueError for anything else)."""
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        v = _arithmetic(node.operand)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, ast.Add | ast.Sub | ast.Mult | ast.Div | ast.FloorDiv
+    ):
+        a, b = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Div | ast.FloorDiv) and b == 0:
+            raise ValueError("division by zero")
+        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+        if isinstance(node.op, ast.Div):
+            return a / b
+        if isinstance(node.op, ast.FloorDiv):
+            return a // b
+        return ops[type(node.op)]
+    raise ValueError(type(node).__name__)
+
+
+def _worked_value(text: str) -> int | float | None:
+    """The value of a worked result such as ``19 - 5 - 6 = 8``, when the arithmetic gives it (a sum that
+    does not is a formula or a typo, and no example)."""
+    m = _WORKED.match(text.strip()[:200])
+    if not m:
+        return None
+    ok, value = parse_value(m["value"])
+    if not ok or not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        total = _arithmetic(ast.parse(m["sum"].strip(), mode="eval").body)
+    except (*_UNPARSABLE, ValueError, OverflowError):
+        return None
+    return value if total == value else None
+
+
 def _first_value(text: str) -> tuple[bool, Any]:
     """The shortest literal at the start of ``text`` that ends at a space, ``,;)`` or a full stop and
-    is followed by nothing, punctuation or a word (not an operator)."""
+    is followed by nothing, punctuation, a comment or a word (not an operator); or the value of a worked
+    result (``19 - 5 - 6 = 8``)."""
     text = text[:_VALUE_CHARS]
     cuts = [
         i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
     ]
+    worked = _worked_value(text)
+    if worked is not None:
+        return True, worked
     for cut in [*cuts[:_CUTS], len(text)]:
         rest = text[cut:].lstrip()
-        if rest and not (rest[0] in ",;.)" or rest[0].isalpha()):
-            continue  # "19 - 5 - 6 = 8": an expression, not a value
+        if rest and not (rest[0] in ",;.)(#" or rest[0].isalpha()):
+            continue  # "19 - 5 - 6": an expression, not a value
         if cut and text[:cut].strip():
             ok, value = parse_value(text[:cut])
             if ok:
@@ -607,6 +661,27 @@ def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
     return found
 
 
+def _for_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[list[Any], Any]]:
+    """``For x = 1, y = [2] the output should be 3`` lines: every parameter given by name (words after
+    the arguments, ``For N = 5, the sum is 5 the output should be "101"``, are left out)."""
+    if not params:
+        return []
+    found = []
+    for line in _normalized_lines(text):
+        m = _FOR_EXAMPLE.match(line)
+        if not m:
+            continue
+        text_args = m["args"]
+        ends = [len(text_args), *(i for i in range(len(text_args) - 1, 0, -1) if text_args[i] == ",")]
+        args = next((a for e in ends if (a := _call_args(text_args[:e], params)) is not None), None)
+        ok, expected = _first_value(m["out"])
+        if args is not None and len(args) == len(params) and ok and _ASSIGN.match(text_args):
+            found.append((args, expected))
+            if len(found) >= MAX_INLINE:
+                break
+    return found
+
+
 def functional_examples(text: str, target: Target) -> list[TestCase]:
     """Tests calling ``target.func_name`` from the examples in ``text`` (no duplicates, text order)."""
     name = target.func_name
@@ -622,7 +697,12 @@ def functional_examples(text: str, target: Target) -> list[TestCase]:
 
     for t in docstring_examples("\n".join(_normalized_lines(text)), name):
         add(t)
-    for args, expected in [*_leetcode_examples(text, target.params), *_inline_examples(text, target)]:
+    found = [
+        *_leetcode_examples(text, target.params),
+        *_inline_examples(text, target),
+        *_for_examples(text, target.params),
+    ]
+    for args, expected in found:
         inputs = [_json(a) for a in args]
         output = _json(expected)
         if output is not None and all(i is not None for i in inputs):
@@ -691,3 +771,64 @@ def stdin_examples(text: str) -> list[TestCase]:
                 tests.append(TestCase(kind="stdin", input=pending.rstrip("\n") + "\n", output=content))
             pending = None
     return tests
+
+
+# ----------------------------------------------------------------------------------------------
+# Calls written as code (test inputs a model wrote as Python instead of the asked-for format).
+
+
+def _bindings(tree: ast.Module) -> dict[str, Any]:
+    """Top-level ``name = literal`` assignments (the last one wins)."""
+    out: dict[str, Any] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            try:
+                out[stmt.targets[0].id] = _value(stmt.value)
+            except (_NotLiteral, RecursionError):
+                out.pop(stmt.targets[0].id, None)
+    return out
+
+
+def _parsed_pieces(code: str) -> list[ast.Module]:
+    """``code`` parsed whole, or else line by line (the lines that parse)."""
+    try:
+        return [ast.parse(code)]
+    except _UNPARSABLE:
+        pass
+    pieces = []
+    for line in code.splitlines()[: MAX_INLINE * 10]:
+        try:
+            pieces.append(ast.parse(line.strip()))
+        except _UNPARSABLE:
+            continue
+    return pieces
+
+
+def calls_in_code(text: str, name: str, *, limit: int = MAX_INLINE) -> list[list[Any]]:
+    """The literal arguments of every call of ``name`` in the code blocks of ``text`` (the whole text when
+    it has none), in order: ``print(f(1, [2]))``, ``assert f("a") == 3``, ``x = [1]`` then ``f(x)``.
+    Calls with keywords, ``*args`` or arguments that are not literals are left out."""
+    found: list[list[Any]] = []
+    for block in code_blocks(text) or [text]:
+        for tree in _parsed_pieces(block):
+            bound = _bindings(tree)
+            calls = sorted(
+                (n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)
+            )
+            for node in calls:
+                if not (isinstance(node.func, ast.Name) and node.func.id == name):
+                    continue
+                if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                    continue
+                try:
+                    args = [
+                        bound[a.id] if isinstance(a, ast.Name) and a.id in bound else _value(a)
+                        for a in node.args
+                    ]
+                except (_NotLiteral, RecursionError):
+                    continue
+                found.append(args)
+                if len(found) >= limit:
+                    return found
+    return found
+    return found

@@ -28,7 +28,12 @@ from memdoor.select.types import Candidate, Selection
 from memdoor.solution import AgentFailure, Solution
 from memdoor.strategies import messages
 from memdoor.strategies.context import RunContext
+from memdoor.strategies.testgen import record_inputs
 from memdoor.team import Agent, Team
+
+INPUTS_ROUND = 3
+"""The round (seed offset) of an inputs call: one for every strategy, so in a bench the rows asking the
+same agent for inputs on a problem share one call (``hybrid``'s, after its two repair rounds)."""
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -42,6 +47,13 @@ class StrategyConfig(BaseModel):
     logprobs: bool = Field(
         default=True, description="Ask models for token log-probabilities (the selector's confidence signal)."
     )
+    untested_inputs: int = Field(
+        default=5,
+        ge=0,
+        description="For a problem without public tests, when the candidates hold more than one program: "
+        "test inputs the first agent writes before selection, so the selector groups candidates by what "
+        "they do on them (0: none; every candidate then behaves alike and the most confident is chosen).",
+    )
 
 
 def public_rank(c: Candidate) -> int:
@@ -52,7 +64,15 @@ def public_rank(c: Candidate) -> int:
 class TeamRun:
     """The working state of one strategy on one problem (the public view only)."""
 
-    def __init__(self, problem: Problem, team: Team, ctx: RunContext, *, logprobs: bool = True):
+    def __init__(
+        self,
+        problem: Problem,
+        team: Team,
+        ctx: RunContext,
+        *,
+        logprobs: bool = True,
+        untested_inputs: int = 0,
+    ):
         if problem.hidden_tests:
             raise UsageError(
                 f"problem {problem.id}: strategies only get the public view (hidden tests present)"
@@ -61,9 +81,11 @@ class TeamRun:
         self.team = team
         self.ctx = ctx
         self.logprobs = logprobs
+        self.untested_inputs = untested_inputs
         self.candidates: list[Candidate] = []
         self.failures: list[AgentFailure] = []
         self.extra_inputs: list[TestCase] = []
+        self.inputs_asked = False
         self.stopped = "done"
         self._inflight = 0
 
@@ -218,14 +240,42 @@ class TeamRun:
     ) -> tuple[list[Candidate], Selection | None]:
         """Ask the context's selector to choose among ``pool`` (with any agent-written inputs and, when
         given, a referee for a vote without a majority), and record its vote (memory kind ``votes`` and a
-        ``vote`` event)."""
+        ``vote`` event). A problem without public tests gets inputs written first (``untested_inputs``),
+        unless the budget is spent: then the vote goes on without them."""
         if not pool:
             return pool, None
+        programs = {c.code.strip() for c in pool if c.code.strip()}
+        if (
+            self.untested_inputs
+            and not self.problem.public_tests
+            and not self.inputs_asked
+            and len(programs) > 1
+        ):
+            try:
+                await self.write_inputs(self.untested_inputs, round=INPUTS_ROUND)
+            except BudgetExceeded as e:
+                self.stopped = "budget"
+                await self.ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
         sel = await self.ctx.selector.select(
             self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs, referee=referee
         )
         await self.record_vote(sel, pool)
         return pool, sel
+
+    async def write_inputs(self, count: int, *, round: int) -> None:
+        """The first agent that answers writes up to ``count`` test inputs into ``extra_inputs`` (stored in
+        memory kind ``tests``): inputs to tell candidates apart, run by the selector. Asked once: a second
+        ask (the selector's, for a problem without public tests) is skipped even if nothing usable came."""
+        self.inputs_asked = True
+        for agent in self.active():
+            completion = await self.ask(
+                agent, messages.inputs(self.problem, count), role="inputs", round=round
+            )
+            if completion is None:
+                continue
+            self.extra_inputs = messages.parse_inputs(completion.text, self.problem, limit=count)
+            await record_inputs(self.ctx, agent.id, self.extra_inputs)
+            return
 
     async def record_vote(self, selection: Selection, pool: Sequence[Candidate]) -> None:
         """The selector's decision, in memory (kind ``votes``) and in the trace (a ``vote`` event)."""
@@ -316,7 +366,9 @@ class BaseStrategy:
         return self.name if self.name == "single" else f"{self.name}:{len(team)}"
 
     async def solve(self, problem: Problem, team: Team, ctx: RunContext) -> Solution:
-        run = TeamRun(problem, team, ctx, logprobs=self.config.logprobs)
+        run = TeamRun(
+            problem, team, ctx, logprobs=self.config.logprobs, untested_inputs=self.config.untested_inputs
+        )
         await ctx.event(
             "strategy", None, name=self.name, team=[f"{a.id}={a.config.model}" for a in team.agents]
         )

@@ -16,7 +16,6 @@ from memdoor.select.types import Candidate, Selection
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
 from memdoor.strategies.referee import AgentReferee
-from memdoor.strategies.testgen import record_inputs
 from memdoor.team import Agent
 
 
@@ -50,7 +49,7 @@ class Hybrid(BaseStrategy):
             if c.code.strip() and c.public is not None and c.public.passed
         }
         if self.config.inputs and len(survivors) > 1:
-            await self.write_inputs(run)
+            await run.write_inputs(self.config.inputs, round=self.config.repair_rounds + 1)
 
     async def attempt_and_repair(self, run: TeamRun, agent: Agent) -> Candidate | None:
         cand = await run.draft(agent)
@@ -71,18 +70,6 @@ class Hybrid(BaseStrategy):
         if self.config.referee and active:
             referee = AgentReferee(run, active[0], self.config.repair_rounds + 2)
         return await run.select(run.best_per_agent(), referee=referee)
-
-    async def write_inputs(self, run: TeamRun) -> None:
-        """The first agent that answers writes the inputs; stored in memory kind ``tests``."""
-        round_ = self.config.repair_rounds + 1
-        for agent in run.active():
-            msgs = messages.inputs(run.problem, self.config.inputs)
-            completion = await run.ask(agent, msgs, role="inputs", round=round_)
-            if completion is None:
-                continue
-            run.extra_inputs = messages.parse_inputs(completion.text, run.problem, limit=self.config.inputs)
-            await record_inputs(run.ctx, agent.id, run.extra_inputs)
-            return
 
 
 class SStarConfig(HybridConfig):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from memdoor.models.types import Message
 from memdoor.problems.model import Problem, TestCase
+from memdoor.problems.prompt_examples import calls_in_code
 from memdoor.prompts import lines, render
 from memdoor.prompts.languages import FENCES, in_language, system_note
 from memdoor.sandbox.verdict import Verdict
@@ -31,8 +32,18 @@ def _cap(text: str | None, limit: int = CAP) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
 
 
-def question(problem: Problem) -> str:
-    """The ``### Question`` + ``### Format`` part, chosen by how the problem is graded."""
+_FORMAT = "\n### Format:"
+"""Where every question template's answer format starts."""
+
+
+def question(problem: Problem, *, answer_format: bool = True) -> str:
+    """The ``### Question`` + ``### Format`` part, chosen by how the problem is graded (without the
+    ``### Format`` part when ``answer_format`` is False: the task is then not to write the code)."""
+    text = _question(problem)
+    return text if answer_format else text.split(_FORMAT, 1)[0].rstrip("\n") + "\n\n"
+
+
+def _question(problem: Problem) -> str:
     if problem.kind == "check" or problem.platform == "humaneval":
         return render(
             "question_function",
@@ -124,11 +135,14 @@ def inputs_kind(problem: Problem) -> str:
 
 
 def inputs(problem: Problem, count: int) -> list[Message]:
-    """Ask for ``count`` test inputs (no outputs) that could tell candidate solutions apart."""
+    """Ask for ``count`` test inputs (no outputs) that could tell candidate solutions apart. A function's
+    inputs are asked for as calls in a Python block, after the question without its answer format (small
+    models write calls readily, and copy a format's empty code block instead); a program's as
+    ```` ```input ```` blocks of standard input."""
     if inputs_kind(problem) == "functional":
-        fmt = render("input_format_functional", func_name=problem.func_name or "the function")
-    else:
-        fmt = render("input_format_stdin")
+        body = render("inputs_calls", count=count, func_name=problem.func_name or "solution")
+        return _chat(question(problem, answer_format=False) + body, language=problem.language)
+    fmt = render("input_format_stdin")
     return _chat(
         question(problem) + render("inputs", count=count, input_format=fmt), language=problem.language
     )
@@ -229,16 +243,31 @@ def parse_review(text: str) -> bool | None:
 _INPUT_BLOCK = re.compile(r"```[ \t]*input[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
+def _json_lines(args: Sequence[object]) -> str | None:
+    """Arguments as a functional test's input (one JSON value per line), None when one is not JSON."""
+    try:
+        return "\n".join(json.dumps(a, allow_nan=False, ensure_ascii=False) for a in args) or None
+    except (TypeError, ValueError):
+        return None
+
+
 def parse_inputs(text: str, problem: Problem, *, limit: int, max_chars: int = 2000) -> list[TestCase]:
     """The ```` ```input ```` blocks of an answer as tests without outputs, of :func:`inputs_kind`.
 
     Functional inputs must be one JSON value per line; blocks that are not, that are empty, too long
-    or repeated are dropped.
+    or repeated are dropped. An answer with no such block that writes calls of the function instead
+    (``print(f(1, [2]))``, ``assert f(x) == 3`` after ``x = ...``: what small models tend to write) gives
+    their literal arguments.
     """
     kind = inputs_kind(problem)
     out: list[TestCase] = []
     seen: set[str] = set()
-    for block in _INPUT_BLOCK.findall(text):
+    blocks = _INPUT_BLOCK.findall(text)
+    if not blocks and kind == "functional" and problem.func_name:
+        blocks = [_json_lines(args) for args in calls_in_code(text, problem.func_name, limit=4 * limit)]
+    for block in blocks:
+        if block is None:
+            continue
         body = block.strip("\n")
         if not body.strip() or len(body) > max_chars:
             continue
