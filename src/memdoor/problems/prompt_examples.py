@@ -426,6 +426,12 @@ def _json(value: Any) -> str | None:
         return None
 
 
+def json_input(args: list[Any]) -> str | None:
+    """Arguments as a functional test's input, one JSON value per line; None when one is not JSON."""
+    lines = [_json(a) for a in args]
+    return None if any(line is None for line in lines) else "\n".join(lines)  # type: ignore[arg-type]
+
+
 # ----------------------------------------------------------------------------------------------
 # Functional examples.
 
@@ -570,14 +576,15 @@ def _arithmetic(node: ast.AST) -> float:
         node.op, ast.Add | ast.Sub | ast.Mult | ast.Div | ast.FloorDiv
     ):
         a, b = _arithmetic(node.left), _arithmetic(node.right)
-        if isinstance(node.op, ast.Div | ast.FloorDiv) and b == 0:
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if b == 0:
             raise ValueError("division by zero")
-        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
-        if isinstance(node.op, ast.Div):
-            return a / b
-        if isinstance(node.op, ast.FloorDiv):
-            return a // b
-        return ops[type(node.op)]
+        return a / b if isinstance(node.op, ast.Div) else a // b
     raise ValueError(type(node).__name__)
 
 
@@ -602,12 +609,12 @@ def _first_value(text: str) -> tuple[bool, Any]:
     is followed by nothing, punctuation, a comment or a word (not an operator); or the value of a worked
     result (``19 - 5 - 6 = 8``)."""
     text = text[:_VALUE_CHARS]
-    cuts = [
-        i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
-    ]
     worked = _worked_value(text)
     if worked is not None:
         return True, worked
+    cuts = [
+        i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
+    ]
     for cut in [*cuts[:_CUTS], len(text)]:
         rest = text[cut:].lstrip()
         if rest and not (rest[0] in ",;.)(#" or rest[0].isalpha()):
@@ -703,10 +710,9 @@ def functional_examples(text: str, target: Target) -> list[TestCase]:
         *_for_examples(text, target.params),
     ]
     for args, expected in found:
-        inputs = [_json(a) for a in args]
-        output = _json(expected)
-        if output is not None and all(i is not None for i in inputs):
-            add(TestCase(kind="functional", input="\n".join(inputs), output=output))  # type: ignore[arg-type]
+        given, output = json_input(args), _json(expected)
+        if given is not None and output is not None:
+            add(TestCase(kind="functional", input=given, output=output))
     return tests
 
 
@@ -830,5 +836,4 @@ def calls_in_code(text: str, name: str, *, limit: int = MAX_INLINE) -> list[list
                 found.append(args)
                 if len(found) >= limit:
                     return found
-    return found
     return found

@@ -254,13 +254,17 @@ class TeamRun:
             try:
                 await self.write_inputs(self.untested_inputs, round=INPUTS_ROUND)
             except BudgetExceeded as e:
-                self.stopped = "budget"
-                await self.ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
+                await self.budget_spent(e)
         sel = await self.ctx.selector.select(
             self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs, referee=referee
         )
         await self.record_vote(sel, pool)
         return pool, sel
+
+    async def budget_spent(self, e: BudgetExceeded) -> None:
+        """The budget ran out: the run stops as ``budget`` (what was made is kept), and the trace says so."""
+        self.stopped = "budget"
+        await self.ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
 
     async def write_inputs(self, count: int, *, round: int) -> None:
         """The first agent that answers writes up to ``count`` test inputs into ``extra_inputs`` (stored in
@@ -375,8 +379,7 @@ class BaseStrategy:
         try:
             await self.loop(run)
         except BudgetExceeded as e:
-            run.stopped = "budget"
-            await ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
+            await run.budget_spent(e)
         pool, selection = await self.choose(run)
         index = selection.index if selection is not None else None
         if index is None:

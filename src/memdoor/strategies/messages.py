@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from memdoor.models.types import Message
 from memdoor.problems.model import Problem, TestCase
-from memdoor.problems.prompt_examples import calls_in_code
+from memdoor.problems.prompt_examples import calls_in_code, json_input
 from memdoor.prompts import lines, render
 from memdoor.prompts.languages import FENCES, in_language, system_note
 from memdoor.sandbox.verdict import Verdict
@@ -243,14 +243,6 @@ def parse_review(text: str) -> bool | None:
 _INPUT_BLOCK = re.compile(r"```[ \t]*input[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
-def _json_lines(args: Sequence[object]) -> str | None:
-    """Arguments as a functional test's input (one JSON value per line), None when one is not JSON."""
-    try:
-        return "\n".join(json.dumps(a, allow_nan=False, ensure_ascii=False) for a in args) or None
-    except (TypeError, ValueError):
-        return None
-
-
 def parse_inputs(text: str, problem: Problem, *, limit: int, max_chars: int = 2000) -> list[TestCase]:
     """The ```` ```input ```` blocks of an answer as tests without outputs, of :func:`inputs_kind`.
 
@@ -264,7 +256,7 @@ def parse_inputs(text: str, problem: Problem, *, limit: int, max_chars: int = 20
     seen: set[str] = set()
     blocks = _INPUT_BLOCK.findall(text)
     if not blocks and kind == "functional" and problem.func_name:
-        blocks = [_json_lines(args) for args in calls_in_code(text, problem.func_name, limit=4 * limit)]
+        blocks = [json_input(args) for args in calls_in_code(text, problem.func_name, limit=4 * limit)]
     for block in blocks:
         if block is None:
             continue
