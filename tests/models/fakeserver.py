@@ -127,31 +127,26 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 state.authorizations.append(self.headers.get("Authorization"))
                 state.in_flight += 1
                 state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+            # The request leaves the in-flight count before its answer is written: once the client
+            # has the answer it may release its slot and send the next request before this thread
+            # runs again, and counting after the write would see both at once.
             try:
-                cfg = state.config
-                if cfg.delay:
-                    time.sleep(cfg.delay)
-                if cfg.max_n is not None and int(req.get("n") or 1) > cfg.max_n:
-                    self._send(
-                        400,
-                        {
-                            "error": {
-                                "message": f"n must be at most {cfg.max_n}",
-                                "type": "invalid_request_error",
-                            }
-                        },
-                    )
-                    return
-                if req.get("model") not in cfg.models:
-                    self._send(
-                        404,
-                        {"error": {"message": f"model {req.get('model')!r} not found", "type": "not_found"}},
-                    )
-                    return
-                self._send(200, _completion_body(req, cfg))
+                status, body = self._answer(req)
             finally:
                 with state.lock:
                     state.in_flight -= 1
+            self._send(status, body)
+
+        def _answer(self, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            cfg = state.config
+            if cfg.delay:
+                time.sleep(cfg.delay)
+            if cfg.max_n is not None and int(req.get("n") or 1) > cfg.max_n:
+                error = {"message": f"n must be at most {cfg.max_n}", "type": "invalid_request_error"}
+                return 400, {"error": error}
+            if req.get("model") not in cfg.models:
+                return 404, {"error": {"message": f"model {req.get('model')!r} not found", "type": "not_found"}}
+            return 200, _completion_body(req, cfg)
 
     return Handler
 
