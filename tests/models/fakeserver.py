@@ -145,7 +145,9 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 error = {"message": f"n must be at most {cfg.max_n}", "type": "invalid_request_error"}
                 return 400, {"error": error}
             if req.get("model") not in cfg.models:
-                return 404, {"error": {"message": f"model {req.get('model')!r} not found", "type": "not_found"}}
+                return 404, {
+                    "error": {"message": f"model {req.get('model')!r} not found", "type": "not_found"}
+                }
             return 200, _completion_body(req, cfg)
 
     return Handler
