@@ -108,6 +108,10 @@ def test_analysis_numbers_match_the_stored_results(results_dir):
     easy = [i for i in range(N) if i % 3 == 0]
     assert diff.cells["easy"]["single"].total == len(easy)
     assert diff.cells["easy"]["single"].solved == len([i for i in easy if i < 8])
+    # the team made a passing candidate on 0..14 and chose one on 0..11; single's oracle is what it solved
+    assert diff.cells["easy"]["parallel:5"].oracle == len([i for i in easy if i < 15])
+    assert diff.cells["easy"]["parallel:5"].solved == len([i for i in easy if i < 12])
+    assert diff.cells["easy"]["single"].oracle == diff.cells["easy"]["single"].solved
     months = next(b for b in a.breakdowns if b.by == "release month")
     assert months.groups == ["2024-01", "2024-02"]
     examples = next(b for b in a.breakdowns if b.by == "public tests")  # 3, 9 and 16 have none
@@ -146,6 +150,12 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
         assert "parallel:5 vs single@local:qwen2.5-coder-1.5b on 20 problems: +5.0 points" in text
         assert "75.0%" in text  # the team's oracle ceiling
         assert "2024-02" in text and "atcoder" in text
+        assert "Selected / oracle by difficulty" in text
+    gap = md.split("Selected / oracle by difficulty")[1].split("##")[0]
+    assert "| difficulty | parallel:5 |" in gap  # only the row whose choice lost a passing candidate
+    easy = [i for i in range(N) if i % 3 == 0]
+    found = (len([i for i in easy if i < 12]), len([i for i in easy if i < 15]), len(easy))
+    assert "| easy | %d / %d of %d |" % found in gap
     assert html.startswith("<!DOCTYPE html>") and '<img src="pareto.png"' in html
 
     doc = json.loads(json.dumps(a.summary()))

@@ -206,6 +206,10 @@ def verdicts(vs: Sequence[TeamVsSingle]) -> list[Verdict]:
 class Cell(BaseModel):
     solved: int = 0
     total: int = 0
+    oracle: int | None = Field(
+        default=None,
+        description="Problems where some candidate passed (the selection ceiling); None: unknown.",
+    )
 
     @property
     def rate(self) -> float | None:
@@ -448,12 +452,21 @@ def _breakdown(
     order = {"easy": 0, "medium": 1, "hard": 2}
     groups = sorted({v or "unknown" for v in group_of.values()}, key=lambda g: (order.get(g, 9), g))
     cells = {g: {r.name: Cell() for r in rows} for g in groups}
+    oracle: Counter[tuple[str, str]] = Counter()
+    known: set[str] = set()
     for res in results:
         if res.problem_id not in group_of or res.row not in cells[groups[0]]:
             continue
-        cell = cells[group_of[res.problem_id] or "unknown"][res.row]
+        group = group_of[res.problem_id] or "unknown"
+        cell = cells[group][res.row]
         cell.total += 1
         cell.solved += res.passed
+        oracle[group, res.row] += bool(res.oracle) or res.passed
+        if res.oracle is not None:
+            known.add(res.row)
+    for (g, row), hits in oracle.items():
+        if row in known:  # as the row's own oracle_solved: counted wherever the run graded candidates
+            cells[g][row].oracle = hits
     return Breakdown(by=by, groups=groups, cells=cells)
 
 

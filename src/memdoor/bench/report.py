@@ -7,7 +7,17 @@ import json
 import math
 from pathlib import Path
 
-from memdoor.bench.analysis import ALPHA, AXIS_LABELS, Analysis, PairStats, RowStats, TeamVsSingle, Verdict
+from memdoor.bench.analysis import (
+    ALPHA,
+    AXIS_LABELS,
+    Analysis,
+    Breakdown,
+    PairStats,
+    RowStats,
+    TeamVsSingle,
+    Verdict,
+)
+from memdoor.bench.analysis import Cell as GroupCounts
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
 from memdoor.calibration import Calibration
@@ -296,6 +306,7 @@ def build(analysis: Analysis) -> list[Block]:
             )
         )
         blocks.append(Image(chart_name(b), f"pass@1 by {b.by}"))
+        blocks += _selection_gap(analysis, b)
 
     if analysis.calibration is not None and analysis.calibration.out_of_fold is not None:
         blocks += _calibration_section(analysis.calibration)
@@ -383,6 +394,24 @@ def write_trace_pages(analysis: Analysis, directory: Path) -> list[Path]:
             page.write_text(to_html([Code(render_record(record, code=True))], title), encoding="utf-8")
             written.append(page)
     return written
+
+
+def _selection_gap(a: Analysis, b: Breakdown) -> list:
+    """Selected vs oracle per group, for the rows whose candidates passed where the choice did not."""
+    names = [r.name for r in a.rows if r.oracle_solved is not None and r.oracle_solved > r.solved]
+    if not names:
+        return []
+
+    def gap(c: GroupCounts) -> str:
+        return "–" if c.oracle is None or not c.total else f"{c.solved} / {c.oracle} of {c.total}"
+
+    return [
+        Para(
+            f"Selected / oracle by {b.by}: problems the row solved, and those where some candidate it made "
+            "passes (what a perfect selector would solve); rows whose selection lost nothing are left out."
+        ),
+        Table([b.by, *names], [[g, *(gap(b.cells[g][n]) for n in names)] for g in b.groups]),
+    ]
 
 
 def _cell(solved: int, total: int) -> str:

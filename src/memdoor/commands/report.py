@@ -5,7 +5,8 @@ covering the results stored so far). With --json, also prints the summary as JSO
 {"strategies": {NAME: {"solved", "total", "pass_at_1", "ci95": [lo, hi], "tokens_per_problem",
 "seconds_per_problem", "usd_per_problem", "compute_per_problem", "team", and for parallel rows
 "scaling": {"k": {"vote", "logprob", "public", "oracle"}}, ...}}, "pairs": [...],
-"run": {"calls_made", "calls_charged", ...}, ...}. --axis chooses the cost axis of the cost–accuracy
+"run": {"calls_made", "calls_charged", ...}, "breakdowns": {BY: {GROUP: {NAME: {"solved", "total",
+"oracle"}}}}, ...}. --axis chooses the cost axis of the cost–accuracy
 chart and front (default compute; tokens when some model's size is unknown); --usd-per-gpu-hour adds
 rented-hardware dollars per problem ($/GPU-hour × seconds per problem). The report also fits the
 estimate of an answer being correct on the run and says how well it did on problems it was not fitted
