@@ -3,6 +3,8 @@ global backend state)."""
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 from memdoor.bench.analysis import AXIS_LABELS, Analysis, Breakdown
@@ -28,6 +30,34 @@ def _figure(width: float, height: float):
     return fig
 
 
+def _shared_stem(words: list[str]) -> str:
+    """The prefix all ``words`` share, cut back to its last separator; "" for fewer than two words."""
+    if len(words) < 2:
+        return ""
+    first, last = min(words), max(words)
+    n = 0
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return first[: max(first[:n].rfind(c) for c in "-:/_") + 1]
+
+
+def chart_labels(analysis: Analysis) -> dict[str, str]:
+    """Row name → a shorter label for charts: model specs lose ``local:`` and the prefix all models share
+    (``cascade:2@local:qwen2.5-coder-0.5b*1+local:qwen2.5-coder-1.5b*1`` → ``cascade:2@0.5b+1.5b``), and
+    ``*1`` goes. Full names when the short ones would collide. Tables keep the full names."""
+    models = sorted({m for r in analysis.rows for m in r.models}, key=len, reverse=True)
+    bare = {m: m.removeprefix("local:") for m in models}
+    shared = _shared_stem(list(bare.values()))
+    short = {m: b[len(shared) :] or b for m, b in bare.items()}
+    labels = {}
+    for r in analysis.rows:
+        label = r.name
+        for m in models:
+            label = label.replace(m, short[m])
+        labels[r.name] = re.sub(r"\*1(?=\+|$)", "", label)
+    return labels if len(set(labels.values())) == len(labels) else {r.name: r.name for r in analysis.rows}
+
+
 def _pct(x: float | None) -> float:
     return 0.0 if x is None else 100 * x
 
@@ -40,7 +70,10 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
     ax = fig.add_subplot()
     rows = [r for r in analysis.rows if r.pass_at_1 is not None]
     front = set(analysis.pareto)
-    for r in rows:
+    label = chart_labels(analysis)
+    placed: list[tuple[float, float]] = []  # label anchors so far, in axes units, to stagger close ones
+    span = max((r.cost(axis) or 0.0 for r in rows), default=0.0) or 1.0
+    for r in sorted(rows, key=lambda r: (r.cost(axis) or 0.0, -(r.pass_at_1 or 0.0))):
         y = _pct(r.pass_at_1)
         lo, hi = _pct(r.ci95[0]), _pct(r.ci95[1])
         on_front = r.name in front
@@ -53,7 +86,16 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
             capsize=3,
             markersize=7,
         )
-        ax.annotate(r.name, (r.cost(axis) or 0.0, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        here = ((r.cost(axis) or 0.0) / span, y / 100)
+        near = sum(1 for x0, y0 in placed if abs(x0 - here[0]) < 0.25 and abs(y0 - here[1]) < 0.04)
+        placed.append(here)
+        ax.annotate(
+            label[r.name],
+            (r.cost(axis) or 0.0, y),
+            textcoords="offset points",
+            xytext=(6, 4 - 11 * near),
+            fontsize=8,
+        )
     pts = sorted((r.cost(axis) or 0.0, _pct(r.pass_at_1)) for r in rows if r.name in front)
     if len(pts) > 1:
         ax.plot(
@@ -85,7 +127,8 @@ def pass_chart(analysis: Analysis, path: Path) -> Path:
         ax.errorbar([x], [y], xerr=[[x - lo], [hi - x]], fmt="none", color="black", capsize=3)
         if r.oracle_rate is not None:
             ax.plot([_pct(r.oracle_rate)], [y], marker="|", markersize=16, color="tab:green")
-    ax.set_yticks(ys, [r.name for r in rows], fontsize=8)
+    label = chart_labels(analysis)
+    ax.set_yticks(ys, [label[r.name] for r in rows], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("pass@1 (%) with 95% CI; green tick: oracle ceiling")
     ax.grid(True, axis="x", alpha=0.3)
@@ -94,22 +137,27 @@ def pass_chart(analysis: Analysis, path: Path) -> Path:
 
 
 def breakdown_chart(analysis: Analysis, breakdown: Breakdown, path: Path) -> Path:
-    """Grouped bars: pass@1 per group and row."""
+    """Grouped bars: pass@1 per group and row; the legend sits below the axes (one entry per row)."""
+    from matplotlib import colormaps
+
     names = [r.name for r in analysis.rows]
+    label = chart_labels(analysis)
     groups = breakdown.groups
-    fig = _figure(max(6.0, 1.2 + 0.9 * len(groups)), 4.2)
+    columns = min(3, len(names))
+    fig = _figure(max(6.0, 1.2 + 0.9 * len(groups)), 3.6 + 0.2 * math.ceil(len(names) / max(1, columns)))
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(names))
+    palette = colormaps["tab10" if len(names) <= 10 else "tab20"]
     for i, name in enumerate(names):
         xs = [g + (i - (len(names) - 1) / 2) * width for g in range(len(groups))]
         hs = [_pct(breakdown.cells[g][name].rate) for g in groups]
-        ax.bar(xs, hs, width=width, label=name)
+        ax.bar(xs, hs, width=width, label=label[name], color=palette(i % palette.N))
     labels = [f"{g}\n(n={max(c.total for c in breakdown.cells[g].values())})" for g in groups]
     ax.set_xticks(range(len(groups)), labels, fontsize=8, rotation=0 if len(groups) < 8 else 45)
     ax.set_ylim(0, 100)
     ax.set_ylabel("pass@1 (%)")
     ax.set_title(f"pass@1 by {breakdown.by}")
-    ax.legend(fontsize=7, ncols=min(3, len(names)))
+    fig.legend(loc="outside lower center", fontsize=7, ncols=columns)
     ax.grid(True, axis="y", alpha=0.3)
     fig.savefig(path)
     return path
