@@ -154,8 +154,8 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
     gap = md.split("Selected / oracle by difficulty")[1].split("##")[0]
     assert "| difficulty | parallel:5 |" in gap  # only the row whose choice lost a passing candidate
     easy = [i for i in range(N) if i % 3 == 0]
-    found = (len([i for i in easy if i < 12]), len([i for i in easy if i < 15]), len(easy))
-    assert "| easy | %d / %d of %d |" % found in gap
+    chosen, ceiling = len([i for i in easy if i < 12]), len([i for i in easy if i < 15])
+    assert f"| easy | {chosen} / {ceiling} of {len(easy)} |" in gap
     assert html.startswith("<!DOCTYPE html>") and '<img src="pareto.png"' in html
 
     doc = json.loads(json.dumps(a.summary()))
