@@ -452,21 +452,19 @@ def _breakdown(
     order = {"easy": 0, "medium": 1, "hard": 2}
     groups = sorted({v or "unknown" for v in group_of.values()}, key=lambda g: (order.get(g, 9), g))
     cells = {g: {r.name: Cell() for r in rows} for g in groups}
-    oracle: Counter[tuple[str, str]] = Counter()
-    known: set[str] = set()
+    known: set[str] = set()  # rows whose candidates the run graded (as for the row's own oracle_solved)
     for res in results:
         if res.problem_id not in group_of or res.row not in cells[groups[0]]:
             continue
-        group = group_of[res.problem_id] or "unknown"
-        cell = cells[group][res.row]
+        cell = cells[group_of[res.problem_id] or "unknown"][res.row]
         cell.total += 1
         cell.solved += res.passed
-        oracle[group, res.row] += bool(res.oracle) or res.passed
+        cell.oracle = (cell.oracle or 0) + (bool(res.oracle) or res.passed)
         if res.oracle is not None:
             known.add(res.row)
-    for (g, row), hits in oracle.items():
-        if row in known:  # as the row's own oracle_solved: counted wherever the run graded candidates
-            cells[g][row].oracle = hits
+    for row_cells in cells.values():
+        for name, cell in row_cells.items():
+            cell.oracle = cell.oracle if name in known else None
     return Breakdown(by=by, groups=groups, cells=cells)
 
 

@@ -396,7 +396,7 @@ def write_trace_pages(analysis: Analysis, directory: Path) -> list[Path]:
     return written
 
 
-def _selection_gap(a: Analysis, b: Breakdown) -> list:
+def _selection_gap(a: Analysis, b: Breakdown) -> list[Block]:
     """Selected vs oracle per group, for the rows whose candidates passed where the choice did not."""
     names = [r.name for r in a.rows if r.oracle_solved is not None and r.oracle_solved > r.solved]
     if not names:
