@@ -128,13 +128,15 @@ def test_a_failing_model_is_502_naming_the_error(sandbox):
     assert "connection refused" in shape(e.value.body)["message"]
 
 
-class TestAuth:
-    @pytest.fixture(scope="class")
-    def guarded(self, sandbox):
-        models = {"scripted:good": scripted("scripted:good", fenced(GOOD))}
-        with running(models, sandbox, teams=["memdoor/single"], token="s3cret") as srv:
-            yield srv
+@pytest.fixture(scope="class")
+def guarded(sandbox):
+    """A server that asks for a bearer token, shared by TestAuth's tests."""
+    models = {"scripted:good": scripted("scripted:good", fenced(GOOD))}
+    with running(models, sandbox, teams=["memdoor/single"], token="s3cret") as srv:
+        yield srv
 
+
+class TestAuth:
     def test_missing_or_wrong_token_is_401(self, guarded):
         with pytest.raises(openai.AuthenticationError) as e:
             client(guarded, api_key="wrong").models.list()
