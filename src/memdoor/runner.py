@@ -101,7 +101,9 @@ class SolveConfig(BaseModel):
         description="Model specs, assigned to agents round-robin (several make a mixed team).",
     )
     budget: Budget = Field(default_factory=Budget, description="Per-problem limits: tokens, calls, seconds.")
-    seed: int = Field(default=0, description="Base sampling seed; agent i samples with seed + 1000 * i.")
+    seed: int = Field(
+        default=0, description="Base sampling seed; the k-th agent of a model samples with seed + 1000 * k."
+    )
     max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per model call.")
     temperatures: list[float] = Field(
         default_factory=lambda: list(DEFAULT_TEMPERATURES),

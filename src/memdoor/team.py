@@ -150,22 +150,28 @@ def team_configs(
     """Configs for ``size`` agents: model specs round-robin, temperatures, seeds and prompt variants varied,
     and ``languages`` round-robin when given (none: every agent writes in the problem's language).
 
-    Agent 0 always samples at the first temperature with prompt variant 0 (so a team of one is the
-    ``single`` baseline).
+    An agent samples by its *rank among the agents of its model*: the k-th agent of a model samples at
+    the k-th temperature, with seed ``seed + 1000 k`` and prompt variant k, whatever other models the team
+    holds. So every model's first agent drafts exactly what ``single`` of that model drafts, and a mixed
+    team's drafts are the first drafts of each model's own team (in a bench: the same draws, computed
+    once). A cascade that escalates to a bigger model gets that model's ``single`` draft, not a hotter
+    sample of a later variant.
     """
     if not specs:
         raise ValueError("no model spec")
+    models = [specs[i % len(specs)] for i in range(size)]
+    ranks = [models[:i].count(m) for i, m in enumerate(models)]
     return [
         AgentConfig(
             id=f"agent{i}",
-            model=specs[i % len(specs)],
-            temperature=temperatures[i % len(temperatures)],
-            seed=seed + 1000 * i,
+            model=model,
+            temperature=temperatures[rank % len(temperatures)],
+            seed=seed + 1000 * rank,
             max_tokens=max_tokens,
-            prompt_variant=i,
+            prompt_variant=rank,
             language=languages[i % len(languages)] if languages else None,
         )
-        for i in range(size)
+        for i, (model, rank) in enumerate(zip(models, ranks, strict=True))
     ]
 
 

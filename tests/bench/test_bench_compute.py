@@ -85,9 +85,9 @@ async def test_each_row_is_charged_the_compute_of_its_own_teams_models(tmp_path,
         assert r.compute == pytest.approx(expected) and r.compute > 0
     mixed = analysis.row(f"parallel:3@{BIG}*1+{SMALL}*2")
     assert mixed.models == [BIG, SMALL, SMALL] and mixed.team == f"1× {BIG} + 2× {SMALL}"
-    # agent i samples alike in every row: the mixed team's agents 1 and 2 are parallel:3's agents 1
-    # and 2 (the small model), its agent 0 is the baseline's only agent (the big one). Per problem
-    # 7 calls are charged, 4 computed.
+    # an agent samples by its rank among its model's agents: the mixed team's agents 1 and 2 are
+    # parallel:3's agents 0 and 1 (the small model), its agent 0 is the baseline's only agent (the big
+    # one). Per problem 7 calls are charged, 4 computed.
     assert analysis.calls_charged == 6 * 7 and analysis.calls_made == 6 * 4
     vs = next(t for t in analysis.team_vs_single if t.team == "parallel:3")
     small, big = analysis.row("parallel:3"), analysis.row(f"single@{BIG}")

@@ -145,7 +145,8 @@ class BenchConfig(BaseModel):
 
 def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
     """The runner's configuration for one row: same budget (tokens, compute), seed and token cap for every
-    row; agent i samples alike in every row (see :func:`memdoor.team.team_configs`)."""
+    row; an agent samples by its rank among its model's agents, alike in every row (see
+    :func:`memdoor.team.team_configs`)."""
     from memdoor.runner import SolveConfig, StrategySpec
 
     return SolveConfig(

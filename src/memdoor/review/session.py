@@ -56,7 +56,9 @@ class ReviewConfig(BaseModel):
     budget: Budget = Field(
         default_factory=Budget, description="Tokens, calls and seconds for the whole review."
     )
-    seed: int = Field(default=0, description="Base sampling seed; agent i samples with seed + 1000 * i.")
+    seed: int = Field(
+        default=0, description="Base sampling seed; the k-th agent of a model samples with seed + 1000 * k."
+    )
     max_tokens: int = Field(default=1024, ge=16, description="Completion token cap per call.")
     params: dict[str, float] = Field(
         default_factory=dict,

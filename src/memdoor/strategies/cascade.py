@@ -9,8 +9,10 @@ drafts that pass the public tests (the bigger model is trusted over a split smal
 does, by the selector over every draft. The point: the bigger model's accuracy at a fraction of its
 cost, since most problems never reach it.
 
-Agent i samples as in every other strategy (same model, temperature, seed and prompt variant), so in a
-bench its calls are the very drafts ``parallel`` and ``single`` rows made (paired draws).
+Agents sample as in every other strategy (the k-th agent of a model with that model's k-th temperature,
+seed and prompt variant), so the strong agent's draft is exactly what ``single`` of the bigger model
+drafts, and in a bench the cascade's calls are the very drafts the ``parallel`` and ``single`` rows made
+(paired draws).
 """
 
 from __future__ import annotations
