@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from memdoor.bench.config import settings_diff
 from memdoor.budget import Budget
 from memdoor.errors import SandboxError, UsageError
 from memdoor.memory.inproc import InProcMemory
@@ -88,6 +89,17 @@ def test_selector_settings_reach_the_selector():
     assert config.make_selector().config.k == 2
     with pytest.raises(UsageError, match="selector"):
         SolveConfig(strategy=StrategySpec.parse("parallel:5"), selector_options={"kk": 2}).make_selector()
+
+
+def test_a_mixed_teams_settings_record_how_its_agents_sample():
+    """Mixed teams sample by rank within each model since ed4b87f (team position before): a resume of a
+    mixed row made under the old rule is refused with the setting named, single-model rows resume as ever."""
+    single = SolveConfig(strategy=StrategySpec.parse("parallel:5"), models=["scripted:a"])
+    mixed = SolveConfig(strategy=StrategySpec.parse("cascade:2"), models=["scripted:a", "scripted:b"])
+    assert "sampling" not in single.settings()
+    assert mixed.settings()["sampling"] == "rank-in-model"
+    old = {k: v for k, v in mixed.settings().items() if k != "sampling"}
+    assert settings_diff(old, mixed.settings()) == "sampling: (none) → 'rank-in-model'"
 
 
 # -- solving -------------------------------------------------------------------------------------

@@ -160,14 +160,18 @@ class SolveConfig(BaseModel):
 
     def settings(self) -> dict[str, Any]:
         """What decides the team's behaviour beyond the strategy's name and models: the strategy's options
-        with its defaults filled in, the sampling temperatures and the selector. A bench records it per
-        row, so a default changed between two sittings of one run is caught, not mixed into its results."""
-        return {
+        with its defaults filled in, the sampling temperatures and the selector, and for a mixed team how its
+        agents sample (by rank among their model's agents; earlier, by team position). A bench records it
+        per row, so a default changed between two sittings of one run is caught, not mixed into its results."""
+        settings: dict[str, Any] = {
             "options": self.make_strategy().config.model_dump(mode="json"),
             "temperatures": list(self.temperatures),
             "selector": self.selector,
             "selector_options": dict(self.selector_options),
         }
+        if len(set(self.models)) > 1:  # a mixed team: agents sample by rank within their model (team_configs)
+            settings["sampling"] = "rank-in-model"
+        return settings
 
     def make_strategy(self) -> Strategy:
         """The configured strategy object (options checked against its Config: UsageError if bad)."""
