@@ -31,6 +31,7 @@ from memdoor.judge import Judge
 from memdoor.ledger import Ledger, PriceFn, unpriced
 from memdoor.models.catalog import parameters_of
 from memdoor.models.pool import ModelPool
+from memdoor.problems.jsonl import parse_json
 from memdoor.problems.languages import LANGUAGES, answer_in, check_mixable
 from memdoor.problems.model import Problem
 from memdoor.protocols import Memory, Sandbox
@@ -87,6 +88,22 @@ class StrategySpec(BaseModel):
 
     def __str__(self) -> str:
         return self.name if self.name == "single" and self.agents == 1 else f"{self.name}:{self.agents}"
+
+
+def parse_options(items: list[str], *, flag: str = "--option") -> dict[str, Any]:
+    """``["rounds=2", "stop_when_all_pass=false"]`` → ``{"rounds": 2, "stop_when_all_pass": False}``
+    (a value is read as JSON when it is JSON, else kept as text); UsageError naming ``flag`` for an item
+    that is not KEY=VALUE. The strategy checks the keys and values (:meth:`SolveConfig.make_strategy`)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad {flag} {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = parse_json(value.strip())
+        except ValueError:  # not JSON (or nested too deeply): the text itself
+            out[key.strip()] = value.strip()
+    return out
 
 
 class SolveConfig(BaseModel):

@@ -312,3 +312,20 @@ def test_a_new_directory_replays_the_calls_of_another_with_calls_from(tmp_path, 
     new_calls = {c["key"]: c for c in map(json.loads, (new / "calls.jsonl").read_text().splitlines())}
     assert all(new_calls[c["key"]] == c for c in old_calls)  # adopted as they were
     assert len(new_calls) > len(old_calls)  # and the third problem's own
+
+
+def test_a_variant_row_sets_strategy_options_and_is_redone_by_its_name(tmp_path, problem_file, answers):
+    out = tmp_path / "out"
+    variant = "hybrid:2[repair_rounds=0,inputs=0]"
+    base = ["bench", problem_file, "--model", f"scripted:{answers}", "--out", out, "--limit", "2"]
+    first = run_cli(*base, "--strategies", f"hybrid:2,{variant}")
+    assert first.returncode == 0, first.stderr
+    rows = {r["name"]: r for r in json.loads((out / "run.json").read_text())["config"]["rows"]}
+    assert rows[variant]["options"] == {"repair_rounds": 0, "inputs": 0} and "options" not in rows["hybrid:2"]
+    assert rows[variant]["settings"]["options"]["repair_rounds"] == 0
+    assert rows["hybrid:2"]["settings"]["options"]["repair_rounds"] == 2
+    assert set(json.loads(run_cli("report", out, "--json").stdout)["strategies"]) == {"hybrid:2", variant}
+    redone = run_cli(*base, "--strategies", f"hybrid:2,{variant}", "--redo", variant)
+    assert redone.returncode == 0, redone.stderr
+    assert "2 stored results dropped" in redone.stderr and "2 already stored" in redone.stdout
+    _one_line_error(run_cli(*base, "--strategies", "hybrid:2[repair_rounds=x]"), "bad options for strategy")

@@ -6,7 +6,16 @@ from datetime import date
 
 import pytest
 
-from memdoor.bench.config import BenchConfig, ProblemFilter, parse_date, parse_difficulty, parse_rows
+from memdoor.bench.config import (
+    BenchConfig,
+    ProblemFilter,
+    RowSpec,
+    parse_date,
+    parse_difficulty,
+    parse_rows,
+    solve_config,
+    split_entries,
+)
 from memdoor.bench.suite import problems_digest, select_problems
 from memdoor.errors import ModelSpecError, UsageError
 from memdoor.problems.load import load_problems
@@ -115,3 +124,46 @@ def test_a_strategies_entry_may_name_its_own_team():
         parse_rows(f"single,parallel:2@{b}", [], [])
     with pytest.raises(UsageError, match="add up to 2 agents, the strategy has 3"):
         parse_rows(f"parallel:3@{a}*1+{b}*1", [], [])
+
+
+def test_an_entry_may_set_strategy_options_in_brackets():
+    a, b = "local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b"
+    rows = parse_rows(
+        f"parallel:3,sstar:3[repair_rounds=0, inputs=3],hybrid:3[referee=true]@{a}*1+{b}*2", [b], []
+    )
+    assert [r.name for r in rows] == [
+        "parallel:3",
+        "sstar:3[repair_rounds=0,inputs=3]",
+        f"hybrid:3[referee=true]@{a}*1+{b}*2",
+    ]
+    assert rows[1].options == {"repair_rounds": 0, "inputs": 3} and rows[1].strategy == "sstar:3"
+    assert rows[2].options == {"referee": True} and rows[2].models == [a, b, b]
+    config = BenchConfig(suite="humaneval", rows=rows)
+    solve = solve_config(config, rows[1])
+    assert solve.options == {"repair_rounds": 0, "inputs": 3}
+    assert solve.settings()["options"]["repair_rounds"] == 0  # recorded per row, defaults filled in
+    assert solve_config(config, rows[0]).options == {}
+    # a row without options is stored as before the field existed; one with options keeps them
+    assert "options" not in rows[0].model_dump() and rows[1].model_dump()["options"] == rows[1].options
+    assert RowSpec.model_validate(rows[1].model_dump(mode="json")) == rows[1]
+
+
+@pytest.mark.parametrize(
+    "entry, error",
+    [
+        ("sstar:3[repair_rounds=-1]", "bad options for strategy sstar"),
+        ("sstar:3[no_such_option=1]", "its options: .*repair_rounds"),
+        ("sstar:3[repair_rounds]", "expected KEY=VALUE"),
+        ("sstar:3[]", r"expected STRATEGY\[KEY=VALUE"),
+        ("sstar:3[repair_rounds=0", r"expected STRATEGY\[KEY=VALUE"),
+        ("sstar:3[repair_rounds=0]x", r"expected STRATEGY\[KEY=VALUE"),
+    ],
+)
+def test_bad_strategy_options_are_refused_naming_the_entry(entry, error):
+    with pytest.raises(UsageError, match=error):
+        parse_rows(entry, [MODEL], [])
+
+
+def test_commas_inside_brackets_do_not_split_entries():
+    assert split_entries("a, b[x=1,y=2]@m ,c[]") == ["a", "b[x=1,y=2]@m", "c[]"]
+    assert split_entries("a,,b") == ["a", "", "b"]

@@ -13,7 +13,7 @@ from datetime import date
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from memdoor.budget import Budget
 from memdoor.errors import UsageError
@@ -38,6 +38,11 @@ class RowSpec(BaseModel):
         description="Model specs the team's agents use, round-robin (a row naming its team lists one "
         "spec per agent, so agent i uses models[i])."
     )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Strategy options the entry sets (``sstar:16[repair_rounds=0]``); the rest keep the "
+        "strategy's defaults. Left out of the stored config when empty.",
+    )
     baseline: bool = Field(default=False, description="True for --baseline rows (a comparison model).")
     languages: list[str] = Field(
         default_factory=list,
@@ -50,6 +55,14 @@ class RowSpec(BaseModel):
         "in, temperatures, selector; see SolveConfig.settings), recorded when the run starts; empty in a "
         "directory made before it was recorded.",
     )
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A row without options is stored as before the field existed (run.json stays the same)."""
+        data = handler(self)
+        if not data.get("options"):
+            data.pop("options", None)
+        return data
 
     def same_row(self, other: RowSpec) -> bool:
         """The same strategy, team and languages (settings are compared on their own: see ResultsStore)."""
@@ -157,6 +170,7 @@ def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
         max_tokens=config.max_tokens,
         params=dict(config.params),
         languages=list(row.languages),
+        options=dict(row.options),
     )
 
 
@@ -165,6 +179,39 @@ def parse_strategy(text: str) -> str:
     from memdoor.runner import StrategySpec
 
     return str(StrategySpec.parse(text.strip()))
+
+
+def split_entries(text: str) -> list[str]:
+    """``a,b[x=1,y=2]@m,c`` → ``["a", "b[x=1,y=2]@m", "c"]``: commas inside an entry's ``[options]`` do
+    not split it (stripped; empty items kept, for the caller to refuse)."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return [*items, text[start:].strip()]
+
+
+def parse_strategy_options(text: str, where: str) -> tuple[str, dict[str, Any], str]:
+    """``sstar:16[repair_rounds=0,inputs=3]`` → (``sstar:16``, its options, the canonical
+    ``[repair_rounds=0,inputs=3]`` for the row name; empty for no brackets). The strategy checks the
+    option names and values: UsageError naming the entry and the strategy's options."""
+    from memdoor.runner import SolveConfig, StrategySpec, parse_options
+
+    strategy, bracket, rest = text.strip().partition("[")
+    if not bracket:
+        return parse_strategy(strategy), {}, ""
+    body, close, tail = rest.rpartition("]")
+    if not close or tail.strip() or not body.strip():
+        raise UsageError(
+            f"bad {where} {text!r}: expected STRATEGY[KEY=VALUE,...], e.g. sstar:16[repair_rounds=0]"
+        )
+    options = parse_options([o for o in body.split(",")], flag=f"{where} {text!r}")
+    s = parse_strategy(strategy)
+    SolveConfig(strategy=StrategySpec.parse(s), options=options).make_strategy()  # bad options: UsageError
+    shown = ",".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in options.items())
+    return s, options, f"[{shown}]"
 
 
 def parse_team(text: str, agents: int, where: str) -> list[str]:
@@ -216,17 +263,18 @@ def _parse_team_entry(text: str, models: list[str], baseline: bool, where: str) 
         raise UsageError(
             f"bad {where} {text!r}: expected STRATEGY@MODEL, e.g. single@local:qwen2.5-coder-1.5b"
         )
-    s = parse_strategy(strategy)
+    s, options, shown = parse_strategy_options(strategy, where)
     if not sep:
         if not models:
             raise UsageError(f"bench needs --model SPEC for {text.strip()!r} (or name its team: {s}@MODEL)")
-        return RowSpec(name=s, strategy=s, models=list(models))
+        return RowSpec(name=f"{s}{shown}", strategy=s, options=options, models=list(models))
     specs = parse_team(team, StrategySpec.parse(s).agents, where)
-    if len(set(specs)) == 1:
-        return RowSpec(name=f"{s}@{specs[0]}", strategy=s, models=[specs[0]], baseline=baseline)
-    runs = [(m, len(list(g))) for m, g in groupby(specs)]
-    label = "+".join(f"{m}*{n}" for m, n in runs)
-    return RowSpec(name=f"{s}@{label}", strategy=s, models=specs, baseline=baseline)
+    if len(set(specs)) == 1:  # one model for every agent
+        return RowSpec(
+            name=f"{s}{shown}@{specs[0]}", strategy=s, options=options, models=[specs[0]], baseline=baseline
+        )
+    label = "+".join(f"{m}*{len(list(g))}" for m, g in groupby(specs))
+    return RowSpec(name=f"{s}{shown}@{label}", strategy=s, options=options, models=specs, baseline=baseline)
 
 
 def parse_rows(strategies: str, models: list[str], baselines: list[str]) -> list[RowSpec]:
@@ -241,7 +289,7 @@ def parse_rows(strategies: str, models: list[str], baselines: list[str]) -> list
     """
     for spec in models:
         split_spec(spec)
-    items = [s.strip() for s in strategies.split(",")]
+    items = split_entries(strategies)
     if not strategies.strip() or any(not s for s in items):
         raise UsageError(
             f"bad --strategies {strategies!r}: expected a comma-separated list like single,parallel:5"

@@ -11,7 +11,8 @@ single@local:qwen2.5-coder-1.5b, or a mixed team with one count per model (agent
 the counts add up to the team size): parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4.
 --model serves the entries that name none. An entry ending in #LANG+LANG... is a mixed-language team on
 standard-input problems (agent i writes in the i-th language, round-robin: parallel:3#python+javascript+rust);
-its candidates vote by behaviour on the same inputs. Agent i has the same model, temperature, seed and prompt in
+its candidates vote by behaviour on the same inputs. Options in brackets after the strategy make a variant
+row (the rest keep their defaults): sstar:16[repair_rounds=0] (memdoor solve --help lists the options). Agent i has the same model, temperature, seed and prompt in
 every row, and an identical request is computed once per run and replayed to every row that makes it
 (paired draws; each row is still charged it in full, and a replay takes the call's recorded latency
 so seconds stay comparable: --concurrency 2 or more gives the freed engine to other pairs).
@@ -52,6 +53,7 @@ from memdoor.bench.config import (
     parse_difficulty,
     parse_params,
     parse_rows,
+    split_entries,
 )
 from memdoor.bench.loop import BenchOptions, run_bench
 from memdoor.bench.progress import make_progress
@@ -84,7 +86,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="LIST",
         help="comma-separated, e.g. single,parallel:5,sequential:5; an entry may name its team: "
-        "parallel:5@MODEL or parallel:5@MODEL_A*1+MODEL_B*4",
+        "parallel:5@MODEL or parallel:5@MODEL_A*1+MODEL_B*4, and set strategy options: "
+        "sstar:16[repair_rounds=0,inputs=3]",
     )
     parser.add_argument(
         "--model",
@@ -185,7 +188,7 @@ def donor_calls(directory: str) -> dict[str, tuple[str, ModelResponse]]:
 
 def redo_rows(args: argparse.Namespace) -> list[str]:
     """The row names given with --redo."""
-    return [n.strip() for n in args.redo.split(",") if n.strip()]
+    return [n for n in split_entries(args.redo) if n]
 
 
 def build_config(args: argparse.Namespace) -> BenchConfig:

@@ -146,7 +146,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def parse_strategy_options(items: list[str]) -> dict[str, dict[str, object]]:
     """``["hybrid.repair_rounds=3"]`` → ``{"hybrid": {"repair_rounds": 3}}`` (values parsed as JSON if they can be)."""
-    from memdoor.commands.solve import parse_options
+    from memdoor.runner import parse_options
 
     out: dict[str, dict[str, object]] = {}
     for item in items:

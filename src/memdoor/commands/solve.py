@@ -35,7 +35,6 @@ from memdoor.commands.options import (
     check_team_size,
 )
 from memdoor.errors import UsageError
-from memdoor.problems.jsonl import parse_json
 from memdoor.registry import names
 from memdoor.solution import Solution
 
@@ -115,23 +114,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_options(items: list[str]) -> dict[str, Any]:
-    """``["rounds=2", "stop_when_all_pass=false"]`` → ``{"rounds": 2, "stop_when_all_pass": False}``."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"bad --option {item!r}: expected KEY=VALUE")
-        try:
-            out[key.strip()] = parse_json(value)
-        except ValueError:  # not JSON (or nested too deeply): the text itself
-            out[key.strip()] = value
-    return out
-
-
 def build_config(args: argparse.Namespace):
     from memdoor.problems.languages import parse_languages
-    from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec
+    from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
 
     spec = StrategySpec.parse(args.strategy, agents=args.agents)
     if args.agents is not None and spec.agents != args.agents:
