@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from memdoor.models.types import Message, ModelResponse
     from memdoor.problems.model import Problem, TestCase
     from memdoor.sandbox.verdict import Verdict
-    from memdoor.select.types import Candidate, Selection
+    from memdoor.select.types import Candidate, DuelWhen, Selection
 
 
 @runtime_checkable
@@ -130,8 +130,10 @@ class Selector(Protocol):
         *,
         extra_inputs: Sequence[TestCase] = (),
         referee: Referee | None = None,
+        duel: DuelWhen = "contested",
     ) -> Selection:
         """Pick a candidate. ``problem`` is the public view (no hidden tests); ``runner`` runs candidates;
         ``extra_inputs`` are agent-written inputs (``output`` None) whose outputs help tell candidates apart;
-        ``referee``, when given, settles a vote without a majority between the two leading groups."""
+        ``referee``, when given, settles between the two leading groups: a vote without a strict majority
+        (``duel="contested"``), or any vote where the survivors behave in two or more ways (``"split"``)."""
         ...

@@ -181,7 +181,7 @@ class SolveConfig(BaseModel):
         agents sample (by rank among their model's agents; earlier, by team position). A bench records it
         per row, so a default changed between two sittings of one run is caught, not mixed into its results."""
         settings: dict[str, Any] = {
-            "options": self.make_strategy().config.model_dump(mode="json"),
+            "options": self.make_strategy().config.recorded(),
             "temperatures": list(self.temperatures),
             "selector": self.selector,
             "selector_options": dict(self.selector_options),

@@ -99,3 +99,25 @@ def test_only_a_whole_verdict_line_counts():
     # the prompt calls the outputs "Answer A" / "Answer B": reasoning that names them is not a verdict
     assert parse_referee("Answer B prints 7, which is wrong; answer A gives") is None
     assert parse_referee("ANSWER: A\nOn reflection, Answer B is what the code returns") == 0
+
+
+async def test_with_duel_split_a_majority_that_splits_is_judged_too(sandbox):
+    """2 SQUARE against 1 DOUBLE is a majority: "contested" keeps it, "split" asks the referee (S*)."""
+    cands = [Candidate(code=SQUARE, agent=f"a{i}") for i in range(2)] + [Candidate(code=DOUBLE, agent="a2")]
+    referee = Referee(right="6")
+    sel = await VoteSelector().select(
+        PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("3"), referee=referee, duel="split"
+    )
+    assert referee.asked == [("3", ("9", "6"))] and sel.rule == "referee" and cands[sel.index].code == DOUBLE
+    # A referee that cannot tell leaves the majority standing.
+    unsure = await VoteSelector().select(
+        PROBLEM, cands, make_runner(sandbox), extra_inputs=extra("3"), referee=Referee(None), duel="split"
+    )
+    assert unsure.rule == "majority" and cands[unsure.index].code == SQUARE
+    # One behaviour among the survivors is nothing to judge.
+    same = [Candidate(code=DOUBLE, agent=f"a{i}") for i in range(3)]
+    alone = Referee(right="6")
+    one = await VoteSelector().select(
+        PROBLEM, same, make_runner(sandbox), extra_inputs=extra("3"), referee=alone, duel="split"
+    )
+    assert alone.asked == [] and one.duel is None

@@ -131,3 +131,35 @@ async def test_a_referee_out_of_budget_cannot_tell_and_the_vote_stands(sandbox):
     sol = await SStar().solve(PROBLEM, team_of(first, good, bad), make_ctx(sandbox, budget=Budget(calls=5)))
     assert "referee" not in [c.role for c in sol.ledger.calls]
     assert sol.code == OVERFIT and sol.stopped in ("done", "budget")
+
+
+async def test_sstar_with_duel_split_judges_a_majority_the_inputs_split(sandbox):
+    from memdoor.strategies.hybrid import SStar
+
+    # Two agents write OVERFIT (a majority of 3), one writes GOOD: the written input (0, 5) splits them.
+    def team():
+        first = scripted(
+            {"draft": [fenced(OVERFIT)], "inputs": [INPUTS], "referee": ["0 + 5 = 5.\nANSWER: B"]},
+            logprob=-0.1,
+        )
+        second = scripted({"draft": [fenced(OVERFIT)]}, spec="scripted:o", logprob=-0.1)
+        good = scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9)
+        return team_of(first, second, good)
+
+    agents = team()
+    split = await SStar(duel="split").solve(PROBLEM, agents, make_ctx(sandbox))
+    assert [c.role for c in split.ledger.calls].count("referee") == 1
+    assert split.selection.rule == "referee" and split.code == GOOD
+    agents = team()
+    contested = await SStar().solve(PROBLEM, agents, make_ctx(sandbox))  # the default keeps the majority
+    assert "referee" not in [c.role for c in contested.ledger.calls]
+    assert contested.selection.rule == "majority" and contested.code == OVERFIT
+
+
+def test_duel_is_recorded_in_settings_only_when_set():
+    from memdoor.runner import SolveConfig, StrategySpec
+
+    plain = SolveConfig(strategy=StrategySpec.parse("sstar:3")).settings()["options"]
+    assert "duel" not in plain and plain["referee"] is True  # runs made before the option still resume
+    split = SolveConfig(strategy=StrategySpec.parse("sstar:3"), options={"duel": "split"}).settings()
+    assert split["options"]["duel"] == "split"

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from memdoor.sandbox.verdict import Verdict
+
+DuelWhen = Literal["contested", "split"]
+"""When a referee judges between the two leading behaviour groups: ``contested``, only when no group holds
+a strict majority of the survivors; ``split``, whenever the survivors behave in two or more ways (S*'s
+judged comparison decides rather than the head count)."""
 
 
 class Candidate(BaseModel):

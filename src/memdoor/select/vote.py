@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memdoor.errors import UsageError, validation_problems
 from memdoor.problems.languages import answer_in
 from memdoor.select.behaviour import behaviour_key, group_by_key, result_key
-from memdoor.select.types import Candidate, Duel, Selection
+from memdoor.select.types import Candidate, Duel, DuelWhen, Selection
 
 if TYPE_CHECKING:
     from memdoor.problems.model import Problem, TestCase
@@ -108,11 +108,13 @@ class VoteSelector:
         *,
         extra_inputs: Sequence[TestCase] = (),
         referee: Referee | None = None,
+        duel: DuelWhen = "contested",
     ) -> Selection:
         """Pick a candidate using only the public tests and ``extra_inputs`` (run by ``runner``); with a
-        ``referee``, a vote without a majority goes to whichever of the two leading groups it finds right
-        on an input where they differ."""
-        return await self._decide(problem, list(candidates), runner, list(extra_inputs), referee)
+        ``referee``, a vote without a strict majority (any vote with two or more groups when ``duel`` is
+        ``"split"``) goes to whichever of the two leading groups it finds right on an input where they
+        differ."""
+        return await self._decide(problem, list(candidates), runner, list(extra_inputs), referee, duel)
 
     # -- the decision ----------------------------------------------------------------------------
 
@@ -123,6 +125,7 @@ class VoteSelector:
         runner: CodeRunner,
         extra: list[TestCase],
         referee: Referee | None = None,
+        duel_when: DuelWhen = "contested",
     ) -> Selection:
         k = self.config.k or max(1, math.ceil(len(candidates) / 2))
         by_code: dict[str, list[int]] = {}  # identical code (up to surrounding blank space) runs once
@@ -176,7 +179,7 @@ class VoteSelector:
         duel = None
         voters = sum(len(g) for g in groups)
         contested = rule != "majority" or 2 * len(groups[chosen]) <= voters  # no strict majority: 1-1, 2-2-1
-        if referee is not None and contested and len(groups) > 1 and not fallback:
+        if referee is not None and (contested or duel_when == "split") and len(groups) > 1 and not fallback:
             code_of = lambda gi: candidates[groups[gi][0]].code.strip()  # noqa: E731
             duel = await self._duel(problem, tests, groups, group_weight, code_of, results_of, referee)
             if duel is not None and duel.winner is not None:

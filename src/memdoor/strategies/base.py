@@ -24,7 +24,7 @@ from memdoor.problems.languages import answer_in
 from memdoor.problems.model import Problem, TestCase
 from memdoor.protocols import Referee
 from memdoor.sandbox.verdict import Verdict
-from memdoor.select.types import Candidate, Selection
+from memdoor.select.types import Candidate, DuelWhen, Selection
 from memdoor.solution import AgentFailure, Solution
 from memdoor.strategies import messages
 from memdoor.strategies.context import RunContext
@@ -44,6 +44,10 @@ class StrategyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    recorded_when_set: ClassVar[frozenset[str]] = frozenset()
+    """Options added after results were committed: a run's settings record them only when set away from
+    their default, so the runs made before them still resume (see :meth:`recorded`)."""
+
     logprobs: bool = Field(
         default=True, description="Ask models for token log-probabilities (the selector's confidence signal)."
     )
@@ -54,6 +58,15 @@ class StrategyConfig(BaseModel):
         "test inputs the first agent writes before selection, so the selector groups candidates by what "
         "they do on them (0: none; every candidate then behaves alike and the most confident is chosen).",
     )
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as a run's settings record them: every option, with defaults filled in, except those
+        in ``recorded_when_set`` left at their default."""
+        data = self.model_dump(mode="json")
+        for name in self.recorded_when_set:
+            if getattr(self, name) == type(self).model_fields[name].default:
+                data.pop(name, None)
+        return data
 
 
 def public_rank(c: Candidate) -> int:
@@ -236,10 +249,11 @@ class TeamRun:
         return sorted(best.values(), key=lambda c: order.get(c.agent, len(order)))
 
     async def select(
-        self, pool: list[Candidate], *, referee: Referee | None = None
+        self, pool: list[Candidate], *, referee: Referee | None = None, duel: DuelWhen = "contested"
     ) -> tuple[list[Candidate], Selection | None]:
         """Ask the context's selector to choose among ``pool`` (with any agent-written inputs and, when
-        given, a referee for a vote without a majority), and record its vote (memory kind ``votes`` and a
+        given, a referee for a vote without a strict majority, or for any split vote with ``duel="split"``),
+        and record its vote (memory kind ``votes`` and a
         ``vote`` event). A problem without public tests gets inputs written first (``untested_inputs``),
         unless the budget is spent: then the vote goes on without them."""
         if not pool:
@@ -256,7 +270,7 @@ class TeamRun:
             except BudgetExceeded as e:
                 await self.budget_spent(e)
         sel = await self.ctx.selector.select(
-            self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs, referee=referee
+            self.problem, pool, self.ctx.judge, extra_inputs=self.extra_inputs, referee=referee, duel=duel
         )
         await self.record_vote(sel, pool)
         return pool, sel

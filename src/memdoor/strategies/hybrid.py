@@ -10,9 +10,11 @@ groups candidates by what they output.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
-from memdoor.select.types import Candidate, Selection
+from memdoor.select.types import Candidate, DuelWhen, Selection
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
 from memdoor.strategies.referee import AgentReferee
@@ -33,6 +35,13 @@ class HybridConfig(StrategyConfig):
         description="When the vote has no majority, the first agent judges which of the two leading groups"
         " answers right on an input where they differ (S*'s judged comparison).",
     )
+    duel: DuelWhen = Field(
+        default="contested",
+        description="When the referee judges: contested (a vote without a strict majority) or split (any "
+        "vote where the survivors behave in two or more ways on the public and written inputs, as S* does).",
+    )
+
+    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel"})
 
 
 class Hybrid(BaseStrategy):
@@ -69,7 +78,7 @@ class Hybrid(BaseStrategy):
         referee = None
         if self.config.referee and active:
             referee = AgentReferee(run, active[0], self.config.repair_rounds + 2)
-        return await run.select(run.best_per_agent(), referee=referee)
+        return await run.select(run.best_per_agent(), referee=referee, duel=self.config.duel)
 
 
 class SStarConfig(HybridConfig):
