@@ -128,6 +128,13 @@ def test_wilson_interval_of_a_pass_rate_does_not_collapse_at_the_edges():
     assert all(math.isnan(x) for x in wilson_ci(0, 0))
     with pytest.raises(ValueError):
         wilson_ci(3, 2)
+    # the interval always holds the observed rate, exactly at the edges (0/94 once gave a lower bound of
+    # 1e-18 above 0, and the chart refused the negative error bar)
+    for n in range(1, 400):
+        for k in {0, n // 3, n}:
+            lo, hi = wilson_ci(k, n)
+            assert lo <= k / n <= hi
+        assert wilson_ci(0, n)[0] == 0.0 and wilson_ci(n, n)[1] == 1.0
 
 
 def test_holm_multiplies_the_smallest_p_by_m_and_never_lets_a_larger_p_come_out_smaller():

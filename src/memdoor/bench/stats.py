@@ -56,7 +56,8 @@ def wilson_ci(successes: int, n: int, *, level: float = 0.95) -> tuple[float, fl
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # rounding can put a bound a hair past the observed rate (0/94 gave a lower bound of 1e-18): clamp
+    return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
 def paired_bootstrap_ci(
