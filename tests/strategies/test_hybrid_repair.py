@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from strategy_helpers import BAD, BAD2, GOOD, GOOD2, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
 
 from memdoor.budget import Budget
@@ -160,6 +161,29 @@ def test_duel_is_recorded_in_settings_only_when_set():
     from memdoor.runner import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("sstar:3")).settings()["options"]
-    assert "duel" not in plain and plain["referee"] is True  # runs made before the option still resume
+    assert (
+        "duel" not in plain and "referee_orders" not in plain and plain["referee"] is True
+    )  # old runs resume
     split = SolveConfig(strategy=StrategySpec.parse("sstar:3"), options={"duel": "split"}).settings()
     assert split["options"]["duel"] == "split"
+
+
+@pytest.mark.parametrize(
+    "answers, code, rule",
+    [
+        (["ANSWER: A", "ANSWER: A"], OVERFIT, "confidence"),  # always "A": inconsistent, cannot tell
+        (["0 + 5 = 5.\nANSWER: B", "0 + 5 = 5.\nANSWER: A"], GOOD, "referee"),  # the same output both times
+    ],
+)
+async def test_a_referee_asked_in_both_orders_counts_only_a_consistent_answer(sandbox, answers, code, rule):
+    from memdoor.strategies.hybrid import SStar
+
+    first = scripted({"draft": [fenced(OVERFIT)], "inputs": [INPUTS], "referee": answers}, logprob=-0.1)
+    good = scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9)
+    bad = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]}, spec="scripted:b", logprob=-0.1)
+    ctx = make_ctx(sandbox)
+    sol = await SStar(referee_orders="both").solve(PROBLEM, team_of(first, good, bad), ctx)
+    assert [c.role for c in sol.ledger.calls].count("referee") == 2
+    duels = await ctx.memory.entries(ctx.task_id, "duels")
+    assert [d["outputs"] for d in duels] == [["4", "5"], ["5", "4"]], "the second question swaps the outputs"
+    assert sol.code == code and sol.selection.rule == rule

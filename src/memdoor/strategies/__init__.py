@@ -14,10 +14,12 @@ sequential    implement → review → revise; reviewers take turns           ro
 shared        drafts in shared memory, rounds of reading and refining     rounds, peers,
                                                                           stop_when_all_pass
 hybrid        parallel attempts + repair on public tests + agent-written  repair_rounds, inputs,
-              inputs that split candidate groups (S*)                     referee, duel
+              inputs that split candidate groups (S*)                     referee, duel,
+                                                                          referee_orders
 sstar         hybrid, and a vote without a majority is settled by an       as hybrid (referee on)
               agent judging the two leading groups' outputs on one input
-              (``duel=split``: any vote the inputs split, as S* does)
+              (``duel=split``: any vote the inputs split, as S* does;
+              ``referee_orders=both``: asked in both orders, kept if consistent)
 cascade       cheap agents draft and vote; the first (strong) agents      strong, agree
               draft only when no confident majority passes the tests
 adaptive      parallel attempts in waves, stopping once enough agree      first, wave, agree

@@ -10,7 +10,7 @@ groups candidates by what they output.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -41,7 +41,13 @@ class HybridConfig(StrategyConfig):
         "vote where the survivors behave in two or more ways on the public and written inputs, as S* does).",
     )
 
-    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel"})
+    referee_orders: Literal["one", "both"] = Field(
+        default="one",
+        description="one: the referee is asked once; both: asked again with the two outputs swapped, and "
+        "only an answer naming the same output both times counts (else it cannot tell).",
+    )
+
+    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel", "referee_orders"})
 
 
 class Hybrid(BaseStrategy):
@@ -77,7 +83,12 @@ class Hybrid(BaseStrategy):
         active = run.active()
         referee = None
         if self.config.referee and active:
-            referee = AgentReferee(run, active[0], self.config.repair_rounds + 2)
+            referee = AgentReferee(
+                run,
+                active[0],
+                self.config.repair_rounds + 2,
+                both_orders=self.config.referee_orders == "both",
+            )
         return await run.select(run.best_per_agent(), referee=referee, duel=self.config.duel)
 
 

@@ -1,7 +1,11 @@
 """A referee made of a team's agent: asked which of two outputs is right for one input (S*'s judged
 comparison, :class:`memdoor.protocols.Referee`). The call is the agent's like any other: budgeted,
 recorded in the ledger, trace and memory (kind ``duels``). A spent budget or a failed agent means
-"cannot tell", so selection still ends with an answer (and the agent stays in the team)."""
+"cannot tell", so selection still ends with an answer (and the agent stays in the team).
+
+With ``both_orders`` the question is asked again with the outputs swapped, and only an answer that names
+the same output both times counts: a small model that always answers "A" (the 0.5B did, on every
+question of the HumanEval runs) then cannot tell, instead of always confirming the vote's leader."""
 
 from __future__ import annotations
 
@@ -17,12 +21,22 @@ from memdoor.team import Agent
 class AgentReferee:
     """``agent`` of ``run`` referees; each question is one call in round ``round``."""
 
-    def __init__(self, run: TeamRun, agent: Agent, round: int):
+    def __init__(self, run: TeamRun, agent: Agent, round: int, *, both_orders: bool = False):
         self.run = run
         self.agent = agent
         self.round = round
+        self.both_orders = both_orders
 
     async def which(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
+        first = await self.ask(problem, test, outputs)
+        if not self.both_orders or first is None or len(outputs) != 2:
+            return first
+        swapped = await self.ask(problem, test, [outputs[1], outputs[0]])
+        return first if swapped is not None and 1 - swapped == first else None
+
+    async def ask(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
+        """One question: the index in ``outputs`` the agent finds right, or None; an answer is recorded in
+        memory (kind ``duels``) and the trace."""
         try:
             completion = await self.run.ask(
                 self.agent,
