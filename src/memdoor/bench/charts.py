@@ -80,7 +80,7 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
         ax.errorbar(
             [r.cost(axis) or 0.0],
             [y],
-            yerr=[[max(0.0, y - lo)], [max(0.0, hi - y)]],  # an interval holds its point
+            yerr=[[y - lo], [hi - y]],
             fmt="s" if r.baseline else "o",
             color="tab:red" if on_front else "tab:gray",
             capsize=3,

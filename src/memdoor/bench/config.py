@@ -207,7 +207,7 @@ def parse_strategy_options(text: str, where: str) -> tuple[str, dict[str, Any], 
         raise UsageError(
             f"bad {where} {text!r}: expected STRATEGY[KEY=VALUE,...], e.g. sstar:16[repair_rounds=0]"
         )
-    options = parse_options([o for o in body.split(",")], flag=f"{where} {text!r}")
+    options = parse_options(body.split(","), flag=f"{where} {text!r}")
     s = parse_strategy(strategy)
     SolveConfig(strategy=StrategySpec.parse(s), options=options).make_strategy()  # bad options: UsageError
     shown = ",".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in options.items())

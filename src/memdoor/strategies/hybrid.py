@@ -40,7 +40,6 @@ class HybridConfig(StrategyConfig):
         description="When the referee judges: contested (a vote without a strict majority) or split (any "
         "vote where the survivors behave in two or more ways on the public and written inputs, as S* does).",
     )
-
     referee_orders: Literal["one", "both"] = Field(
         default="one",
         description="one: the referee is asked once; both: asked again with the two outputs swapped, and "
