@@ -48,6 +48,17 @@ async def test_without_inputs_that_split_them_all_survivors_agree(sandbox):
     assert sel.reason == "majority" and sel.index == 1 and sel.confidence == pytest.approx(1.0)
 
 
+async def test_a_fresh_draft_is_preferred_to_a_more_confident_rewrite_in_its_group(sandbox):
+    rewrite = Candidate(code=DOUBLE_SMALL, agent="a1", round=1, mean_logprob=-0.01, rewrite=True)
+    cands = [cand(DOUBLE, "a0", -2.0), rewrite, cand(DOUBLE_TOO, "a2", -1.0)]
+    sel = await VoteSelector().select(PROBLEM, cands, make_runner(sandbox))
+    assert sel.groups == [[0, 1, 2]] and sel.index == 2  # the most confident of the fresh drafts
+    alone = await VoteSelector().select(
+        PROBLEM, [rewrite, cand(PLUS_TWO, "a0", -0.001)], make_runner(sandbox)
+    )
+    assert alone.index == 0  # a rewrite still wins where it has no fresh draft beside it
+
+
 async def test_no_majority_confidence_decides(sandbox):
     cands = [
         cand(DOUBLE, "a0", -3.0),

@@ -85,10 +85,18 @@ async def test_hidden_tests_never_reach_a_strategy(strategy, sandbox, tmp_path):
     # it ran and was graded on public + hidden tests
     assert sol.error is None and sol.verdict is not None
     assert sol.verdict.tests_total == 3 and sol.code
-    expected = {"single": False, "parallel:2": False, "cascade:2": False, "adaptive:2": False}.get(
-        strategy, True
-    )  # the others fix WRONG (cascade answers with the cheap agent's overfit draft, adaptive never repairs)
-    assert sol.passed is expected and sol.oracle is expected and (sol.code == GOOD) is expected
+    expected = {
+        "single": False,
+        "parallel:2": False,
+        "cascade:2": False,
+        "adaptive:2": False,
+        "shared:2": False,
+    }.get(strategy, True)
+    # the others fix WRONG (cascade answers with the cheap agent's overfit draft, adaptive never repairs,
+    # shared's refinement behaves like agent two's overfit draft on the public test and the fresh draft
+    # is preferred, though the team wrote GOOD: its oracle holds)
+    assert sol.passed is expected and (sol.code == GOOD) is expected
+    assert sol.oracle is (expected or strategy == "shared:2")
 
     prompts = [json.dumps(call) for m in team_models for call in m.calls]
     assert prompts, "no model was asked anything"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from strategy_helpers import BAD, BAD2, GOOD, add_problem, fenced, make_ctx, scripted, team_of
+from strategy_helpers import BAD, BAD2, GOOD, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
 
 from memdoor.budget import Budget
 from memdoor.errors import RateLimited
@@ -105,3 +105,18 @@ async def test_shared_rounds_over_a_real_redis(sandbox, redis_url):
     finally:
         await memory.delete(ctx.task_id)
         await memory.aclose()
+
+
+async def test_a_refinement_copied_from_a_teammate_does_not_outrank_the_draft_it_behaves_like(sandbox):
+    # HumanEval/62 and /153 in humaneval-v2: refinements copied a teammate's wrong idea, behaved like the
+    # right drafts on the examples and, more confident for the copying, were chosen from their group
+    a = scripted({"draft": [fenced(GOOD)]}, logprob=-0.5)
+    b = scripted({"draft": [fenced(BAD)], "refine": [fenced(OVERFIT)]}, spec="scripted:b", logprob=-0.01)
+    ctx = make_ctx(sandbox)
+    sol = await Shared(rounds=1).solve(PROBLEM, team_of(a, b), ctx)
+    assert [(c.agent, c.round, c.rewrite) for c in sol.candidates] == [
+        ("agent0", 0, False),
+        ("agent1", 1, True),
+    ]
+    assert sol.selection.groups == [[0, 1]]  # the draft and the refinement alike on the public tests
+    assert sol.code == GOOD

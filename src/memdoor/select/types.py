@@ -21,6 +21,11 @@ class Candidate(BaseModel):
     agent: str = Field(description="Id of the agent that wrote it.")
     round: int = Field(default=0, description="Round or repair step that produced it (0 = first draft).")
     mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
+    rewrite: bool = Field(
+        default=False,
+        description="Written from code shown in its prompt (a repair, revision or refinement), not drafted "
+        "afresh: copying raises its log-probabilities, so its confidence is not comparable with a draft's.",
+    )
     public: Verdict | None = Field(default=None, description="Its verdict on the public tests, once run.")
     language: str | None = Field(
         default=None,

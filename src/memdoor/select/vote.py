@@ -11,8 +11,10 @@ the strategy records the decision (see :meth:`memdoor.strategies.base.TeamRun.se
 3. A group with at least ``k`` members (default ⌈N/2⌉ of the N candidates: the seed's "3 of 5")
    wins; otherwise the group with the most confidence weight wins.
 4. Ties break deterministically: larger group, then more weight, then the lowest candidate index.
-5. Within the winning group the member with the highest mean token log-probability is chosen
-   (ties: lowest index).
+5. Within the winning group a fresh draft is preferred to a rewrite (a repair, revision or refinement
+   written from code in its prompt, whose copied tokens raise its log-probabilities: in ``shared`` the
+   refinements copied a wrong teammate and outranked the right drafts they behaved like); among those
+   the member with the highest mean token log-probability is chosen (ties: lowest index).
 6. With no survivor the team still answers: the candidates that passed the most public tests form
    the pool and the same rules choose among them (reason ``no-survivor``).
 
@@ -184,7 +186,7 @@ class VoteSelector:
             duel = await self._duel(problem, tests, groups, group_weight, code_of, results_of, referee)
             if duel is not None and duel.winner is not None:
                 rule, chosen = "referee", duel.groups[duel.winner]
-        index = min(groups[chosen], key=lambda i: (-weights[i], i))
+        index = min(groups[chosen], key=lambda i: (candidates[i].rewrite, -weights[i], i))
         total = sum(group_weight)
         return Selection(
             index=index,

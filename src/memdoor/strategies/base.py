@@ -205,6 +205,7 @@ class TeamRun:
             agent=agent.id,
             round=round,
             mean_logprob=completion.mean_logprob,
+            rewrite=role != "draft",
             public=verdict,
             language=language,
         )
