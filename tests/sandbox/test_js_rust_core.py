@@ -35,7 +35,11 @@ def sb():
     [
         ("const f = (a) => a + 1;", "passed", ""),
         ("const f = (a) => a + 2;", "wrong_answer", "Assertion failed"),
-        ("const f = (a) => { console.log('dbg'); return a + 1 };", "wrong_answer", "stdout not empty"),
+        (  # said so that a repair can act on it: print nothing
+            "const f = (a) => { console.log('dbg'); return a + 1 };",
+            "wrong_answer",
+            "stdout not empty (the official rule fails any output: print nothing, remove every console.log",
+        ),
         ("const f = (a) => { console.error('dbg'); return a + 1 };", "wrong_answer", "stderr not empty"),
         ("const f = (a) => { throw new Error('boom') };", "runtime_error", "boom"),
         ("const f = (a) => { process.exit(0) };", "passed", ""),  # the official rule: exit 0, nothing printed

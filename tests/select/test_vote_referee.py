@@ -101,6 +101,22 @@ def test_only_a_whole_verdict_line_counts():
     assert parse_referee("ANSWER: A\nOn reflection, Answer B is what the code returns") == 0
 
 
+def test_a_verdict_may_be_boxed_or_name_the_value_itself():
+    """What the 1.5B wrote on HumanEval/119 and in earlier runs: a boxed letter, or the output's value."""
+    from memdoor.strategies.messages import parse_referee
+
+    assert parse_referee("Work.\n\\boxed{ANSWER: B}") == 1 and parse_referee("ANSWER: \\boxed{A}") == 0
+    assert parse_referee("Therefore, the correct answer is:\nANSWER: Yes", ["'No'", "'Yes'"]) == 1
+    assert parse_referee("ANSWER: **7**", ["7", "12"]) == 0
+    # a value that is neither output, or both, names nothing; nor does a value without the outputs
+    assert parse_referee("ANSWER: 9", ["7", "12"]) is None
+    assert parse_referee("ANSWER: 7", ["7", " 7 "]) is None
+    assert parse_referee("ANSWER: Yes") is None
+    # a letter is a letter, even where an output is spelt the same; a line that says more names nothing
+    assert parse_referee("ANSWER: B", ["B", "A"]) == 1
+    assert parse_referee("ANSWER: A is wrong, B is right") is None
+
+
 async def test_with_duel_split_a_majority_that_splits_is_judged_too(sandbox):
     """2 SQUARE against 1 DOUBLE is a majority: "contested" keeps it, "split" asks the referee (S*)."""
     cands = [Candidate(code=SQUARE, agent=f"a{i}") for i in range(2)] + [Candidate(code=DOUBLE, agent="a2")]

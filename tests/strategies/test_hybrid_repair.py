@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from strategy_helpers import BAD, BAD2, GOOD, GOOD2, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
+from strategy_helpers import (
+    BAD,
+    BAD2,
+    GOOD,
+    GOOD2,
+    OVERFIT,
+    ByRole,
+    add_problem,
+    fenced,
+    make_ctx,
+    scripted,
+    team_of,
+)
 
 from memdoor.budget import Budget
 from memdoor.problems.model import Problem, TestCase
@@ -157,12 +169,39 @@ async def test_sstar_with_duel_split_judges_a_majority_the_inputs_split(sandbox)
     assert contested.selection.rule == "majority" and contested.code == OVERFIT
 
 
+async def test_a_referee_may_have_its_own_token_cap(sandbox):
+    """``referee_tokens`` caps only the referee's answer (it works the input out before its verdict)."""
+    from memdoor.models.scripted import ScriptedModel
+    from memdoor.strategies.hybrid import SStar
+
+    class Capped(ScriptedModel):
+        async def complete(self, messages, *, max_tokens=1024, **kw):
+            self.caps.append(max_tokens)
+            return await super().complete(messages, max_tokens=max_tokens, **kw)
+
+    script = {"draft": [fenced(OVERFIT)], "inputs": [INPUTS], "referee": ["0 + 5 = 5.\nANSWER: B"]}
+    for option, cap in ((None, 1024), (900, 900)):
+        first = Capped(respond=ByRole(script), spec="scripted:a", logprob=-0.1)
+        first.caps = []
+        second = scripted({"draft": [fenced(OVERFIT)]}, spec="scripted:o", logprob=-0.1)
+        good = scripted({"draft": [fenced(GOOD)]}, spec="scripted:g", logprob=-0.9)
+        options = {} if option is None else {"referee_tokens": option}
+        sol = await SStar(duel="split", **options).solve(
+            PROBLEM, team_of(first, second, good), make_ctx(sandbox)
+        )
+        assert sol.selection.rule == "referee" and sol.code == GOOD
+        assert first.caps == [1024, 1024, cap]  # draft, inputs, then the one question
+
+
 def test_duel_is_recorded_in_settings_only_when_set():
     from memdoor.runner import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("sstar:3")).settings()["options"]
     assert (
-        "duel" not in plain and "referee_orders" not in plain and plain["referee"] is True
+        "duel" not in plain
+        and "referee_orders" not in plain
+        and "referee_tokens" not in plain
+        and plain["referee"] is True
     )  # old runs resume
     split = SolveConfig(strategy=StrategySpec.parse("sstar:3"), options={"duel": "split"}).settings()
     assert split["options"]["duel"] == "split"

@@ -110,11 +110,18 @@ class TeamRun:
         return [a for a in self.team.agents if a.id not in out]
 
     async def ask(
-        self, agent: Agent, msgs: Sequence[Message], *, role: str, round: int, side: bool = False
+        self,
+        agent: Agent,
+        msgs: Sequence[Message],
+        *,
+        role: str,
+        round: int,
+        side: bool = False,
+        max_tokens: int | None = None,
     ) -> Completion | None:
         """One call of ``agent``. A ModelError drops the agent from the team (recorded) and gives None; a
         ``side`` question (a referee's judgement after the drafts) gives None without dropping it (the
-        failed call is still in the ledger and the trace).
+        failed call is still in the ledger and the trace). ``max_tokens`` overrides the agent's cap.
 
         BudgetExceeded propagates: the strategy's loop ends and the skeleton keeps what was made.
         """
@@ -123,7 +130,9 @@ class TeamRun:
         self.reserve_call()
         self._inflight += 1
         try:
-            resp = await agent.ask(msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round)
+            resp = await agent.ask(
+                msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round, max_tokens=max_tokens
+            )
         except ModelError as e:
             if not side:
                 self.failures.append(AgentFailure(agent=agent.id, error=f"{type(e).__name__}: {e}"))

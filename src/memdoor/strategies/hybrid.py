@@ -46,7 +46,14 @@ class HybridConfig(StrategyConfig):
         "only an answer naming the same output both times counts (else it cannot tell).",
     )
 
-    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel", "referee_orders"})
+    referee_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Completion token cap of a referee's answer (None: the run's cap). The referee works the "
+        "input out by hand before its verdict line, and a 1.5B cut off at 512 tokens names no output.",
+    )
+
+    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel", "referee_orders", "referee_tokens"})
 
 
 class Hybrid(BaseStrategy):
@@ -87,6 +94,7 @@ class Hybrid(BaseStrategy):
                 active[0],
                 self.config.repair_rounds + 2,
                 both_orders=self.config.referee_orders == "both",
+                max_tokens=self.config.referee_tokens,
             )
         return await run.select(run.best_per_agent(), referee=referee, duel=self.config.duel)
 

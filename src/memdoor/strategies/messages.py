@@ -166,18 +166,42 @@ def referee(problem: Problem, test: TestCase, outputs: Sequence[str]) -> list[Me
     )
 
 
-_ANSWER = re.compile(r"^[\s*#>_`]*ANSWER\s*:\s*\**\s*(A|B|NEITHER)\b[\s*_`.]*$", re.IGNORECASE | re.MULTILINE)
-"""A whole line ``ANSWER: A`` (Markdown emphasis allowed): words such as "answer B prints 7" in the
+_ANSWER = re.compile(
+    r"^[\s*#>_`$]*(?:\\boxed\{)?[\s*_`]*ANSWER\s*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+"""A whole line ``ANSWER: …`` (or ``\\boxed{ANSWER: …}``): words such as "answer B prints 7" in the
 reasoning never count."""
 
+_WRAPPING = " \t*_`.'\"$"
+_BOXED = re.compile(r"^\\boxed\{(.*)\}$")
 
-def parse_referee(text: str) -> int | None:
-    """0 for a line ``ANSWER: A``, 1 for ``ANSWER: B`` (the last such line wins), None for NEITHER or no
-    such line (a reply cut off before its verdict says nothing)."""
+
+def _verdict(value: str) -> str:
+    """``**A**``, ``\\boxed{A}``, ``"Yes".`` → ``A``, ``Yes``: Markdown, LaTeX's box and quotes removed."""
+    value = value.strip(_WRAPPING)
+    boxed = _BOXED.match(value)
+    if boxed:
+        value = boxed.group(1).strip(_WRAPPING)
+    elif value.endswith("}") and "{" not in value:  # the line opened the box: \boxed{ANSWER: A}
+        value = value[:-1].strip(_WRAPPING)
+    return value
+
+
+def parse_referee(text: str, outputs: Sequence[str] = ()) -> int | None:
+    """The index of the output a referee's last ``ANSWER:`` line names, or None (NEITHER, no such line, or
+    a reply cut off before its verdict).
+
+    The line names ``A`` or ``B``; small models also box it (``\\boxed{A}``) or write the value itself
+    (``ANSWER: Yes``), which counts when it is exactly one of ``outputs`` (compared without surrounding
+    quotes and spaces)."""
     found = _ANSWER.findall(text)
     if not found:
         return None
-    return {"A": 0, "B": 1}.get(found[-1].upper())
+    value = _verdict(found[-1])
+    if value.upper() in ("A", "B", "NEITHER"):
+        return {"A": 0, "B": 1}.get(value.upper())
+    same = [i for i, o in enumerate(outputs) if _verdict(o) == value]
+    return same[0] if len(same) == 1 else None
 
 
 # ----------------------------------------------------------------------------------------------

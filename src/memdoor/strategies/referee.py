@@ -21,11 +21,20 @@ from memdoor.team import Agent
 class AgentReferee:
     """``agent`` of ``run`` referees; each question is one call in round ``round``."""
 
-    def __init__(self, run: TeamRun, agent: Agent, round: int, *, both_orders: bool = False):
+    def __init__(
+        self,
+        run: TeamRun,
+        agent: Agent,
+        round: int,
+        *,
+        both_orders: bool = False,
+        max_tokens: int | None = None,
+    ):
         self.run = run
         self.agent = agent
         self.round = round
         self.both_orders = both_orders
+        self.max_tokens = max_tokens
 
     async def which(self, problem: Problem, test: TestCase, outputs: Sequence[str]) -> int | None:
         first = await self.ask(problem, test, outputs)
@@ -44,12 +53,13 @@ class AgentReferee:
                 role="referee",
                 round=self.round,
                 side=True,
+                max_tokens=self.max_tokens,
             )
         except BudgetExceeded:
             return None
         if completion is None:
             return None
-        winner = messages.parse_referee(completion.text)
+        winner = messages.parse_referee(completion.text, outputs)
         entry = {"agent": self.agent.id, "input": test.input, "outputs": list(outputs), "winner": winner}
         await self.run.ctx.memory.append(self.run.ctx.task_id, "duels", entry)
         await self.run.ctx.event("referee", self.agent.id, winner=winner, text=completion.text)

@@ -57,6 +57,14 @@ def _node(sandbox: Isolation, node: Tool, source: str) -> Outcome:
     )
 
 
+_WHY = {
+    "stderr": "the official rule fails it",
+    # Said so an agent can act on it: small models append console.log calls of the examples, and a repair
+    # told only "stdout not empty" kept them (HumanEval-X JavaScript, 2026-12-04).
+    "stdout": "the official rule fails any output: print nothing, remove every console.log call",
+}
+
+
 def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> TestResult:
     outcome = _node(sandbox, node, f"{program}\n{test_code}\n")
     ended = _ended(outcome, sandbox)
@@ -69,7 +77,7 @@ def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> T
             status="wrong_answer",
             seconds=outcome.seconds,
             output=compare.keep(outcome.stdout.decode(errors="replace"), sandbox.config.keep_output_chars),
-            detail=f"{stream} not empty (the official rule fails it): {text[:300]}",
+            detail=f"{stream} not empty ({_WHY[stream]}): {text[:300]}",
         )
     return TestResult(status="passed", seconds=outcome.seconds)
 
