@@ -74,3 +74,44 @@ async def test_a_stdin_program_is_graded_whole(sandbox, tmp_path):
     config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
     sol = await solve_problem(stdin(), config, env)
     assert sol.code == PROGRAM and sol.passed is True
+
+
+JS_FUNCTION = """const hasCloseElements = (numbers, threshold) => {
+  for (let i = 0; i < numbers.length; i++)
+    for (let j = i + 1; j < numbers.length; j++)
+      if (Math.abs(numbers[i] - numbers[j]) < threshold) return true;
+  return false;
+};"""
+JS_ANSWER = (
+    "```javascript\n" + JS_FUNCTION + "\n\n// Example usage:\n"
+    "console.log(hasCloseElements([1.0, 2.0, 3.0], 0.5)); // Output: false\n```"
+)
+
+
+async def test_a_javascript_answer_is_graded_without_its_example_prints(sandbox, tmp_path):
+    """HumanEval-X fails a program that prints anything: with its console.log line the right function
+    fails; the user gets and grading sees the function alone, which passes."""
+    from memdoor.problems.humaneval_x import load_humaneval_x
+
+    problem = load_humaneval_x("javascript")[0]
+    assert candidate_code(JS_ANSWER, problem) == JS_FUNCTION
+    raw = problem.model_copy(update={"language": "rust"})  # a language without cleaning keeps the line
+    assert "console.log" in candidate_code(JS_ANSWER, raw)
+    model = ScriptedModel([JS_ANSWER], spec="scripted:a")
+    env = env_with(sandbox, tmp_path, model)
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:a"])
+    sol = await solve_problem(problem, config, env)
+    assert sol.error is None and sol.code == JS_FUNCTION
+    assert sol.passed is True
+    printing = ScriptedModel(
+        [
+            JS_ANSWER.replace("// Example usage:\n", "// Example usage:\nlet shown = 0;\n").replace(
+                "console.log(", "console.log(shown++, "
+            )
+        ],
+        spec="scripted:b",
+    )
+    env = env_with(sandbox, tmp_path, printing)
+    config = SolveConfig(strategy=StrategySpec.parse("single"), models=["scripted:b"])
+    sol = await solve_problem(problem, config, env)
+    assert "console.log" in sol.code and sol.passed is False  # a call that changes state is kept, and fails

@@ -4,6 +4,7 @@ grade`` applies to official samples), and a team member's candidate (:func:`cand
 from __future__ import annotations
 
 from memdoor.clean import drop_demo_lines
+from memdoor.clean_js import drop_console_lines
 from memdoor.problems.model import Problem
 
 FENCE = "```"
@@ -23,11 +24,16 @@ def extract_code(answer: str) -> str:
 
 def candidate_code(answer: str, problem: Problem) -> str:
     """The code a team member proposes in ``answer``: :func:`extract_code`, then, for a function answer
-    (a functional or check problem), without the demo lines a model adds around the function (example
-    calls, prints, ``# Output:`` comments; see :mod:`memdoor.clean`). A program reading standard input
-    stays whole. Strategies take every candidate through here, before anything runs it, so the program
-    graded is the program the user gets."""
+    (a functional or check problem), without the demo lines a model adds around the function: in Python
+    example calls, prints and ``# Output:`` comments (:mod:`memdoor.clean`), in JavaScript top-level
+    ``console`` calls (:mod:`memdoor.clean_js`). A program reading standard input stays whole, and so
+    does a Rust answer. Strategies take every candidate through here, before anything runs it, so the
+    program graded is the program the user gets."""
     code = extract_code(answer)
-    if problem.kind == "stdin" or not problem.func_name or problem.language != "python":
-        return code  # (demo lines are recognised in Python only; ```javascript / ```rust fences work as any)
-    return drop_demo_lines(code, problem.func_name)
+    if problem.kind == "stdin" or not problem.func_name:
+        return code
+    if problem.language == "python":
+        return drop_demo_lines(code, problem.func_name)
+    if problem.language == "javascript":
+        return drop_console_lines(code, problem.func_name)
+    return code

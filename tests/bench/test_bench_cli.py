@@ -329,3 +329,17 @@ def test_a_variant_row_sets_strategy_options_and_is_redone_by_its_name(tmp_path,
     assert redone.returncode == 0, redone.stderr
     assert "2 stored results dropped" in redone.stderr and "2 already stored" in redone.stdout
     _one_line_error(run_cli(*base, "--strategies", "hybrid:2[repair_rounds=x]"), "bad options for strategy")
+
+
+def test_no_pace_replays_stored_calls_at_once_and_still_charges_their_latency(tmp_path, problem_file):
+    """A replay normally takes its call's recorded latency; ``--no-pace`` skips the wait (a rerun over
+    stored calls, e.g. after the answer extraction changed), and the row is still charged the call's
+    engine seconds."""
+    slow = answers_file(tmp_path, [ALL_FUNCTIONS], delay=8.0)
+    old, new = tmp_path / "old", tmp_path / "new"
+    base = ["bench", problem_file, "--model", f"scripted:{slow}", "--strategies", "single", "--limit", "1"]
+    assert run_cli(*base, "--out", old).returncode == 0
+    done = run_cli(*base, "--out", new, "--calls-from", old, "--no-pace")
+    assert done.returncode == 0, done.stderr
+    (result,) = [json.loads(line) for line in (new / "results.jsonl").read_text().splitlines()]
+    assert result["model_seconds"] >= 8.0 > result["wall_seconds"]

@@ -161,6 +161,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "each call adopted is kept in this run's store",
     )
     parser.add_argument(
+        "--no-pace",
+        action="store_true",
+        help="a replayed call returns at once instead of taking its recorded latency: a rerun over stored "
+        "calls finishes sooner, but rows' wall seconds then leave out the replayed calls (compute and "
+        "engine seconds are charged in full either way)",
+    )
+    parser.add_argument(
         "--max-errors",
         type=POSITIVE,
         default=10,
@@ -286,6 +293,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             retry_errors=args.retry_errors,
             max_consecutive_errors=args.max_errors,
             calls_from=donor_calls(args.calls_from) if args.calls_from else None,
+            pace_replays=not args.no_pace,
         )
 
         def make_env() -> RunEnv:
