@@ -226,3 +226,44 @@ async def test_a_referee_asked_in_both_orders_counts_only_a_consistent_answer(sa
     duels = await ctx.memory.entries(ctx.task_id, "duels")
     assert [d["outputs"] for d in duels] == [["4", "5"], ["5", "4"]], "the second question swaps the outputs"
     assert sol.code == code and sol.selection.rule == rule
+
+
+JS_RIGHT = """const hasCloseElements = (numbers, threshold) => {
+  const s = [...numbers].sort((a, b) => a - b);
+  for (let i = 0; i + 1 < s.length; i++) if (s[i + 1] - s[i] < threshold) return true;
+  return false;
+};"""
+JS_NEIGHBOURS = """function hasCloseElements(numbers, threshold) {
+  for (let i = 0; i + 1 < numbers.length; i++)
+    if (Math.abs(numbers[i] - numbers[i + 1]) < threshold) return true;
+  return false;
+}"""
+JS_INPUTS = (
+    "```javascript\n// Test case 1: close but not neighbours\n"
+    "console.log(hasCloseElements([1.0, 5.0, 1.1], 0.5)); // true\n"
+    "const far = [1.0, 9.0];\nconsole.log(hasCloseElements(far, 0.5));\n```"
+)
+
+
+async def test_javascript_inputs_written_as_console_calls_split_groups(sandbox):
+    """HumanEval-X JavaScript/0: the public example cannot tell a function that compares only
+    neighbours from a right one; the 0.5B's inputs, console.log calls, can (before they were read as
+    JavaScript, none of its inputs parsed and the most confident program of the one group won)."""
+    from memdoor.problems.humaneval_x import load_humaneval_x
+
+    problem = load_humaneval_x("javascript")[0].public_view()
+    team = team_of(
+        scripted({"draft": [fenced(JS_NEIGHBOURS)], "inputs": [JS_INPUTS]}, logprob=-0.05),
+        scripted({"draft": [fenced(JS_RIGHT)]}, spec="scripted:r1", logprob=-0.5),
+        scripted(
+            {"draft": [fenced(JS_RIGHT.replace("s[i + 1] - s[i]", "Math.abs(s[i] - s[i + 1])"))]},
+            spec="scripted:r2",
+            logprob=-0.5,
+        ),
+    )
+    ctx = make_ctx(sandbox)
+    sol = await Hybrid(repair_rounds=0).solve(problem, team, ctx)
+    tests = await ctx.memory.entries(ctx.task_id, "tests")
+    assert tests == [{"agent": "agent0", "inputs": ["[1.0, 5.0, 1.1]\n0.5", "[1.0, 9.0]\n0.5"]}]
+    assert sol.selection.groups == [[0], [1, 2]]
+    assert sol.code == JS_RIGHT and sol.agent == "agent1"

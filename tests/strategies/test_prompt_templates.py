@@ -153,6 +153,24 @@ def test_parse_inputs_reads_calls_written_as_code():
     assert [t.input for t in messages.parse_inputs(both, problem, limit=5)] == ["5\n6"]
 
 
+def test_parse_inputs_reads_javascript_calls():
+    """What the 0.5B writes for a JavaScript problem: console.log calls with ``//`` comments and ``;``,
+    arguments bound with ``const`` first. Read as Python they did not parse, so no input was used."""
+    problem = add_problem().model_copy(update={"language": "javascript"})
+    text = (
+        "```javascript\n// Test case 1: two numbers\nconsole.log(add([1.0, 2.8], 0.5)); // true\n"
+        "const xs = ['a//b', \"c\"];\nconsole.log(add(xs, null));\nconsole.log(add(ys, 1));\n"
+        "console.log(add(true, -2)) // false\n```"
+    )
+    assert [t.input for t in messages.parse_inputs(text, problem, limit=5)] == [
+        "[1.0, 2.8]\n0.5",
+        '["a//b", "c"]\nnull',
+        "true\n-2",
+    ]
+    python = add_problem()  # read as Python, only the line whose "// false" is a floor division parses
+    assert [t.input for t in messages.parse_inputs(text, python, limit=5)] == ["true\n-2"]
+
+
 def test_function_inputs_are_asked_as_calls_without_the_answer_format():
     user = messages.inputs(add_problem().public_view(), 3)[-1]["content"]
     assert "Write 3 new" in user and "write only calls of `add`" in user and "```python\nadd(...)" in user

@@ -795,8 +795,31 @@ def _bindings(tree: ast.Module) -> dict[str, Any]:
     return out
 
 
-def _parsed_pieces(code: str) -> list[ast.Module]:
-    """``code`` parsed whole, or else line by line (the lines that parse)."""
+_JS_DECLARATION = re.compile(r"^\s*(?:const|let|var)\s+")
+
+
+def _js_line_as_python(line: str) -> str:
+    """A line of JavaScript calls in Python's syntax where it has the same meaning: no ``//`` comment (one
+    outside a string), no ``const``/``let``/``var``, no closing ``;`` (``console.log(f([1, 2], 'a'));``
+    and ``const x = [1];`` then read as Python does)."""
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote and line[i - 1] != "\\":
+                quote = None
+        elif c in "'\"`":
+            quote = c
+        elif line.startswith("//", i):
+            line = line[:i]
+            break
+    return _JS_DECLARATION.sub("", line).rstrip().rstrip(";").rstrip()
+
+
+def _parsed_pieces(code: str, *, javascript: bool = False) -> list[ast.Module]:
+    """``code`` parsed whole, or else line by line (the lines that parse); JavaScript lines are read as
+    Python first (:func:`_js_line_as_python`)."""
+    if javascript:
+        code = "\n".join(_js_line_as_python(line) for line in code.splitlines())
     try:
         return [ast.parse(code)]
     except _UNPARSABLE:
@@ -810,13 +833,16 @@ def _parsed_pieces(code: str) -> list[ast.Module]:
     return pieces
 
 
-def calls_in_code(text: str, name: str, *, limit: int = MAX_INLINE) -> list[list[Any]]:
+def calls_in_code(
+    text: str, name: str, *, limit: int = MAX_INLINE, language: str = "python"
+) -> list[list[Any]]:
     """The literal arguments of every call of ``name`` in the code blocks of ``text`` (the whole text when
-    it has none), in order: ``print(f(1, [2]))``, ``assert f("a") == 3``, ``x = [1]`` then ``f(x)``.
-    Calls with keywords, ``*args`` or arguments that are not literals are left out."""
+    it has none), in order: ``print(f(1, [2]))``, ``assert f("a") == 3``, ``x = [1]`` then ``f(x)``; in
+    JavaScript also ``console.log(f([1, 2], 'a')); // 3`` and ``const x = [1];``. Calls with keywords,
+    ``*args`` or arguments that are not literals are left out."""
     found: list[list[Any]] = []
     for block in code_blocks(text) or [text]:
-        for tree in _parsed_pieces(block):
+        for tree in _parsed_pieces(block, javascript=language == "javascript"):
             bound = _bindings(tree)
             calls = sorted(
                 (n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)

@@ -280,7 +280,10 @@ def parse_inputs(text: str, problem: Problem, *, limit: int, max_chars: int = 20
     seen: set[str] = set()
     blocks = _INPUT_BLOCK.findall(text)
     if not blocks and kind == "functional" and problem.func_name:
-        blocks = [json_input(args) for args in calls_in_code(text, problem.func_name, limit=4 * limit)]
+        blocks = [
+            json_input(args)
+            for args in calls_in_code(text, problem.func_name, limit=4 * limit, language=problem.language)
+        ]
     for block in blocks:
         if block is None:
             continue
