@@ -62,11 +62,13 @@ def test_a_call_that_could_change_state_stays():
     assert drop_console_lines(helper, "rollingMax") == ROLLING + "\nfunction twice(x) { return 2 * x; }"
 
 
-def test_a_line_that_continues_the_statement_above_or_shares_its_line_stays():
+def test_a_line_that_continues_the_statement_above_or_shares_its_line_or_a_comment_stays():
     for code in (
         ROLLING + "\nconst shown = 1 +\nconsole.log(rollingMax([1]));",
         ROLLING + "\nconsole.log(rollingMax([1])); rollingMax([2]);",
         ROLLING + " console.log(rollingMax([1]));",
+        ROLLING + "\nconsole.log(rollingMax([1])); /* prints\n[1] */",
+        ROLLING + "\n/* the example\n*/ console.log(rollingMax([1]));",
     ):
         assert drop_console_lines(code, "rollingMax") == code
 

@@ -17,8 +17,9 @@ the user gets. It is the JavaScript side of :mod:`memdoor.clean`, narrower on pu
   lines after the last remaining statement.
 
 Calls inside functions, loops and blocks stay (a print there may be what the author meant), as does
-anything after a line this scanner cannot follow: the code is kept unchanged when its strings, comments,
-template literals and brackets do not balance, or when nothing but console lines would remain.
+a line a multi-line ``/* */`` comment touches, and anything this scanner cannot follow: the code is kept
+unchanged when its strings, comments, template literals and brackets do not balance, or when nothing but
+console lines would remain.
 """
 
 from __future__ import annotations
@@ -260,6 +261,14 @@ def drop_console_lines(code: str, func_name: str) -> str:
         return code
     callable_names = {func_name} | {a or b for a, b in _DEFINED.findall(code)}
     code_toks = [t for t in toks if t.kind != "comment"]
+    # Lines a multi-line /* */ comment touches: a line there is never dropped (half a comment would stay).
+    spanned = {
+        i
+        for t in toks
+        if t.kind == "comment"
+        for i in range(t.line, t.line + t.text.count("\n") + 1)
+        if "\n" in t.text
+    }
     gone: set[int] = set()
     kept_code_lines: set[int] = set()
     k = 0
@@ -269,8 +278,9 @@ def drop_console_lines(code: str, func_name: str) -> str:
         if end is not None:
             stmt = code_toks[k:end]
             after_on_line = end < len(code_toks) and code_toks[end].line == stmt[-1].line
-            if not after_on_line and _harmless(stmt[4:-1], callable_names):
-                gone.update(range(t.line, stmt[-1].line + 1))
+            lines = set(range(t.line, stmt[-1].line + 1))
+            if not after_on_line and not lines & spanned and _harmless(stmt[4:-1], callable_names):
+                gone |= lines
                 k = end
                 continue
         kept_code_lines.update(range(t.line, t.line + t.text.count("\n") + 1))
