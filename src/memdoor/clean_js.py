@@ -68,6 +68,11 @@ class _Tok:
     line: int  # 0-based line of its first character
     depth: int  # brackets open before it
 
+    @property
+    def lines(self) -> range:
+        """The lines it touches (a template or a /* */ comment may span several)."""
+        return range(self.line, self.line + self.text.count("\n") + 1)
+
 
 class _Unfollowable(Exception):
     """The scanner lost track (an unclosed string, comment or bracket)."""
@@ -262,13 +267,7 @@ def drop_console_lines(code: str, func_name: str) -> str:
     callable_names = {func_name} | {a or b for a, b in _DEFINED.findall(code)}
     code_toks = [t for t in toks if t.kind != "comment"]
     # Lines a multi-line /* */ comment touches: a line there is never dropped (half a comment would stay).
-    spanned = {
-        i
-        for t in toks
-        if t.kind == "comment"
-        for i in range(t.line, t.line + t.text.count("\n") + 1)
-        if "\n" in t.text
-    }
+    spanned = {i for t in toks if t.kind == "comment" and len(t.lines) > 1 for i in t.lines}
     gone: set[int] = set()
     kept_code_lines: set[int] = set()
     k = 0
@@ -283,7 +282,7 @@ def drop_console_lines(code: str, func_name: str) -> str:
                 gone |= lines
                 k = end
                 continue
-        kept_code_lines.update(range(t.line, t.line + t.text.count("\n") + 1))
+        kept_code_lines.update(t.lines)
         k += 1
     if not gone:
         return code
