@@ -137,6 +137,16 @@ class Team:
     def ids(self) -> list[str]:
         return [a.id for a in self.agents]
 
+    def strongest(self, k: int = 1) -> list[Agent]:
+        """The ``k`` agents of the biggest models (team order among equals, and in the result), or the
+        first ``k`` when some agent's size is unknown."""
+        k = min(k, len(self.agents))
+        sizes = [a.config.parameters for a in self.agents]
+        if any(s is None for s in sizes):
+            return self.agents[:k]
+        ranked = sorted(range(len(self.agents)), key=lambda i: -(sizes[i] or 0.0))  # stable
+        return [self.agents[i] for i in sorted(ranked[:k])]
+
 
 def team_configs(
     specs: Sequence[str],

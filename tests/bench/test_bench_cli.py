@@ -312,6 +312,12 @@ def test_a_new_directory_replays_the_calls_of_another_with_calls_from(tmp_path, 
     new_calls = {c["key"]: c for c in map(json.loads, (new / "calls.jsonl").read_text().splitlines())}
     assert all(new_calls[c["key"]] == c for c in old_calls)  # adopted as they were
     assert len(new_calls) > len(old_calls)  # and the third problem's own
+    # repeatable: a run over four problems takes the calls of both directories
+    both = tmp_path / "both"
+    donors = ["--calls-from", old, "--calls-from", new]
+    assert run_cli(*base, "--limit", "4", "--out", both, *donors).returncode == 0
+    both_calls = {c["key"]: c for c in map(json.loads, (both / "calls.jsonl").read_text().splitlines())}
+    assert all(both_calls[k] == c for k, c in new_calls.items()) and len(both_calls) > len(new_calls)
 
 
 def test_a_variant_row_sets_strategy_options_and_is_redone_by_its_name(tmp_path, problem_file, answers):

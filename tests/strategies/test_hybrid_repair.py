@@ -267,3 +267,48 @@ async def test_javascript_inputs_written_as_console_calls_split_groups(sandbox):
     assert tests == [{"agent": "agent0", "inputs": ["[1.0, 5.0, 1.1]\n0.5", "[1.0, 9.0]\n0.5"]}]
     assert sol.selection.groups == [[0], [1, 2]]
     assert sol.code == JS_RIGHT and sol.agent == "agent1"
+
+
+def test_repairer_and_repair_when_are_recorded_in_settings_only_when_set():
+    from memdoor.runner import SolveConfig, StrategySpec
+
+    plain = SolveConfig(strategy=StrategySpec.parse("hybrid:3")).settings()["options"]
+    assert "repairer" not in plain and "repair_when" not in plain  # old runs resume
+    options = {"repairer": "strong", "repair_when": "none_pass"}
+    set_ = SolveConfig(strategy=StrategySpec.parse("hybrid:3"), options=options).settings()["options"]
+    assert set_["repairer"] == "strong" and set_["repair_when"] == "none_pass"
+
+
+async def test_the_strongest_agent_repairs_every_chain_and_each_repair_stays_in_its_chain(sandbox):
+    """``repairer="strong"``: the agent of the biggest model (here the second) repairs both chains; a
+    repaired candidate is still its chain's, so the vote counts one candidate per agent."""
+    small = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]})
+    big = scripted({"draft": [fenced(BAD2)], "repair": [fenced(GOOD)]}, spec="scripted:big")
+    team = team_of(small, big)
+    team.agents[0].config.parameters, team.agents[1].config.parameters = 5e8, 1.5e9
+    ctx = make_ctx(sandbox)
+    sol = await Hybrid(repairer="strong", inputs=0).solve(PROBLEM, team, ctx)
+    repairs = [c.agent for c in sol.ledger.calls if c.role == "repair"]
+    assert repairs == ["agent1", "agent1"] and len(small.calls) == 1  # the small agent only drafted
+    assert [(c.agent, c.code, c.round) for c in sol.candidates] == [("agent0", GOOD, 1), ("agent1", GOOD, 1)]
+    assert BAD in big.calls[1][-1]["content"] or BAD in big.calls[2][-1]["content"]  # it saw the small draft
+    drafts = await ctx.memory.entries(ctx.task_id, "drafts")
+    assert {(d["agent"], d.get("by")) for d in drafts if d["role"] == "repair"} == {
+        ("agent0", "agent1"),
+        ("agent1", None),
+    }
+    assert sol.code == GOOD and sol.selection.groups == [[0, 1]]  # both chains' best, one behaviour
+
+
+async def test_repair_when_none_pass_repairs_only_a_team_whose_drafts_all_fail(sandbox):
+    def team(bad: str):
+        return team_of(
+            scripted({"draft": [fenced(BAD)], "repair": [fenced(GOOD)]}),
+            scripted({"draft": [fenced(bad)], "repair": [fenced(GOOD)]}, spec="scripted:b"),
+        )
+
+    for bad, repaired in ((OVERFIT, False), (BAD2, True)):  # OVERFIT passes the public tests
+        sol = await Hybrid(repair_when="none_pass", inputs=0).solve(PROBLEM, team(bad), make_ctx(sandbox))
+        roles = [c.role for c in sol.ledger.calls]
+        assert roles == ["draft", "draft"] + ["repair", "repair"] * repaired
+        assert sol.code == (GOOD if repaired else OVERFIT)

@@ -43,6 +43,7 @@ import contextlib
 import dataclasses
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from memdoor.bench import portable
@@ -156,9 +157,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--calls-from",
         metavar="DIR",
+        action="append",
+        default=[],
         help="replay the model calls another results directory computed (its calls.jsonl) wherever this "
         "run makes the very same request, e.g. a run over the same problems before their loader changed; "
-        "each call adopted is kept in this run's store",
+        "each call adopted is kept in this run's store (repeatable: the first directory holding a request "
+        "gives it)",
     )
     parser.add_argument(
         "--no-pace",
@@ -185,11 +189,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def donor_calls(directory: str) -> dict[str, tuple[str, ModelResponse]]:
-    """The calls another results directory kept (``--calls-from``); UsageError when it has none."""
-    calls = portable.read_calls(Path(directory))
-    if not calls:
-        raise UsageError(f"--calls-from {directory}: no {portable.CALLS_JSONL} with calls there")
+def donor_calls(directories: Sequence[str]) -> dict[str, tuple[str, ModelResponse]]:
+    """The calls other results directories kept (``--calls-from``, the first holding a key gives it);
+    UsageError when one has none."""
+    calls: dict[str, tuple[str, ModelResponse]] = {}
+    for directory in directories:
+        found = portable.read_calls(Path(directory))
+        if not found:
+            raise UsageError(f"--calls-from {directory}: no {portable.CALLS_JSONL} with calls there")
+        calls = found | calls
     return calls
 
 

@@ -198,20 +198,25 @@ class TeamRun:
         role: str,
         round: int,
         view: Problem | None = None,
+        chain: Agent | None = None,
     ) -> Candidate | None:
         """Ask ``agent`` for code, run it on the public tests, record it (candidates, memory, trace).
         ``view`` is the problem as the answer is written for (default: the agent's own; a revision keeps
-        the language of the code it revises)."""
+        the language of the code it revises). ``chain`` is the agent whose line of work the answer
+        continues when another agent wrote it (a stronger agent repairing a teammate's draft): the
+        candidate is that agent's, and memory and trace say who wrote it (``by``)."""
         completion = await self.ask(agent, msgs, role=role, round=round)
         if completion is None:
             return None
+        owner = chain or agent
+        by = {"by": agent.id} if owner is not agent else {}
         view = view or self.view(agent)
         code = candidate_code(completion.text, view)
         verdict = await self.test(code, view)
         language = view.language if view.language != self.problem.language else None
         cand = Candidate(
             code=code,
-            agent=agent.id,
+            agent=owner.id,
             round=round,
             mean_logprob=completion.mean_logprob,
             rewrite=role != "draft",
@@ -229,7 +234,8 @@ class TeamRun:
             self.ctx.task_id,
             "drafts",
             {
-                "agent": agent.id,
+                "agent": owner.id,
+                **by,
                 "round": round,
                 "role": role,
                 "code": code,
@@ -239,9 +245,9 @@ class TeamRun:
             },
         )
         await self.ctx.memory.append(
-            self.ctx.task_id, "verdicts", {"agent": agent.id, "round": round, **outcome}
+            self.ctx.task_id, "verdicts", {"agent": owner.id, **by, "round": round, **outcome}
         )
-        await self.ctx.event(role, agent.id, round=round, code=code, **outcome)
+        await self.ctx.event(role, owner.id, round=round, code=code, **by, **outcome)
         return cand
 
     async def draft(self, agent: Agent, round: int = 0) -> Candidate | None:

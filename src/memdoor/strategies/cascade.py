@@ -66,16 +66,9 @@ class Cascade(BaseStrategy):
     def split(self, run: TeamRun) -> tuple[list[Agent], list[Agent]]:
         """(strong agents, cheap agents still standing): the ``strong`` agents with the most parameters
         (team order among equals), or the first ones when some agent's size is unknown."""
-        agents = run.team.agents
-        k = min(self.config.strong, len(agents))
-        sizes = [a.config.parameters for a in agents]
-        if all(s is not None for s in sizes):
-            ranked = sorted(range(len(agents)), key=lambda i: -(sizes[i] or 0.0))  # stable
-            strong = [agents[i] for i in sorted(ranked[:k])]
-        else:
-            strong = agents[:k]
+        strong = run.team.strongest(self.config.strong)
         active = run.active()
-        return strong, [a for a in agents if a not in strong and a in active]
+        return strong, [a for a in run.team.agents if a not in strong and a in active]
 
     @staticmethod
     def agreeing(sel: Selection | None) -> int:

@@ -2,7 +2,11 @@
 its public-test failures, then selection helped by inputs an agent writes to tell candidates apart.
 
 Each agent's chain (draft → repair → repair ...) runs concurrently with the others. A chain stops
-when its code passes the public tests, repeats itself, or runs out of rounds. When the surviving
+when its code passes the public tests, repeats itself, or runs out of rounds. Options make the
+mixed-team variant "small models draft, a bigger one repairs": ``repairer="strong"`` has the agent of
+the biggest model repair every chain (each repair stays in its chain, so the vote still counts one
+candidate per agent), and ``repair_when="none_pass"`` repairs only when no draft passes the public tests
+(the team is unsure, as ``cascade`` escalates), so the bigger model is called only where it may help. When the surviving
 candidates (those passing the public tests) hold more than one distinct program, one agent is asked
 for ``inputs`` test inputs in the problem's format; the selector runs every candidate on them and
 groups candidates by what they output.
@@ -53,7 +57,20 @@ class HybridConfig(StrategyConfig):
         "input out by hand before its verdict line, and a 1.5B cut off at 512 tokens names no output.",
     )
 
-    recorded_when_set: ClassVar[frozenset[str]] = frozenset({"duel", "referee_orders", "referee_tokens"})
+    repairer: Literal["own", "strong"] = Field(
+        default="own",
+        description="own: each agent repairs its own chain; strong: the agent of the biggest model (the "
+        "first when sizes are unknown) repairs every chain, with its own sampling settings.",
+    )
+    repair_when: Literal["failing", "none_pass"] = Field(
+        default="failing",
+        description="failing: every chain whose code fails a public test is repaired; none_pass: chains "
+        "are repaired only when no draft passes the public tests (otherwise the drafts go to selection).",
+    )
+
+    recorded_when_set: ClassVar[frozenset[str]] = frozenset(
+        {"duel", "referee_orders", "referee_tokens", "repairer", "repair_when"}
+    )
 
 
 class Hybrid(BaseStrategy):
@@ -63,23 +80,30 @@ class Hybrid(BaseStrategy):
     Config = HybridConfig
 
     async def loop(self, run: TeamRun) -> None:
-        await run.together(run.active(), lambda a: self.attempt_and_repair(run, a))
-        survivors = {
-            c.code.strip()
-            for c in run.best_per_agent()
-            if c.code.strip() and c.public is not None and c.public.passed
-        }
+        agents = run.active()
+        if self.config.repair_when == "failing":  # each chain goes on as soon as its draft is in
+            await run.together(agents, lambda a: self.attempt_and_repair(run, a))
+        else:
+            drafts = await run.together(agents, run.draft)
+            if not any(passes(c) for c in drafts):
+                await run.together(range(len(agents)), lambda i: self.repair(run, agents[i], drafts[i]))
+        survivors = {c.code.strip() for c in run.best_per_agent() if c.code.strip() and passes(c)}
         if self.config.inputs and len(survivors) > 1:
             await run.write_inputs(self.config.inputs, round=self.config.repair_rounds + 1)
 
     async def attempt_and_repair(self, run: TeamRun, agent: Agent) -> Candidate | None:
-        cand = await run.draft(agent)
+        return await self.repair(run, agent, await run.draft(agent))
+
+    async def repair(self, run: TeamRun, agent: Agent, cand: Candidate | None) -> Candidate | None:
+        """``agent``'s chain from ``cand``: up to ``repair_rounds`` repairs on the public-test failures, by
+        the agent itself or by the strongest agent (``repairer``)."""
+        fixer = run.team.strongest()[0] if self.config.repairer == "strong" else agent
         for r in range(1, self.config.repair_rounds + 1):
             if cand is None or cand.public is None or cand.public.passed or not run.problem.public_tests:
                 break
             view = run.view_of(cand)
             msgs = messages.repair(view, cand.code, run.results(cand))
-            new = await run.attempt(agent, msgs, role="repair", round=r, view=view)
+            new = await run.attempt(fixer, msgs, role="repair", round=r, view=view, chain=agent)
             if new is None or new.code.strip() == cand.code.strip():
                 break
             cand = new
@@ -97,6 +121,11 @@ class Hybrid(BaseStrategy):
                 max_tokens=self.config.referee_tokens,
             )
         return await run.select(run.best_per_agent(), referee=referee, duel=self.config.duel)
+
+
+def passes(c: Candidate | None) -> bool:
+    """Whether ``c`` was run on the public tests and passed them."""
+    return c is not None and c.public is not None and c.public.passed
 
 
 class SStarConfig(HybridConfig):
