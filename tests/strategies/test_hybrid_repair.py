@@ -18,10 +18,25 @@ from strategy_helpers import (
 )
 
 from memdoor.budget import Budget
+from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.model import Problem, TestCase
 from memdoor.strategies.hybrid import Hybrid
 
 PROBLEM = add_problem().public_view()
+
+
+class Recording(ScriptedModel):
+    """A scripted model that also records the temperature of each call."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.temperatures: list[float] = []
+
+    async def complete(self, messages, **kw):
+        self.temperatures.append(kw["temperature"])
+        return await super().complete(messages, **kw)
+
+
 INPUTS = "Tricky cases:\n```input\n0\n5\n```\n```input\n7\n7\n```\n"
 
 
@@ -273,23 +288,32 @@ def test_repairer_and_repair_when_are_recorded_in_settings_only_when_set():
     from memdoor.runner import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("hybrid:3")).settings()["options"]
-    assert "repairer" not in plain and "repair_when" not in plain  # old runs resume
-    options = {"repairer": "strong", "repair_when": "none_pass"}
+    assert not {"repairer", "repair_when", "repair_prompt"} & set(plain)  # old runs resume
+    options = {"repairer": "strong", "repair_when": "none_pass", "repair_prompt": "explain"}
     set_ = SolveConfig(strategy=StrategySpec.parse("hybrid:3"), options=options).settings()["options"]
-    assert set_["repairer"] == "strong" and set_["repair_when"] == "none_pass"
+    assert (
+        set_["repairer"] == "strong"
+        and set_["repair_when"] == "none_pass"
+        and set_["repair_prompt"] == "explain"
+    )
 
 
 async def test_the_strongest_agent_repairs_every_chain_and_each_repair_stays_in_its_chain(sandbox):
     """``repairer="strong"``: the agent of the biggest model (here the second) repairs both chains; a
     repaired candidate is still its chain's, so the vote counts one candidate per agent."""
     small = scripted({"draft": [fenced(BAD)], "repair": [fenced(BAD)]})
-    big = scripted({"draft": [fenced(BAD2)], "repair": [fenced(GOOD)]}, spec="scripted:big")
-    team = team_of(small, big)
+    big = Recording(respond=ByRole({"draft": [fenced(BAD2)], "repair": [fenced(GOOD)]}), spec="scripted:big")
+    team = team_of(small, big)  # temperatures 0.2 and 0.6
     team.agents[0].config.parameters, team.agents[1].config.parameters = 5e8, 1.5e9
     ctx = make_ctx(sandbox)
     sol = await Hybrid(repairer="strong", inputs=0).solve(PROBLEM, team, ctx)
     repairs = [c.agent for c in sol.ledger.calls if c.role == "repair"]
     assert repairs == ["agent1", "agent1"] and len(small.calls) == 1  # the small agent only drafted
+    assert sorted(big.temperatures) == [
+        0.2,
+        0.6,
+        0.6,
+    ]  # its draft and own repair at 0.6, agent0's chain at 0.2
     assert [(c.agent, c.code, c.round) for c in sol.candidates] == [("agent0", GOOD, 1), ("agent1", GOOD, 1)]
     assert BAD in big.calls[1][-1]["content"] or BAD in big.calls[2][-1]["content"]  # it saw the small draft
     drafts = await ctx.memory.entries(ctx.task_id, "drafts")
@@ -312,3 +336,14 @@ async def test_repair_when_none_pass_repairs_only_a_team_whose_drafts_all_fail(s
         roles = [c.role for c in sol.ledger.calls]
         assert roles == ["draft", "draft"] + ["repair", "repair"] * repaired
         assert sol.code == (GOOD if repaired else OVERFIT)
+
+
+async def test_an_explain_repair_asks_why_the_output_differs_and_for_different_code(sandbox):
+    agent = scripted({"draft": [fenced(BAD)], "repair": [f"It subtracts instead of adding.\n{fenced(GOOD)}"]})
+    sol = await Hybrid(repair_prompt="explain").solve(PROBLEM, team_of(agent), make_ctx(sandbox))
+    prompt = agent.calls[1][-1]["content"]
+    assert "why its output differs" in prompt and "different from the previous one" in prompt
+    assert BAD in prompt and "0 of 2 public tests pass." in prompt and sol.code == GOOD
+    plain = scripted({"draft": [fenced(BAD)], "repair": [fenced(GOOD)]})
+    await Hybrid().solve(PROBLEM, team_of(plain), make_ctx(sandbox))
+    assert "why its output differs" not in plain.calls[1][-1]["content"]

@@ -118,10 +118,12 @@ class TeamRun:
         round: int,
         side: bool = False,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Completion | None:
         """One call of ``agent``. A ModelError drops the agent from the team (recorded) and gives None; a
         ``side`` question (a referee's judgement after the drafts) gives None without dropping it (the
-        failed call is still in the ledger and the trace). ``max_tokens`` overrides the agent's cap.
+        failed call is still in the ledger and the trace). ``max_tokens`` and ``temperature`` override
+        the agent's own.
 
         BudgetExceeded propagates: the strategy's loop ends and the skeleton keeps what was made.
         """
@@ -131,7 +133,13 @@ class TeamRun:
         self._inflight += 1
         try:
             resp = await agent.ask(
-                msgs, self.ctx, role=role, logprobs=self.logprobs, seed_offset=round, max_tokens=max_tokens
+                msgs,
+                self.ctx,
+                role=role,
+                logprobs=self.logprobs,
+                seed_offset=round,
+                max_tokens=max_tokens,
+                temperature=temperature,
             )
         except ModelError as e:
             if not side:
@@ -199,13 +207,15 @@ class TeamRun:
         round: int,
         view: Problem | None = None,
         chain: Agent | None = None,
+        temperature: float | None = None,
     ) -> Candidate | None:
         """Ask ``agent`` for code, run it on the public tests, record it (candidates, memory, trace).
         ``view`` is the problem as the answer is written for (default: the agent's own; a revision keeps
         the language of the code it revises). ``chain`` is the agent whose line of work the answer
         continues when another agent wrote it (a stronger agent repairing a teammate's draft): the
-        candidate is that agent's, and memory and trace say who wrote it (``by``)."""
-        completion = await self.ask(agent, msgs, role=role, round=round)
+        candidate is that agent's, and memory and trace say who wrote it (``by``). ``temperature``
+        overrides the agent's own."""
+        completion = await self.ask(agent, msgs, role=role, round=round, temperature=temperature)
         if completion is None:
             return None
         owner = chain or agent

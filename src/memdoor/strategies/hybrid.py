@@ -60,7 +60,13 @@ class HybridConfig(StrategyConfig):
     repairer: Literal["own", "strong"] = Field(
         default="own",
         description="own: each agent repairs its own chain; strong: the agent of the biggest model (the "
-        "first when sizes are unknown) repairs every chain, with its own sampling settings.",
+        "first when sizes are unknown) repairs every chain, sampling at the temperature of the chain's "
+        "agent (so chains get different repairs, not one near-greedy answer handed back).",
+    )
+    repair_prompt: messages.RepairPrompt = Field(
+        default="fix",
+        description="fix: ask for the corrected solution; explain: ask first why the output differs from "
+        "the expected one, then for a solution different from the previous one.",
     )
     repair_when: Literal["failing", "none_pass"] = Field(
         default="failing",
@@ -69,7 +75,7 @@ class HybridConfig(StrategyConfig):
     )
 
     recorded_when_set: ClassVar[frozenset[str]] = frozenset(
-        {"duel", "referee_orders", "referee_tokens", "repairer", "repair_when"}
+        {"duel", "referee_orders", "referee_tokens", "repairer", "repair_when", "repair_prompt"}
     )
 
 
@@ -98,12 +104,15 @@ class Hybrid(BaseStrategy):
         """``agent``'s chain from ``cand``: up to ``repair_rounds`` repairs on the public-test failures, by
         the agent itself or by the strongest agent (``repairer``)."""
         fixer = run.team.strongest()[0] if self.config.repairer == "strong" else agent
+        temperature = agent.config.temperature if fixer is not agent else None
         for r in range(1, self.config.repair_rounds + 1):
             if cand is None or cand.public is None or cand.public.passed or not run.problem.public_tests:
                 break
             view = run.view_of(cand)
-            msgs = messages.repair(view, cand.code, run.results(cand))
-            new = await run.attempt(fixer, msgs, role="repair", round=r, view=view, chain=agent)
+            msgs = messages.repair(view, cand.code, run.results(cand), self.config.repair_prompt)
+            new = await run.attempt(
+                fixer, msgs, role="repair", round=r, view=view, chain=agent, temperature=temperature
+            )
             if new is None or new.code.strip() == cand.code.strip():
                 break
             cand = new

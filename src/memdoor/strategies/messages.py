@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from memdoor.models.types import Message
 from memdoor.problems.model import Problem, TestCase
@@ -91,10 +92,16 @@ def revise(problem: Problem, code: str, results: str, comments: str) -> list[Mes
     return _chat(question(problem) + body + render("answer"), language=problem.language)
 
 
-def repair(problem: Problem, code: str, results: str) -> list[Message]:
+RepairPrompt = Literal["fix", "explain"]
+"""fix: ask for the corrected solution; explain: ask first why the output differs, then for a solution
+different from the previous one (small models asked to fix often hand the same code back)."""
+
+
+def repair(problem: Problem, code: str, results: str, prompt: RepairPrompt = "fix") -> list[Message]:
     """Ask for a fix guided by the failing public tests."""
+    name = "repair" if prompt == "fix" else "repair_explain"
     return _chat(
-        question(problem) + render("repair", code=code, results=results) + render("answer"),
+        question(problem) + render(name, code=code, results=results) + render("answer"),
         language=problem.language,
     )
 
