@@ -2,14 +2,16 @@
 its public-test failures, then selection helped by inputs an agent writes to tell candidates apart.
 
 Each agent's chain (draft → repair → repair ...) runs concurrently with the others. A chain stops
-when its code passes the public tests, repeats itself, or runs out of rounds. Options make the
-mixed-team variant "small models draft, a bigger one repairs": ``repairer="strong"`` has the agent of
-the biggest model repair every chain (each repair stays in its chain, so the vote still counts one
-candidate per agent), and ``repair_when="none_pass"`` repairs only when no draft passes the public tests
-(the team is unsure, as ``cascade`` escalates), so the bigger model is called only where it may help. When the surviving
+when its code passes the public tests, repeats itself, or runs out of rounds. When the surviving
 candidates (those passing the public tests) hold more than one distinct program, one agent is asked
 for ``inputs`` test inputs in the problem's format; the selector runs every candidate on them and
 groups candidates by what they output.
+
+Options make the mixed-team variant "small models draft, a bigger one repairs": ``repairer="strong"``
+has the agent of the biggest model repair every chain (each repair stays in its chain, so the vote still
+counts one candidate per agent), ``repair_when="none_pass"`` repairs only when no draft passes the
+public tests (the team is unsure, as ``cascade`` escalates), so the bigger model is called only where it
+may help, and ``repair_prompt="explain"`` asks why the output differs before asking for different code.
 """
 
 from __future__ import annotations
