@@ -284,7 +284,7 @@ async def test_javascript_inputs_written_as_console_calls_split_groups(sandbox):
     assert sol.code == JS_RIGHT and sol.agent == "agent1"
 
 
-def test_repairer_and_repair_when_are_recorded_in_settings_only_when_set():
+def test_the_repair_options_are_recorded_in_settings_only_when_set():
     from memdoor.runner import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("hybrid:3")).settings()["options"]
@@ -309,11 +309,8 @@ async def test_the_strongest_agent_repairs_every_chain_and_each_repair_stays_in_
     sol = await Hybrid(repairer="strong", inputs=0).solve(PROBLEM, team, ctx)
     repairs = [c.agent for c in sol.ledger.calls if c.role == "repair"]
     assert repairs == ["agent1", "agent1"] and len(small.calls) == 1  # the small agent only drafted
-    assert sorted(big.temperatures) == [
-        0.2,
-        0.6,
-        0.6,
-    ]  # its draft and own repair at 0.6, agent0's chain at 0.2
+    # its draft and its own chain's repair at its 0.6; agent0's chain repaired at agent0's 0.2
+    assert sorted(big.temperatures) == [0.2, 0.6, 0.6]
     assert [(c.agent, c.code, c.round) for c in sol.candidates] == [("agent0", GOOD, 1), ("agent1", GOOD, 1)]
     assert BAD in big.calls[1][-1]["content"] or BAD in big.calls[2][-1]["content"]  # it saw the small draft
     drafts = await ctx.memory.entries(ctx.task_id, "drafts")

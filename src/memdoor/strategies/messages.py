@@ -99,9 +99,9 @@ different from the previous one (small models asked to fix often hand the same c
 
 def repair(problem: Problem, code: str, results: str, prompt: RepairPrompt = "fix") -> list[Message]:
     """Ask for a fix guided by the failing public tests."""
-    name = "repair" if prompt == "fix" else "repair_explain"
+    task = render(f"repair_{prompt}").strip()
     return _chat(
-        question(problem) + render(name, code=code, results=results) + render("answer"),
+        question(problem) + render("repair", code=code, results=results, task=task) + render("answer"),
         language=problem.language,
     )
 
