@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh all
+bash scripts/install_rust.sh >/dev/null  # optional for users, needed by the tests: fail here if it cannot install
 # Headless Chromium renders the HTML report in tests/bench/test_report_browser.py (a test-only need).
 if ! command -v chromium >/dev/null; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
