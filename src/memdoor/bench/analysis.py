@@ -21,11 +21,13 @@ from pydantic import BaseModel, Field
 
 from memdoor.bench import calibrate
 from memdoor.bench.config import RowSpec
+from memdoor.bench.frontier import ComputeMatched, compute_matched
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.rowstats import ALPHA, PairStats, RowStats, TeamVsSingle
 from memdoor.bench.scaling import Draft, scaling_curve
+from memdoor.bench.serving import ServingEstimate, ServingSetup, estimate
 from memdoor.bench.stats import (
     RESAMPLES,
-    Spread,
     holm,
     mcnemar_exact,
     paired_bootstrap_ci,
@@ -50,111 +52,6 @@ AXIS_LABELS = {
 }
 
 
-class RowStats(BaseModel):
-    """One row's results over the problems it has results for."""
-
-    name: str = Field(description="Row name, as in LIST (``parallel:5``) or ``STRATEGY@MODEL``.")
-    strategy: str = Field(description="Strategy spec.")
-    models: list[str] = Field(description="Model specs of the team.")
-    baseline: bool = Field(description="A --baseline row.")
-    solved: int = Field(description="Problems whose chosen code passed every test.")
-    total: int = Field(description="Problems with a stored result (errors included).")
-    errors: int = Field(description="Problems whose run raised (counted as failed).")
-    pass_at_1: float | None = Field(description="solved / total (None when no result).")
-    ci95: tuple[float | None, float | None] = Field(
-        description="95% Wilson score interval of pass@1 (does not collapse at 0 or all solved)."
-    )
-    oracle_solved: int | None = Field(
-        description="Problems where some candidate passed (None: not recorded)."
-    )
-    oracle_rate: float | None = Field(description="oracle_solved / total: the selection ceiling.")
-    tokens: Spread = Field(description="Prompt + completion tokens per problem.")
-    calls: Spread = Field(description="Model calls per problem.")
-    seconds: Spread = Field(description="Wall seconds per problem (the run as the runner timed it).")
-    usd: Spread | None = Field(description="Dollars per problem; None when some call was unpriced.")
-    team: str = Field(default="", description="The row's team in words (models and how many agents each).")
-    compute: Spread | None = Field(
-        default=None,
-        description="FLOPs per problem (≈ 2 × parameters × tokens); None when a size is unknown.",
-    )
-    engine_seconds: Spread | None = Field(
-        default=None, description="Measured engine seconds per problem (sum of call latencies)."
-    )
-    scaling: dict[str, dict[str, float]] | None = Field(
-        default=None,
-        description="parallel rows: k → expected pass@1 of the vote, logprob-only and public-tests-only "
-        "selectors and the oracle with k of the N agents (see memdoor.bench.scaling).",
-    )
-    budget_stops: int = Field(description="Problems where the strategy stopped because the budget ran out.")
-
-    @property
-    def tokens_per_problem(self) -> float:
-        return self.tokens.mean
-
-    @property
-    def seconds_per_problem(self) -> float:
-        return self.seconds.mean
-
-    @property
-    def usd_per_problem(self) -> float | None:
-        return None if self.usd is None else self.usd.mean
-
-    @property
-    def compute_per_problem(self) -> float | None:
-        return None if self.compute is None else self.compute.mean
-
-    def cost(self, axis: str) -> float | None:
-        """Mean cost per problem on ``axis`` (one of :data:`AXES`); None when unknown."""
-        value = {
-            "compute": self.compute_per_problem,
-            "tokens": self.tokens.mean,
-            "seconds": self.seconds.mean,
-            "usd": self.usd_per_problem,
-        }[axis]
-        return None if value is None or math.isnan(value) else value
-
-
-class PairStats(BaseModel):
-    """Row ``a`` against row ``b`` on the problems both have results for."""
-
-    a: str
-    b: str
-    problems: int = Field(description="Problems both rows have results for.")
-    a_solved: int
-    b_solved: int
-    wins: int = Field(description="Problems a solved and b did not.")
-    losses: int = Field(description="Problems b solved and a did not.")
-    both: int = Field(description="Problems both solved.")
-    neither: int = Field(description="Problems neither solved.")
-    diff: float | None = Field(description="pass@1(a) - pass@1(b) on these problems.")
-    diff_ci95: tuple[float | None, float | None] = Field(description="Paired bootstrap 95% interval of diff.")
-    p_value: float = Field(description="Exact two-sided McNemar p-value (binomial on wins vs losses).")
-
-
-class TeamVsSingle(BaseModel):
-    """A row against a --baseline row (typically a team of small models against one bigger model)."""
-
-    team: str
-    baseline: str
-    pair: PairStats
-    token_ratio: float | None = Field(description="Team tokens per problem / baseline tokens per problem.")
-    compute_ratio: float | None = Field(
-        default=None, description="Team compute per problem / baseline compute per problem."
-    )
-    seconds_ratio: float | None = Field(
-        description="Team seconds per problem / baseline seconds per problem."
-    )
-    holm_p: float = Field(
-        default=1.0,
-        description="The McNemar p-value adjusted (Holm) for every team compared with this baseline: "
-        "below 0.05, the team is better even counting the chance that one of many comparisons looks so.",
-    )
-
-    def ratio(self) -> float | None:
-        """Compute ratio where known, else the token ratio: what "cheaper" means in a verdict."""
-        return self.compute_ratio if self.compute_ratio is not None else self.token_ratio
-
-
 class Verdict(BaseModel):
     """The plain answer for one baseline: which teams beat it, the cheapest of them, and which match it
     for less (cost: compute, or tokens where a model's size is unknown)."""
@@ -171,10 +68,6 @@ class Verdict(BaseModel):
     as_good_for_less: list[str] = Field(
         description="Teams solving at least as many problems as the baseline at less cost, cheapest first."
     )
-
-
-ALPHA = 0.05
-"""Significance level of the report's verdicts and plain-language sentences."""
 
 
 def verdicts(vs: Sequence[TeamVsSingle]) -> list[Verdict]:
@@ -264,6 +157,11 @@ class Analysis(BaseModel):
     pairs: list[PairStats]
     team_vs_single: list[TeamVsSingle]
     verdicts: list[Verdict] = Field(default_factory=list, description="The plain answer per baseline.")
+    compute_matched: ComputeMatched | None = Field(
+        default=None,
+        description="Each row against the best single-model row at no more than its cost (memdoor.bench."
+        "frontier; None: no single-model row).",
+    )
     breakdowns: list[Breakdown]
     pareto: list[str] = Field(description="Rows on the cost–accuracy front (cost on ``axis`` vs pass@1).")
     axis: str = Field(default="tokens", description="Cost axis of the front and chart (see AXES).")
@@ -279,6 +177,9 @@ class Analysis(BaseModel):
     )
     usd_per_gpu_hour: float | None = Field(
         default=None, description="Rented hardware price given to the report ($/GPU-hour), or None."
+    )
+    serving: ServingEstimate | None = Field(
+        default=None, description="Dollars and latency on the serving setup given with --serving, or None."
     )
     complete: bool = Field(description="Every (problem, row) pair has a result.")
     results_stored: int = Field(default=0, description="Results in the store (every row, every problem).")
@@ -331,6 +232,10 @@ class Analysis(BaseModel):
             "pairs": [p.model_dump(mode="json") for p in self.pairs],
             "team_vs_single": [t.model_dump(mode="json") for t in self.team_vs_single],
             "verdicts": [v.model_dump(mode="json") for v in self.verdicts],
+            "compute_matched": None
+            if self.compute_matched is None
+            else self.compute_matched.model_dump(mode="json"),
+            "serving": None if self.serving is None else self.serving.model_dump(mode="json"),
             "breakdowns": {b.by: b.model_dump(mode="json")["cells"] for b in self.breakdowns},
             "pareto_front": self.pareto,
             "cost_axis": self.axis,
@@ -475,10 +380,12 @@ def analyse(
     axis: str = "compute",
     usd_per_gpu_hour: float | None = None,
     only_rows: Sequence[str] | None = None,
+    serving: ServingSetup | None = None,
 ) -> Analysis:
     """All report numbers for a results directory (complete or not); ``only_rows``: just those rows (an
     unfinished run compares its rows on the problems all of them finished, so leaving out a row added
-    later keeps the others' comparison on all of theirs). UsageError for a row the run does not have."""
+    later keeps the others' comparison on all of theirs); ``serving``: a setup to price the rows on
+    (memdoor.bench.serving). UsageError for a row the run does not have."""
     run = store.run()
     rows = store.rows()
     if only_rows is not None:
@@ -514,6 +421,8 @@ def analyse(
     analysis.compute_made = compute if made else None
     analysis.engine_seconds_made = sum(r.usage.latency_s for _, r in made)
     analysis.usd_per_gpu_hour = usd_per_gpu_hour
+    if serving is not None:
+        analysis.serving = estimate(analysis.rows, serving, lambda m: parameters_of(m, run.config.params))
     return analysis
 
 
@@ -550,21 +459,17 @@ def analyse_results(
         for team in (r for r in rows if not r.baseline):
             key = (team.name, base.name)
             pair = pair_of.get(key) or pair_stats(team.name, base.name, by_row, resamples=resamples)
-            t, b = stat_of[team.name], stat_of[base.name]
-            vs.append(
-                TeamVsSingle(
-                    team=team.name,
-                    baseline=base.name,
-                    pair=pair,
-                    token_ratio=_ratio(t.tokens.mean, b.tokens.mean),
-                    compute_ratio=_ratio(t.compute_per_problem, b.compute_per_problem),
-                    seconds_ratio=_ratio(t.seconds.mean, b.seconds.mean),
-                )
-            )
+            vs.append(TeamVsSingle.of(pair, stat_of[team.name], stat_of[base.name]))
     for base in (r for r in rows if r.baseline):
         family = [t for t in vs if t.baseline == base.name]
         for t, p in zip(family, holm([t.pair.p_value for t in family]), strict=True):
             t.holm_p = p
+    matched = compute_matched(
+        stats,
+        {r.name: r.languages for r in rows},
+        lambda a, b: pair_of.get((a, b)) or pair_stats(a, b, by_row, resamples=resamples),
+        lambda model: parameters_of(model, run.config.params),
+    )
     breakdowns = [
         b
         for b in (
@@ -595,6 +500,7 @@ def analyse_results(
         pairs=pairs,
         team_vs_single=vs,
         verdicts=verdicts(vs),
+        compute_matched=matched,
         breakdowns=breakdowns,
         pareto=[scored[i].name for i in front],
         axis=axis,
@@ -618,9 +524,3 @@ def _per_problem(
             trace = r.trace_path if r.trace_path and (directory / r.trace_path).is_file() else None
             rows[r.problem_id].cells[r.row] = ProblemCell(passed=r.passed, status=r.status, trace=trace)
     return [row for row in rows.values() if row.cells]
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or math.isnan(a) or math.isnan(b) or b == 0:
-        return None
-    return a / b

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 from memdoor.bench.analysis import AXIS_LABELS, Analysis, Breakdown
+from memdoor.bench.frontier import single_model_frontier
+from memdoor.bench.rowstats import RowStats
 from memdoor.errors import UsageError
 
 PARETO_PNG = "pareto.png"
@@ -101,6 +103,17 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
         ax.plot(
             [p[0] for p in pts], [p[1] for p in pts], "--", color="tab:red", linewidth=1, label="Pareto front"
         )
+    single = _single_model_steps(analysis, rows)
+    if single:
+        ax.step(
+            *single,
+            where="post",
+            color="tab:blue",
+            linewidth=1,
+            alpha=0.7,
+            label="best single model at ≤ cost",
+        )
+    if len(pts) > 1 or single:
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel(AXIS_LABELS[axis])
     ax.set_ylabel("pass@1 (%), 95% bootstrap CI")
@@ -112,6 +125,22 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
     ax.grid(True, alpha=0.3)
     fig.savefig(path)
     return path
+
+
+def _single_model_steps(analysis: Analysis, rows: list[RowStats]) -> tuple[list[float], list[float]] | None:
+    """The single-model frontier as steps on the chart's axis (the best a single model did at no more cost,
+    up to the chart's costliest row); None without a single-model row."""
+    if analysis.compute_matched is None:
+        return None
+    axis = analysis.axis
+    names = single_model_frontier(rows, analysis.compute_matched.single_model_rows, axis)
+    if not names:
+        return None
+    of = {r.name: r for r in rows}
+    xs = [of[n].cost(axis) or 0.0 for n in names]
+    ys = [_pct(of[n].pass_at_1) for n in names]
+    end = max(r.cost(axis) or 0.0 for r in rows)
+    return [*xs, max(end, xs[-1])], [*ys, ys[-1]]
 
 
 def pass_chart(analysis: Analysis, path: Path) -> Path:

@@ -4,7 +4,6 @@ directory."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from memdoor.bench.analysis import (
@@ -20,6 +19,8 @@ from memdoor.bench.analysis import (
 from memdoor.bench.analysis import Cell as GroupCounts
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
+from memdoor.bench.formatting import ci, num, pct, pvalue
+from memdoor.bench.sections import matched_section, serving_section
 from memdoor.calibration import Calibration
 from memdoor.live import render_record
 from memdoor.tracestore import TraceRecord
@@ -34,29 +35,6 @@ def _languages(counts: dict[str, int]) -> str:
     if len(counts) <= 1:
         return names.get(next(iter(counts), "python"), next(iter(counts), "python"))
     return ", ".join(f"{names.get(k, k)} ({n})" for k, n in sorted(counts.items()))
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
-
-
-def ci(pair: tuple[float | None, float | None], points: bool = False) -> str:
-    lo, hi = pair
-    if lo is None or hi is None:
-        return "–"
-    if points:
-        return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def num(x: float | None, digits: int = 1) -> str:
-    if x is None or math.isnan(x):
-        return "–"
-    return f"{x:,.{digits}f}"
-
-
-def pvalue(p: float) -> str:
-    return f"{p:.3g}" if p >= 0.001 else f"{p:.2e}"
 
 
 def usd(r: RowStats) -> str:
@@ -208,6 +186,8 @@ def build(analysis: Analysis) -> list[Block]:
         blocks += [Para(_pair_sentence(t.pair)) for t in analysis.team_vs_single]
     else:
         blocks.append(Para("No baseline row in this run (add one with --baseline STRATEGY@MODEL)."))
+    if analysis.compute_matched is not None:
+        blocks += matched_section(analysis.compute_matched)
 
     blocks.append(Heading(2, "Paired comparisons"))
     if analysis.pairs:
@@ -262,6 +242,8 @@ def build(analysis: Analysis) -> list[Block]:
     )
 
     blocks.append(Para(_computed(analysis)))
+    if analysis.serving is not None:
+        blocks += serving_section(analysis.serving)
     blocks += [Heading(2, "Cost vs accuracy"), Image(PARETO_PNG, f"{analysis.axis} per problem vs pass@1")]
     blocks.append(
         Para(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memdoor.bench.analysis import AXES, analyse
 from memdoor.bench.report import write_report
+from memdoor.bench.serving import EXAMPLE, parse_setup
 from memdoor.bench.stats import RESAMPLES
 from memdoor.bench.store import ResultsStore
 from memdoor.commands.options import FloatRange, at_least
@@ -56,6 +57,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="only these rows, comma-separated (e.g. leave out a row added to the run that has not caught up)",
     )
     parser.add_argument(
+        "--serving",
+        metavar="SETUP",
+        help="dollars and latency per problem on a serving setup: KEY=VALUE,... or a YAML file with keys gpus, "
+        "gpu_hour_usd, tokens_per_s (the engine's measured tokens per second in all), streams (concurrent "
+        "requests it was measured at), optional model (whose tokens_per_s; default the run's biggest) and "
+        f"utilization (0-1, default 1); e.g. {EXAMPLE} (see docs/benchmarks.md)",
+    )
+    parser.add_argument(
         "--usd-per-gpu-hour",
         type=FloatRange(0.0, 1e6),
         metavar="USD",
@@ -64,6 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    serving = parse_setup(args.serving) if args.serving else None  # bad input: refused before any work
     store = ResultsStore.open(args.directory)
     try:
         only = [n.strip() for n in args.rows.split(",") if n.strip()] if args.rows else None
@@ -73,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             axis=args.axis,
             usd_per_gpu_hour=args.usd_per_gpu_hour,
             only_rows=only,
+            serving=serving,
         )
     finally:
         store.close()
