@@ -7,7 +7,7 @@ server applies the model's own chat template (from the GGUF metadata).
 A :class:`~memdoor.models.local.LocalModel` runs ``replicas`` engines of one model side by side, each
 decoding on its own ``threads`` (the weights are memory-mapped, so the copies share one set of pages).
 The defaults come from ``benchmarks/roofline.py`` and ``benchmarks/engine_settings.py`` on 2-core
-machines (BENCHMARKS.md, "Closer to the machine's limit"): there decoding is bound by neither memory
+machines (docs/results-log.md, "Closer to the machine's limit"): there decoding is bound by neither memory
 bandwidth nor compute but by per-step costs (thread barriers, small-batch kernels), so one
 single-threaded engine per core decoding one sequence at a time gives more tokens a second than one
 engine batching five sequences on two threads. Prompt-lookup speculative decoding is available
@@ -79,7 +79,7 @@ class EngineConfig(BaseModel):
         " own n-grams (prompt lookup: answers repeat the signature, docstring and code of their prompt),"
         " verified by the model in one batch. Off by default: measured here it changed 2 of 10 greedy"
         " answers (a batched verification step's logits differ from one-token steps in the last bits) and 8"
-        " of 10 seeded samples, for +5% greedy tokens/s (benchmarks/speculative_check.py, BENCHMARKS.md);"
+        " of 10 seeded samples, for +5% greedy tokens/s (benchmarks/speculative_check.py, docs/results-log.md);"
         " a run that must reproduce stored draws keeps it off.",
     )
     verbose: bool = Field(default=False, description="Let llama.cpp log to stderr.")

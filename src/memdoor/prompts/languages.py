@@ -23,7 +23,7 @@ def in_language(text: str, language: str) -> str:
     fence = "```" + FENCES[language]
     # The official Python format shows an empty block to fill ("# YOUR CODE HERE"); in another language the
     # 1.5B model copied it back as its whole answer (12 of 12 HumanEval-X JavaScript problems), so other
-    # languages name the block instead of showing it (benchmarks: BENCHMARKS.md, "Per language").
+    # languages name the block instead of showing it (benchmarks: docs/results-log.md, "Per language").
     text = text.replace("\n```python\n# YOUR CODE HERE\n```\n", "\n")
     text = text.replace("enclose your code within delimiters.", f"enclose it in one {fence} code block.")
     text = text.replace(
