@@ -102,6 +102,15 @@ class MemoryStoreError(MemdoorError):
     """The shared memory store (e.g. Redis) cannot be reached or answered something unusable."""
 
 
+class RedisTLSError(MemoryStoreError):
+    """Redis over TLS (``rediss://``) whose certificate the given CA does not vouch for."""
+
+
+class ForgedRecord(MemdoorError):
+    """A record read from Redis that the team key does not vouch for: unsigned, badly signed, signed
+    for another key, or unreadable. It is refused (never taken); the genuine record is waited for."""
+
+
 class ResultsStoreError(MemdoorError):
     """A benchmark results directory that cannot be used (another config, damaged database)."""
 

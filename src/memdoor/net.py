@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from urllib.parse import urlsplit
 
@@ -31,3 +32,44 @@ def is_loopback_host(host: str, *, resolve: bool = False) -> bool:
 def is_loopback_url(url: str) -> bool:
     """True when the URL's host names this machine (no DNS lookup: the name itself must say so)."""
     return is_loopback_host(urlsplit(url).hostname or "")
+
+
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^?#]*)@")
+_SECRET_PARAM = re.compile(r"(?i)([?&](?:password|passwd|pass|pwd|secret|token|auth)=)([^&#]*)")
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit for a log line or an error message: the password in its userinfo and any secret
+    query parameter (``password=``...) replaced by ``***``; ``redis://:pw@host:6379/0`` becomes
+    ``redis://:***@host:6379/0``. Works on text that is not a valid URL too (nothing is parsed that
+    could fail), and takes the userinfo up to the last ``@``, so a password holding ``/`` or ``@``
+    is covered."""
+    m = _USERINFO.match(url)
+    if m is not None:
+        user, colon, _ = m["userinfo"].partition(":")
+        shown = f"{user}:***" if colon and "/" not in user else "***"
+        url = f"{m['scheme']}{shown}@{url[m.end() :]}"
+    return _SECRET_PARAM.sub(r"\1***", url)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret pieces of ``url`` (its userinfo's password, secret query values, and their parts
+    split at ``:``, ``/`` and ``@``, however a parser might cut them), longest first."""
+    found: set[str] = set()
+    m = _USERINFO.match(url)
+    if m is not None:
+        user, colon, password = m["userinfo"].partition(":")
+        whole = password if colon and "/" not in user else m["userinfo"]
+        found.add(whole)
+        found.update(p for p in re.split(r"[:/@]", whole) if len(p) >= 3)
+    found.update(v for _, v in _SECRET_PARAM.findall(url) if v)
+    return sorted((s for s in found if s), key=len, reverse=True)
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (an exception's message, a log line) with ``url`` shown redacted and no secret of
+    ``url`` left in it (see :func:`redact_url`)."""
+    text = text.replace(url, redact_url(url))
+    for secret in url_secrets(url):
+        text = text.replace(secret, "***")
+    return text

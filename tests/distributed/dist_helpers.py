@@ -41,7 +41,7 @@ def _answers(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
             s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
+            return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))  # up (a password may be required)
     except OSError:
         return False
 
@@ -49,11 +49,19 @@ def _answers(port: int) -> bool:
 class RedisServer:
     """A redis-server of the test's own on loopback (so restarting it hurts nobody)."""
 
-    def __init__(self, workdir: Path, *, persist: bool = False, port: int | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        persist: bool = False,
+        port: int | None = None,
+        extra: tuple[str, ...] = (),
+    ):
+        """``extra``: more redis-server options (e.g. ``--requirepass``, the ``--tls-*`` ones)."""
         exe = shutil.which("redis-server")
         if exe is None:
             pytest.skip("redis-server is not installed")
-        self.exe, self.workdir, self.persist = exe, workdir, persist
+        self.exe, self.workdir, self.persist, self.extra = exe, workdir, persist, extra
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
 
@@ -77,6 +85,7 @@ class RedisServer:
                 *persistence,
                 "--dir",
                 str(self.workdir),
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

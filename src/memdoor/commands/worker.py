@@ -8,7 +8,9 @@ many, all pointing at one Redis (guide: docs/distributed.md):
   memdoor worker --redis redis://10.0.0.5:6379/0 --agent-id a1 --model local:qwen2.5-coder-0.5b
   AGENT_ID=a2 MODEL_NAME=openai:Qwen/Qwen2.5-Coder-7B-Instruct@http://gpu:8000/v1 memdoor worker
 
-Options default to the environment: REDIS_URL, AGENT_ID, MODEL_NAME, MEMDOOR_ROLE.
+Options default to the environment: REDIS_URL, REDIS_CA, AGENT_ID, MODEL_NAME, MEMDOOR_ROLE; the team
+key (sign results and answers, trust only signed ones) comes from MEMDOOR_TEAM_KEY_FILE (--team-key-file)
+or MEMDOOR_TEAM_KEY. The Redis password is never printed.
 SIGTERM or Ctrl-C: finish (or hand back) the current job, deregister, exit 0.
 """
 
@@ -41,7 +43,20 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--redis",
         default=env("REDIS_URL", "redis://127.0.0.1:6379/0"),
-        help="Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)",
+        help="Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0); rediss:// for TLS",
+    )
+    p.add_argument(
+        "--redis-ca",
+        metavar="FILE",
+        default=env("REDIS_CA"),
+        help="CA certificate(s) that sign the rediss:// server's certificate (default: $REDIS_CA)",
+    )
+    p.add_argument(
+        "--team-key-file",
+        metavar="FILE",
+        default=env("MEMDOOR_TEAM_KEY_FILE"),
+        help="file holding the team key: results and answers are signed with it, and only signed ones "
+        "are trusted (default: $MEMDOOR_TEAM_KEY_FILE, else the key in $MEMDOOR_TEAM_KEY)",
     )
     p.add_argument(
         "--agent-id", default=env("AGENT_ID"), help="unique agent name (default: $AGENT_ID or HOST-PID)"
@@ -114,12 +129,13 @@ def configure(p: argparse.ArgumentParser) -> None:
 def worker_config(args: argparse.Namespace):
     """The WorkerConfig the arguments describe (UsageError for unusable values)."""
     from memdoor.distributed.config import SeedOptions, WorkerConfig
+    from memdoor.distributed.conn import with_ca
 
     if args.role != "lead" and not args.model:
         raise UsageError("worker needs a model: --model SPEC or MODEL_NAME (e.g. local:qwen2.5-coder-0.5b)")
     try:
         return WorkerConfig(
-            redis=args.redis,
+            redis=with_ca(args.redis, args.redis_ca),
             prefix=args.prefix,
             agent_id=args.agent_id or f"{socket.gethostname()}-{os.getpid()}",
             model=args.model or None,
@@ -146,10 +162,20 @@ def worker_config(args: argparse.Namespace):
         raise UsageError(f"bad worker option {where}: {msg}") from None
 
 
+def team_key(args: argparse.Namespace):
+    """The team key of ``--team-key-file``, else of the environment, else None (UsageError if unusable)."""
+    from memdoor.distributed.signing import TeamKey
+
+    if args.team_key_file:
+        return TeamKey.from_file(args.team_key_file)
+    return TeamKey.from_env()
+
+
 def run(args: argparse.Namespace) -> int:
     from memdoor.models.pool import ModelPool
 
     config = worker_config(args)
+    key = team_key(args)
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="%(asctime)s %(message)s",
@@ -163,22 +189,22 @@ def run(args: argparse.Namespace) -> int:
 
         spec = StrategySpec.parse(config.seed.strategy, agents=config.seed.agents or 1)
         check_team_size(spec.agents, config.seed.strategy)
-    return asyncio.run(_serve(config, model, pool))
+    return asyncio.run(_serve(config, model, pool, key))
 
 
-async def _serve(config, model, pool) -> int:
+async def _serve(config, model, pool, key) -> int:
     from memdoor.distributed.worker import Worker
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    worker = Worker(config, model)
+    worker = Worker(config, model, team_key=key)
     alongside = []
     if config.leads:  # the seed protocol: this agent also leads tasks (task:<id> in, memory:<id> out)
         from memdoor.distributed.seed import SeedLeader
 
-        alongside.append(SeedLeader(config, worker.redis, worker.instance).run)
+        alongside.append(SeedLeader(config, worker.redis, worker.instance, team_key=key).run)
     try:
         await worker.run(stop, alongside=alongside)
     finally:

@@ -2,21 +2,28 @@
 and the registry of live agents.
 
 Whether Redis is down is decided by the exception's type (:data:`REDIS_DOWN`), never by its text.
+A Redis URL reaches logs and error messages only through :func:`memdoor.net.redact_url` /
+:func:`describe` (no password). TLS: a ``rediss://`` URL, with ``ssl_ca_certs=FILE`` in its query
+(or :func:`with_ca`) when the server's certificate is signed by a private CA.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import ssl
 from typing import Any
+from urllib.parse import quote
 
 import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memdoor.distributed.jobs import Keys
-from memdoor.errors import UsageError
+from memdoor.errors import MemoryStoreError, RedisTLSError, UsageError
+from memdoor.net import redact_url, scrub
 
 REDIS_DOWN: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError)
 """Errors that mean "Redis cannot be reached right now" (including a server still loading its data)."""
@@ -30,7 +37,45 @@ def connect(url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0) ->
             url, socket_timeout=timeout, socket_connect_timeout=connect_timeout, health_check_interval=30
         )
     except ValueError as e:
-        raise UsageError(f"bad Redis URL {url!r}: {e}") from None
+        raise UsageError(f"bad Redis URL {redact_url(url)!r}: {scrub(str(e), url)}") from None
+
+
+def with_ca(url: str, ca_file: str | None) -> str:
+    """``url`` told to trust the CA certificates in ``ca_file`` (``ssl_ca_certs`` in its query, which
+    redis-py reads), for ``--redis-ca``. UsageError unless the URL is ``rediss://`` and the file is readable."""
+    if not ca_file:
+        return url
+    if not url.startswith("rediss://"):
+        raise UsageError(f"--redis-ca needs a rediss:// (TLS) URL, not {redact_url(url)!r}")
+    if not os.path.isfile(ca_file) or not os.access(ca_file, os.R_OK):
+        raise UsageError(f"--redis-ca: cannot read the CA file {ca_file!r}")
+    if "ssl_ca_certs=" in url:
+        raise UsageError("give the CA once: --redis-ca, or ssl_ca_certs= in the URL")
+    return f"{url}{'&' if '?' in url else '?'}ssl_ca_certs={quote(ca_file, safe='/')}"
+
+
+def describe(error: BaseException, url: str) -> str:
+    """``Type: message`` of an error about the Redis at ``url``, with no secret of the URL in it."""
+    return f"{type(error).__name__}: {scrub(str(error), url)}"
+
+
+def refusal(error: BaseException, url: str) -> MemoryStoreError | None:
+    """The error to stop with at once when a connection error will not get better by waiting — Redis
+    refused the credentials (AuthenticationError), or the server's TLS certificate did not verify
+    against the CA (RedisTLSError) — decided by type; None for an error worth retrying."""
+    if isinstance(error, AuthenticationError):
+        return MemoryStoreError(f"Redis at {redact_url(url)} refused the credentials: {describe(error, url)}")
+    seen: BaseException | None = error
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return RedisTLSError(
+                f"Redis at {redact_url(url)}: the server's TLS certificate was refused "
+                f"({seen.verify_message or 'verify failed'}; check --redis-ca / ssl_ca_certs)"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class Backoff:

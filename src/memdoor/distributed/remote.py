@@ -9,12 +9,18 @@ While it waits, the orchestrator re-adds a job that vanished from its stream wit
 (Redis restarted without its data), and gives up with :class:`~memdoor.errors.ModelUnavailable`
 when no live worker serves the model for ``wait_for_worker`` seconds or Redis stays unreachable
 past the deadline.
+
+With a team key (:mod:`.signing`), a result counts only if the key vouches for it (signed for this
+very job's key); anything else — planted by a Redis client without the key, or a signature copied
+from another job — is refused: logged once per job, counted (``forged`` in the stats hash), removed
+from the result key if still there, and the call keeps waiting for the genuine result.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -22,11 +28,15 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio as aioredis
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, live_agents
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal
 from memdoor.distributed.jobs import Job, JobResult, Keys, request_digest
-from memdoor.errors import ModelTimeout, ModelUnavailable
+from memdoor.distributed.signing import RESULT, TeamKey
+from memdoor.errors import ForgedRecord, ModelTimeout, ModelUnavailable
 from memdoor.models.pool import ModelPool
 from memdoor.models.types import Message, ModelResponse
+from memdoor.net import redact_url
+
+log = logging.getLogger("memdoor.remote")
 
 ANSWERING_ROLES = ("all", "answer")
 """Worker roles that take model jobs (see :class:`memdoor.distributed.config.WorkerConfig`)."""
@@ -48,6 +58,15 @@ return {'added', entry}
 """Keys: result, queued, stream, reply. If the job has a result, push it to the reply list (the BLOP
 sent in the same round trip takes it); else if an earlier orchestrator of the run enqueued the job and
 its entry is still there, wait for that; else XADD it and remember its entry id."""
+
+_DROP_FORGED = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+"""Delete a refused result if the key still holds exactly it (a genuine result stored meanwhile stays)."""
 
 
 class RemoteConfig(BaseModel):
@@ -76,8 +95,17 @@ class RemoteConfig(BaseModel):
 class RemoteRun:
     """The Redis client, run id and step counter shared by the remote models of one run."""
 
-    def __init__(self, config: RemoteConfig | None = None, run_id: str | None = None):
+    def __init__(
+        self,
+        config: RemoteConfig | None = None,
+        run_id: str | None = None,
+        *,
+        team_key: TeamKey | None = None,
+    ):
+        """``team_key``: take only results it vouches for; None: take any result (the unsigned protocol)."""
         self.config = config or RemoteConfig()
+        self.team_key = team_key
+        self._refused: set[str] = set()
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.keys = Keys(self.config.prefix)
         self.jobs: list[str] = []
@@ -165,15 +193,17 @@ class RemoteRun:
                     entry_id = value if kind != b"result" else b"0-0"
                 else:
                     got = await r.blpop([reply_key], timeout=cfg.poll)
-                if got is not None:  # the worker pushes the result it stored
-                    return self._finish(job, got[1], started)
-                if (raw := await r.get(result_key)) is not None:
+                if (
+                    got is not None and (result := await self._take(job, got[1])) is not None
+                ):  # pushed by the worker
+                    return self._finish(result, started)
+                if (result := await self._take(job, await r.get(result_key), stored=True)) is not None:
                     await r.delete(reply_key)
-                    return self._finish(job, raw, started)
+                    return self._finish(result, started)
                 if not await r.xrange(stream, entry_id, entry_id):
-                    if (raw := await r.get(result_key)) is not None:
-                        return self._finish(job, raw, started)
-                    entry_id = None  # lost with a Redis restart: enqueue it again
+                    if (result := await self._take(job, await r.get(result_key), stored=True)) is not None:
+                        return self._finish(result, started)
+                    entry_id = None  # lost with a Redis restart (or never added: a forgery was there)
                     await r.hincrby(keys.stats, "requeued", 1)
                 if await self._served(job.model):
                     no_worker_since = None
@@ -186,12 +216,14 @@ class RemoteRun:
                         )
                 backoff.reset()
             except REDIS_DOWN as e:
+                if (refused := refusal(e, cfg.url)) is not None:
+                    raise refused from None
                 last_error = e
                 await asyncio.sleep(min(backoff.next(), max(0.0, deadline - time.monotonic())))
         if last_error is not None and backoff.failures:
             raise ModelUnavailable(
-                f"Redis at {cfg.url} unreachable while waiting for job {job.id}: "
-                f"{type(last_error).__name__}: {last_error}"
+                f"Redis at {redact_url(cfg.url)} unreachable while waiting for job {job.id}: "
+                f"{describe(last_error, cfg.url)}"
             )
         raise ModelTimeout(f"job {job.id} for {job.model!r} got no result within {cfg.job_timeout:g}s")
 
@@ -199,14 +231,35 @@ class RemoteRun:
         agents = await live_agents(self.redis, self.keys)
         return any(a.get("model") == model and a.get("role") in ANSWERING_ROLES for a in agents.values())
 
-    @staticmethod
-    def _finish(job: Job, raw: bytes, started: float) -> ModelResponse:
+    async def _take(self, job: Job, raw: bytes | None, *, stored: bool = False) -> JobResult | None:
+        """The result ``raw`` if it counts, else None. With a team key, a result it does not vouch for
+        is refused (logged once per job, counted) and, if ``stored`` at the result key, deleted there so
+        that it cannot stand in for the genuine one (which the worker stores, or the job is enqueued)."""
+        if raw is None:
+            return None
+        if self.team_key is None:
+            try:
+                return JobResult.model_validate_json(raw)
+            except ValidationError as e:
+                raise ModelUnavailable(
+                    f"unreadable result for job {job.id}: {e.error_count()} error(s)"
+                ) from None
+        key = self.keys.result(job.id)
         try:
-            result = JobResult.model_validate_json(raw)
-        except ValidationError as e:
-            raise ModelUnavailable(
-                f"unreadable result for job {job.id}: {e.error_count()} error(s)"
-            ) from None
+            record = self.team_key.open(RESULT, key, raw)
+            return JobResult.model_validate(record)
+        except (ForgedRecord, ValidationError) as e:
+            reason = str(e) if isinstance(e, ForgedRecord) else f"signed but unreadable result at {key}"
+        if job.id not in self._refused:
+            self._refused.add(job.id)
+            log.warning("refused a result for job %s: %s; waiting for the genuine one", job.id, reason)
+        await self.redis.hincrby(self.keys.stats, "forged", 1)
+        if stored:
+            await self.redis.eval(_DROP_FORGED, 1, key, raw)
+        return None
+
+    @staticmethod
+    def _finish(result: JobResult, started: float) -> ModelResponse:
         result.raise_error()
         assert result.response is not None
         response = result.response.model_copy(deep=True)
@@ -259,7 +312,12 @@ class RemoteModel:
 
 @contextlib.asynccontextmanager
 async def remote_pool(
-    url: str, specs: Sequence[str], *, run_id: str | None = None, **options
+    url: str,
+    specs: Sequence[str],
+    *,
+    run_id: str | None = None,
+    team_key: TeamKey | None = None,
+    **options,
 ) -> AsyncIterator[ModelPool]:
     """A model pool serving ``specs`` through the workers on ``url`` (for ``solve``/``bench --redis``;
     without a context manager, ``RemoteRun(RemoteConfig(url=url)).pool(specs)`` and ``pool.aclose()``)::
@@ -267,7 +325,7 @@ async def remote_pool(
     async with remote_pool(args.redis, config.models) as pool:
         async with open_env(memory_url=args.redis, pool=pool) as env: ...
     """
-    run = RemoteRun(RemoteConfig(url=url, **options), run_id=run_id)
+    run = RemoteRun(RemoteConfig(url=url, **options), run_id=run_id, team_key=team_key)
     try:
         yield run.pool(specs)
     finally:

@@ -14,6 +14,9 @@ claim expires and another takes the task over, reusing every result already stor
 - The answer (JSON) is written at ``memory:<id>`` as soon as the team is done; the trace is a list
   of JSON events at ``memory:<id>:trace``, appended live while the team works.
 - A malformed task gets ``{"id", "status": "error", "error"}`` at ``memory:<id>``.
+- With a team key (:mod:`.signing`), the answer carries a ``signature`` (clients holding the key check
+  it with ``TeamKey.open("answer", "memory:<id>", raw)``), a task counts as answered only when its
+  answer is signed, a planted answer is replaced, and the team's model calls take signed results only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
 from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
+from memdoor.distributed.signing import ANSWER, TeamKey
 from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.problems.model import Problem
 
@@ -54,6 +58,14 @@ _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0
 """
+_REPLACE = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return 1
+"""
+"""Write the answer unless the key changed since it was read as ARGV[2] ('' for none or a refused
+answer); also forget the run. Keys: answer, run."""
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -67,9 +79,13 @@ def _glob_escape(text_: str) -> str:
 class SeedLeader:
     """The seed-protocol side of a worker: finds tasks, claims them, orchestrates, writes answers."""
 
-    def __init__(self, config: WorkerConfig, redis: aioredis.Redis, instance: str):
-        """``config``: the worker's settings; ``redis``: its client; ``instance``: its run's unique id."""
+    def __init__(
+        self, config: WorkerConfig, redis: aioredis.Redis, instance: str, *, team_key: TeamKey | None = None
+    ):
+        """``config``: the worker's settings; ``redis``: its client; ``instance``: its run's unique id;
+        ``team_key``: sign answers, and count only signed answers and results (None: unsigned protocol)."""
         self.config = config
+        self.team_key = team_key
         self.options = config.seed
         self.redis = redis
         self.keys = Keys(config.prefix)
@@ -81,7 +97,9 @@ class SeedLeader:
         self._env_lock = asyncio.Lock()
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
+        self._replace = self.redis.register_script(_REPLACE)
         self._waiting_logged = False
+        self._refused: set[str] = set()
 
     def answer_key(self, task_id: str) -> str:
         return f"{self.options.answer_prefix}{task_id}"
@@ -120,9 +138,9 @@ class SeedLeader:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for task_id in candidates:
-                pipe.exists(self.answer_key(task_id))
+                (pipe.exists if self.team_key is None else pipe.get)(self.answer_key(task_id))
             answered = await pipe.execute()
-        todo = [t for t, done in zip(candidates, answered, strict=True) if not done]
+        todo = [t for t, got in zip(candidates, answered, strict=True) if not self._answered(t, got)]
         if not todo:
             return
         if not await self._team_available():
@@ -144,6 +162,23 @@ class SeedLeader:
                 task = asyncio.create_task(self._lead(task_id))
                 self._running[task_id] = task
                 task.add_done_callback(lambda _t, tid=task_id: self._done(tid))
+
+    def _answered(self, task_id: str, got: Any) -> bool:
+        """Whether a task's answer key holds an answer that counts (``got``: EXISTS without a team key,
+        GET with one: then only an answer it vouches for counts; another is logged once and replaced)."""
+        if self.team_key is None or got is None:
+            return bool(got)
+        if self.team_key.vouches(ANSWER, self.answer_key(task_id), got):
+            return True
+        if task_id not in self._refused:
+            self._refused.add(task_id)
+            log.warning(
+                "%s: seed task %s: the answer at %s is not signed with the team key; the team will answer it",
+                self.config.agent_id,
+                task_id,
+                self.answer_key(task_id),
+            )
+        return False
 
     def _done(self, task_id: str) -> None:
         self._running.pop(task_id, None)
@@ -195,12 +230,18 @@ class SeedLeader:
                 return
 
     async def _write_answer(self, task_id: str, answer: dict[str, Any]) -> None:
-        """Write the answer (first answer wins), then forget the run. Retries while Redis is down."""
+        """Write the answer (first answer wins; with a team key, the first signed one: a planted answer
+        is replaced), then forget the run. Retries while Redis is down."""
         backoff = Backoff()
+        key = self.answer_key(task_id)
         while True:
             try:
+                if self.team_key is not None:
+                    if await self._write_signed(key, task_id, answer):
+                        return
+                    continue  # the key changed meanwhile: look again
                 async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.set(self.answer_key(task_id), json.dumps(answer, ensure_ascii=False), nx=True)
+                    pipe.set(key, json.dumps(answer, ensure_ascii=False), nx=True)
                     pipe.delete(self.keys.run(task_id))
                     await pipe.execute()
                 return
@@ -208,6 +249,16 @@ class SeedLeader:
                 if backoff.failures > 60:
                     raise
                 await asyncio.sleep(backoff.next())
+
+    async def _write_signed(self, key: str, task_id: str, answer: dict[str, Any]) -> bool:
+        """One attempt at writing a signed answer; False if the key changed since it was read."""
+        assert self.team_key is not None
+        current = await self.redis.get(key)
+        if current is not None and self.team_key.vouches(ANSWER, key, current):
+            await self.redis.delete(self.keys.run(task_id))  # another lead answered it first
+            return True
+        text_ = self.team_key.dumps(ANSWER, key, answer)
+        return bool(await self._replace(keys=[key, self.keys.run(task_id)], args=[text_, current or ""]))
 
     async def _plan(self, task: SeedTask) -> dict[str, Any]:
         """The task's run: id, models and team size, fixed by the first worker that led it, so that a
@@ -262,7 +313,9 @@ class SeedLeader:
             )
         except (MemdoorError, ValueError) as e:
             return error_answer(task.id, e)
-        run = RemoteRun(RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=plan["run"])
+        run = RemoteRun(
+            RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=plan["run"], team_key=self.team_key
+        )
         trace_key = f"{self.answer_key(task.id)}:trace"
         events: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
         writer = asyncio.create_task(self._trace_writer(trace_key, events))

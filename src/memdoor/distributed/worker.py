@@ -8,7 +8,9 @@ jobs for its model from the stream ``P jobs:<model>`` as a member of the consume
 2. while its model runs, it keeps the job's lease fresh (XCLAIM to itself resets the idle time), so a
    long call is never stolen from a live worker;
 3. it stores the result with ``SET NX`` (first result wins), wakes the orchestrator, and only then
-   acknowledges (XACK) and deletes the stream entry.
+   acknowledges (XACK) and deletes the stream entry. With a team key (:mod:`.signing`) the result is
+   signed, and a result already there counts only if the key vouches for it: a planted one is
+   replaced (compare-and-set on the value read), so a forgery never makes a genuine answer be dropped.
 
 Other roles of the same agent run alongside (``run(stop, alongside=...)``): ``memdoor worker`` adds the
 seed leader (:class:`.seed.SeedLeader`) when the role is ``all`` or ``lead``; this module knows nothing
@@ -35,15 +37,32 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError, ResponseError
 
 from memdoor.distributed.config import WorkerConfig
-from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, ensure_group, text
+from memdoor.distributed.conn import (
+    REDIS_DOWN,
+    Backoff,
+    connect,
+    describe,
+    ensure_group,
+    refusal,
+    text,
+)
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
+from memdoor.distributed.signing import RESULT, TeamKey
 from memdoor.errors import MemoryStoreError, ModelError
+from memdoor.net import redact_url
 from memdoor.protocols import Model
 
 log = logging.getLogger("memdoor.worker")
 
 _STORE = """
-local stored = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+local stored = false
+if ARGV[7] == 'nx' then
+  stored = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+elseif ARGV[7] == 'cas' then
+  if (redis.call('GET', KEYS[1]) or '') ~= ARGV[8] then return -1 end
+  stored = redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[3], 'forged_replaced', 1) end
+end
 if stored then
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[2])
@@ -62,17 +81,28 @@ return 0
 """
 """Store a result once (first wins), push it to the waiting orchestrator, log the work, then ack —
 in one round trip. Keys: result, reply, stats, stream, queued, work; args: result JSON, TTL, agent,
-group, entry id, work entry JSON."""
+group, entry id, work entry JSON, mode, expected value. Modes: ``nx`` (no team key: the first result
+wins), ``cas`` (team key: store unless the value changed since it was read as ``expected``, '' for
+none or a refused forgery; -1 when it changed: read again), ``dup`` (a genuine result is there: ack)."""
 
 
 class Worker:
     """Runs a worker until ``stop`` is set. ``model`` is None only for a ``lead`` worker."""
 
-    def __init__(self, config: WorkerConfig, model: Model | None, *, redis: aioredis.Redis | None = None):
+    def __init__(
+        self,
+        config: WorkerConfig,
+        model: Model | None,
+        *,
+        redis: aioredis.Redis | None = None,
+        team_key: TeamKey | None = None,
+    ):
+        """``team_key``: sign every result (and trust only signed ones); None: the unsigned protocol."""
         if config.answers and model is None:
             raise ValueError("a worker that answers jobs needs a model")
         self.config = config
         self.model = model
+        self.team_key = team_key
         self.keys = Keys(config.prefix)
         self.instance = uuid.uuid4().hex[:8]
         self.started = time.time()
@@ -120,11 +150,12 @@ class Worker:
         await self._check_unique_id()
         await self._beat()
         log.info(
-            "%s: serving %s as %s on %s",
+            "%s: serving %s as %s on %s (%s)",
             self.config.agent_id,
             self.config.model,
             self.config.role,
-            self.config.redis,
+            redact_url(self.config.redis),
+            "results signed with the team key" if self.team_key else "no team key: results unsigned",
         )
         beat = asyncio.create_task(self._heartbeat_loop())
         slots = [
@@ -150,9 +181,9 @@ class Worker:
         log.info("%s: stopped after %d job(s)", self.config.agent_id, self.jobs_done)
         if isinstance(failure, RedisError):
             raise MemoryStoreError(
-                f"{self.config.agent_id}: Redis at {self.config.redis} refused the job stream: "
-                f"{type(failure).__name__}: {failure}"
-            ) from failure
+                f"{self.config.agent_id}: Redis at {redact_url(self.config.redis)} refused the job stream: "
+                f"{describe(failure, self.config.redis)}"
+            ) from None
         if failure is not None:
             raise failure
 
@@ -169,16 +200,19 @@ class Worker:
                 await self.redis.ping()
                 return
             except REDIS_DOWN as e:
+                url = self.config.redis
+                if (refused := refusal(e, url)) is not None:
+                    raise refused from None  # wrong credentials or CA: waiting will not help
                 if time.monotonic() > deadline:
                     raise MemoryStoreError(
-                        f"Redis at {self.config.redis} unreachable for {self.config.startup_timeout:g}s: "
-                        f"{type(e).__name__}: {e}"
+                        f"Redis at {redact_url(url)} unreachable for {self.config.startup_timeout:g}s: "
+                        f"{describe(e, url)}"
                     ) from None
                 if backoff.failures == 0:
                     log.warning(
                         "%s: waiting for Redis at %s (%s)",
                         self.config.agent_id,
-                        self.config.redis,
+                        redact_url(url),
                         type(e).__name__,
                     )
                 await _sleep_or_stop(stop, backoff.next())
@@ -282,7 +316,7 @@ class Worker:
         return None
 
     async def _handle(self, entry_id: str, fields: dict, deliveries: int) -> None:
-        r, c, keys = self.redis, self.config, self.keys
+        c = self.config
         raw = fields.get(b"job", fields.get("job"))
         try:
             job = Job.model_validate_json(raw or b"")
@@ -290,7 +324,7 @@ class Worker:
             log.warning("%s: dropped unreadable job entry %s", c.agent_id, entry_id)
             await self._ack(entry_id, stat="bad_jobs")
             return
-        if deliveries > 1 and await r.exists(keys.result(job.id)):
+        if deliveries > 1 and await self._genuine_result(job):
             # taken over from a worker that was only slow and finished after all
             await self._ack(entry_id, stat="already_answered")
             return
@@ -344,6 +378,29 @@ class Worker:
                 await self.redis.hincrby(self.keys.stats, "handed_back", 1)
                 log.info("%s: handed back job entry %s", c.agent_id, entry_id)
 
+    async def _genuine_result(self, job: Job) -> bool:
+        """Whether the job has a result that counts (any result without a team key; one it vouches for with one)."""
+        key = self.keys.result(job.id)
+        if self.team_key is None:
+            return bool(await self.redis.exists(key))
+        return self.team_key.vouches(RESULT, key, await self.redis.get(key))
+
+    async def _store_mode(self, job: Job) -> tuple[str, bytes | str]:
+        """How to store (see :data:`_STORE`): ``nx`` without a team key; with one, ``dup`` when a genuine
+        result is there, else ``cas`` on the value read (a planted result is logged and replaced)."""
+        if self.team_key is None:
+            return "nx", ""
+        key = self.keys.result(job.id)
+        raw = await self.redis.get(key)
+        if raw is None:
+            return "cas", ""
+        if self.team_key.vouches(RESULT, key, raw):
+            return "dup", ""
+        log.warning(
+            "%s: job %s: replacing a result the team key does not vouch for", self.config.agent_id, job.id
+        )
+        return "cas", raw
+
     async def _store(self, job: Job, result: JobResult, entry_id: str) -> None:
         """Store the result once (first wins), wake the orchestrator, then ack. Retries while Redis is down:
         an answer in hand is not thrown away (unless the worker is told to stop meanwhile)."""
@@ -351,9 +408,15 @@ class Worker:
         backoff = Backoff()
         if self._store_script is None:
             self._store_script = r.register_script(_STORE)
+        payload = (
+            result.model_dump_json()
+            if self.team_key is None
+            else self.team_key.dumps(RESULT, keys.result(job.id), result.model_dump(mode="json"))
+        )
         while True:
             try:
-                stored = bool(
+                mode, expected = await self._store_mode(job)
+                outcome = int(
                     await self._store_script(
                         keys=[
                             keys.result(job.id),
@@ -364,16 +427,20 @@ class Worker:
                             keys.work(job.run),
                         ],
                         args=[
-                            result.model_dump_json(),
+                            payload,
                             c.result_ttl,
                             c.agent_id,
                             GROUP,
                             entry_id,
                             json.dumps(work_entry(job, result)),
+                            mode,
+                            expected,
                         ],
                     )
                 )
-                break
+                if outcome >= 0:
+                    stored = outcome == 1
+                    break
             except REDIS_DOWN:
                 await asyncio.sleep(backoff.next())
         self.jobs_done += 1

@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 
 from memdoor.errors import MemoryStoreError, UsageError, validation_problems
 from memdoor.memory.codec import decode, encode, encode_entry
+from memdoor.net import redact_url, scrub
 
 
 class RedisMemoryConfig(BaseModel):
@@ -97,7 +98,9 @@ class RedisMemory:
                 retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), cfg.retries),
             )
         except ValueError as e:  # redis-py's answer to a URL it cannot parse
-            raise MemoryStoreError(f"bad Redis URL {cfg.url!r}: {e}") from e
+            raise MemoryStoreError(
+                f"bad Redis URL {redact_url(cfg.url)!r}: {scrub(str(e), cfg.url)}"
+            ) from None
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -133,8 +136,9 @@ class RedisMemory:
         try:
             yield
         except RedisError as e:
+            url = self.config.url
             raise MemoryStoreError(
-                f"Redis memory at {self.config.url}: {what} failed: {type(e).__name__}: {e}"
+                f"Redis memory at {redact_url(url)}: {what} failed: {type(e).__name__}: {scrub(str(e), url)}"
             ) from e
 
     def _touch(self, pipe: Any, task_id: str, *keys: str) -> None:
