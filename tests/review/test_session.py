@@ -62,8 +62,11 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
         [fixing, same, lone, "no JSON at all"],
         test=TEST,
     )
-    assert report.error is None and report.quorum == 2
-    (g,) = report.findings
+    assert report.error is None and report.quorum == 2 and report.complete
+    (t, g) = report.findings  # the test stage's finding first: test_mean passes on base, fails after
+    assert t.agents == [] and t.severity == "high" and "test_calc.T.test_mean" in t.message
+    assert "3.0 != 2" in t.message and "calc.py:6" in t.message  # failure text and changed lines
+    assert [f.name for f in report.pre_existing] == ["test_calc.T.test_empty"]  # fails on base already
     assert (g.file, g.line, g.kind, g.agents) == ("calc.py", 6, "bug", ["agent0", "agent1"])
     assert g.confidence == pytest.approx(0.8187, abs=1e-3)  # exp(-0.2): logprobs over stated confidence
     assert [m.agents for m in report.minority] == [["agent2"]]
@@ -156,6 +159,7 @@ async def test_the_budget_stops_the_review_and_says_so(sandbox, repo, bug_diff, 
         sandbox, repo, bug_diff, workdir, tmp_path, [ok, ok, ok], budget=Budget(tokens=1)
     )
     assert report.stopped == "budget" and len(report.unusable) == 3 and report.findings == []
+    assert not report.complete and "budget" in report.incomplete_reason  # no stage ran: exit 3, not 0
     assert {u.reason for u in report.unusable} == {"budget"}
 
 

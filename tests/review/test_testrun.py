@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from review_helpers import BUGGY, CALC, TESTS
 
 from memdoor.errors import SandboxError
-from memdoor.review.testrun import MOUNT, TestRunConfig, run_tests
+from memdoor.review.testrun import COPY_FAILED, MOUNT, TestRunConfig, run_tests
 from memdoor.sandbox.cgroups import Cgroups
 
 
@@ -54,7 +55,7 @@ def test_isolation_no_network_no_environment_no_host_files(work, monkeypatch):
         "print('root-files', os.path.exists('/root'), os.path.exists('/work'), os.path.exists('/home'))\n"
         "s = socket.socket()\n"
         "try:\n    s.connect(('127.0.0.1', 6379)); print('net yes')\nexcept OSError:\n    print('net no')\n"
-        "open('written.txt', 'w').write('ok')\n"
+        "open('written.txt', 'w').write('ok'); print('wrote', open('written.txt').read())\n"
         "try:\n    open('/usr/evil', 'w')\nexcept OSError:\n    print('usr read-only')\n"
     )
     (work / "probe.py").write_text(script)
@@ -62,11 +63,11 @@ def test_isolation_no_network_no_environment_no_host_files(work, monkeypatch):
     assert run.passed, run.output
     assert f"cwd {MOUNT}" in run.output
     assert "s3cret" not in run.output and "MEMDOOR_CANARY_SECRET" not in run.output
-    assert "net no" in run.output and "usr read-only" in run.output
+    assert "net no" in run.output and "usr read-only" in run.output and "wrote ok" in run.output
     assert "root-files False False False" in run.output
     if os.geteuid() == 0:
         assert "uid 0" not in run.output
-    assert (work / "written.txt").read_text() == "ok"  # the copy is the one writable host directory
+    assert not (work / "written.txt").exists()  # it wrote in its own size-limited copy, not on the host
 
 
 def test_time_limit_kills_everything(work):
@@ -97,3 +98,23 @@ def test_the_command_has_one_control_group_for_memory_and_processes(work):
         work, "head -c 10M /dev/zero > /tmp/small && echo wrote", TestRunConfig(group_memory_mb=64)
     )
     assert fine.passed and not fine.memory_exceeded and "wrote" in fine.output
+
+
+def test_writes_in_the_copy_are_size_limited_and_never_reach_the_host(work):
+    """Issue 41 class 4: the copy the command writes in is a tmpfs of the repository's size plus
+    ``copy_mb``; a command writing far more is stopped there, and the host's disk is not touched."""
+    before = shutil.disk_usage(work).used
+    flood = "for i in $(seq 1 200); do head -c 8M /dev/zero > f$i || { echo stopped at $i; exit 1; }; done; echo all"
+    run = run_tests(work, flood, TestRunConfig(copy_mb=32, timeout_s=300))  # tries 1.6 GiB against 32 MiB
+    assert not run.passed and "stopped at" in run.output and "all" not in run.output.split()
+    assert "No space left on device" in run.output, run.output
+    assert sorted(p.name for p in work.iterdir()) == ["test_calc.py"]  # nothing written on the host
+    assert shutil.disk_usage(work).used - before < 512 << 20
+    roomy = run_tests(work, "head -c 8M /dev/zero > f && ls -s f", TestRunConfig(copy_mb=32))
+    assert roomy.passed, roomy.output  # within the limit, writing works
+
+
+def test_the_copy_step_says_when_the_repository_does_not_fit(work):
+    (work / "big.bin").write_bytes(b"\0" * (3 << 20))
+    run = run_tests(work, "echo ran", TestRunConfig(copy_mb=1, max_file_mb=1))  # the copy cannot write 3 MiB
+    assert run.exit_code == COPY_FAILED and "could not be copied" in run.output and "ran" not in run.output

@@ -2,12 +2,25 @@
 agreed suggestions offered with the repository's tests run on it in a sandbox.
 
 DIFF is a unified diff file, or - for standard input; it is applied to a copy of the git checkout at
---repo (default: the current one), or taken as already applied when the checkout holds it. Exit code
-0 when no consensus finding is at or above --fail-on, 1 otherwise (or when the review failed), 2 for
-bad input (not a diff, binary, too large, does not apply).
+--repo (default: the current one), or taken as already applied when the checkout holds it.
+
+With --test, the command runs on the base first, then on the changed code, each in a sandbox (no
+network, an empty environment, a size-limited copy of the repository it may write in). It sees /usr and,
+read-only at the same paths: the interpreter or tool its first word resolves to on your PATH and its
+environment (an active virtualenv or conda environment, the interpreter a virtualenv was made from,
+~/.local/lib), Node's global modules, the checkout's node_modules, the cargo home's bin, registry and git
+(offline builds) and rustup's toolchains, and every --test-path DIR. PATH inside is yours, keeping what
+is visible; the environment is PATH, HOME (a private /tmp), CARGO_HOME/RUSTUP_HOME when bound, and the
+variables named by --test-env. A test that passes on the base and fails after the change is a finding
+(high); tests failing on the base are listed as pre-existing.
+
+Exit codes: 0 reviewed, nothing at or above --fail-on; 1 findings at or above --fail-on; 2 bad input
+or usage (one line); 3 the review was not completed (no sandbox, the tests cannot run on the base,
+every model call failed, the budget stopped it before any stage ran): the output says why first.
 
 Examples:
   git diff main | memdoor review - --agents 5 --test "python3 -m pytest -q"
+  . .venv/bin/activate && memdoor review change.diff --test "python3 -m pytest -q" --fail-on low
   memdoor review change.diff --repo ../project --format sarif > review.sarif
   memdoor review change.diff --model local:qwen2.5-coder-1.5b --json --fail-on medium
 
@@ -35,9 +48,11 @@ from memdoor.commands.options import (
     TOKENS,
     at_least,
 )
-from memdoor.errors import ReviewInputError
+from memdoor.errors import ReviewInputError, SandboxError
 
 FORMATS = ("markdown", "json", "sarif")
+INCOMPLETE = 3
+"""Exit status of a review that could not be completed."""
 FAIL_ON = ("info", "low", "medium", "high", "critical", "never")
 
 
@@ -48,6 +63,21 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", type=Path, default=Path("."), metavar="DIR", help="git checkout (default: .)")
     p.add_argument(
         "--test", metavar="CMD", help="shell command running the tests, e.g. 'python3 -m pytest -q'"
+    )
+    p.add_argument(
+        "--test-path",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="a directory the test command also sees, read-only at the same path (repeatable)",
+    )
+    p.add_argument(
+        "--test-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this environment variable to the test command (repeatable; none is passed otherwise)",
     )
     p.add_argument(
         "--agents", type=AGENTS, default=3, metavar="N", help=f"reviewers, 1 to {MAX_AGENTS} (default 3)"
@@ -119,6 +149,8 @@ def build_config(args: argparse.Namespace):
         seed=args.seed,
         max_tokens=args.max_tokens,
         test_timeout_s=args.test_timeout,
+        test_paths=[str(p.resolve()) for p in args.test_path],
+        test_env=args.test_env,
         max_part_chars=args.part_chars,
         params=parse_params(args.params),
     )
@@ -133,10 +165,15 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(args)
     if args.test is not None and not args.test.strip():
         raise ReviewInputError("--test: the command is empty")
+    check_test_options(args)
     text = read_diff(args.diff)
-    with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
-        prepared = prepare(text, args.repo, config, Path(tmp))
-        report = asyncio.run(_review(prepared, config))
+    try:
+        with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
+            prepared = prepare(text, args.repo, config, Path(tmp))
+            report = asyncio.run(_review(prepared, config))
+    except SandboxError as e:  # before any stage ran: nothing computed is lost
+        print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
+        return INCOMPLETE
     if fmt == "json":
         print(json.dumps(to_json(report)))
     elif fmt == "sarif":
@@ -145,8 +182,22 @@ def run(args: argparse.Namespace) -> int:
         print(to_markdown(report), end="")
     if report.error:
         print(f"memdoor: review: {report.error}", file=sys.stderr)
-        return 1
+    if not report.complete:
+        print(f"memdoor: review not completed: {report.incomplete_reason}", file=sys.stderr)
+        return INCOMPLETE
     return 1 if report.fails() else 0
+
+
+def check_test_options(args: argparse.Namespace) -> None:
+    """ReviewInputError (exit 2) for a --test-path that is not a directory or a bad --test-env name."""
+    if (args.test_path or args.test_env) and not args.test:
+        raise ReviewInputError("--test-path and --test-env need --test")
+    for p in args.test_path:
+        if not p.is_dir():
+            raise ReviewInputError(f"--test-path {p}: not a directory")
+    for name in args.test_env:
+        if not name.isidentifier():
+            raise ReviewInputError(f"--test-env {name!r}: not a variable name")
 
 
 async def _review(prepared, config):

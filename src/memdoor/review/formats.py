@@ -22,15 +22,23 @@ FINDING_FIELDS = (
 
 
 def finding_json(g: Group) -> dict[str, Any]:
-    return {k: getattr(g, k) for k in FINDING_FIELDS}
+    """A finding; ``source`` says who showed it: ``tests`` (the test stage) or ``agents``."""
+    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": "agents" if g.agents else "tests"}
 
 
 def tests_json(run: TestRun | None) -> dict[str, Any] | None:
     if run is None:
         return None
-    return run.model_dump(
+    out = run.model_dump(
         include={"command", "passed", "output", "exit_code", "timed_out", "memory_exceeded", "seconds"}
     )
+    return {
+        **out,
+        "runner": run.results.runner,
+        "failed": [f.name for f in run.results.failed],
+        "sees": run.sees,
+        "hidden": run.hidden,
+    }
 
 
 def ledger_json(report: ReviewReport) -> dict[str, Any]:
@@ -52,10 +60,14 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
             "left_out": report.patch.left_out,
         }
     return {
+        "complete": report.complete,
+        "incomplete_reason": report.incomplete_reason,
         "findings": [finding_json(g) for g in report.findings],
         "minority": [finding_json(g) for g in report.minority],
         "patch": patch,
         "tests": tests_json(report.tests),
+        "base_tests": tests_json(report.base_tests),
+        "pre_existing": [f.model_dump() for f in report.pre_existing],
         "agents": report.agents,
         "quorum": report.quorum,
         "files": report.files,
@@ -79,7 +91,9 @@ def _finding_md(g: Group, quorum_of: str) -> list[str]:
     conf = "" if g.confidence is None else f", confidence {g.confidence:.2f}"
     lines = [
         f"- **{g.severity} {g.kind}** `{where}` — {g.message}",
-        f"  agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}",
+        f"  agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}"
+        if g.agents
+        else "  shown by the tests (base passes, the change fails)",
     ]
     if g.suggestion is not None:
         lines += [
@@ -96,16 +110,34 @@ def _output_block(run: TestRun) -> list[str]:
     return ["", "```", tail[-3000:], "```"] if tail else []
 
 
+def _tests_md(report: ReviewReport) -> list[str]:
+    out = []
+    if report.base_tests is not None:
+        out += ["", f"Tests on the base: {_test_line(report.base_tests)}"]
+        if not report.complete and report.tests is None:
+            out += _output_block(report.base_tests)
+    if report.tests is not None:
+        out += ["", f"Tests on the changed code: {_test_line(report.tests)}"]
+    if report.pre_existing:
+        out += ["", "Failing on the base already (not blamed on the change):"]
+        out += [f"- `{f.name}`" for f in report.pre_existing]
+    run = report.base_tests or report.tests
+    if run is not None and run.hidden:
+        out += ["", "Not visible to the tests:", *(f"- {h}" for h in run.hidden)]
+    return out
+
+
 def to_markdown(report: ReviewReport) -> str:
     n = str(report.agents)
+    first = [] if report.complete else [f"**Review not completed:** {report.incomplete_reason}", ""]
     out = [
+        *first,
         f"# Review: {len(report.findings)} consensus finding(s), {len(report.minority)} minority",
         "",
         f"{report.agents} agent(s); a finding is reported when at least {report.quorum} raised it. "
         f"Files: {', '.join(report.files) or '-'}.",
     ]
-    if report.tests is not None:
-        out += ["", f"Tests on the changed code: {_test_line(report.tests)}"]
+    out += _tests_md(report)
     out += ["", "## Consensus findings", ""]
     out += [line for g in report.findings for line in _finding_md(g, n)] or ["None."]
     if report.minority:

@@ -4,7 +4,8 @@ One run, tool ``memdoor`` with one rule per kind (``memdoor/bug``, ``memdoor/sec
 consensus finding is a result: level ``error`` (critical, high), ``warning`` (medium) or ``note``
 (low, info); its location is the file (relative to the repository root, ``%SRCROOT%``) and line range
 of the changed code; ``properties`` carry the severity, the agents that agreed and the confidence; a
-suggested change is a ``fix`` replacing those lines. Minority findings are not results (they are not
+suggested change is a ``fix`` replacing those lines. ``invocations[0].executionSuccessful`` is false, with a
+``toolExecutionNotifications`` entry giving the reason, when the review was not completed. Minority findings are not results (they are not
 what the team agreed on); the run's ``properties`` count them and name the trace.
 """
 
@@ -75,6 +76,16 @@ def result(g: Group) -> dict[str, Any]:
     return out
 
 
+def invocation(report: ReviewReport) -> dict[str, Any]:
+    """``executionSuccessful`` false (with a notification saying why) when the review was not completed."""
+    out: dict[str, Any] = {"executionSuccessful": report.complete}
+    if not report.complete:
+        out["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"review not completed: {report.incomplete_reason}"}}
+        ]
+    return out
+
+
 def to_sarif(report: ReviewReport) -> dict[str, Any]:
     rules = [
         {
@@ -97,6 +108,7 @@ def to_sarif(report: ReviewReport) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
+                "invocations": [invocation(report)],
                 "results": [result(g) for g in report.findings],
                 "properties": {
                     "agents": report.agents,

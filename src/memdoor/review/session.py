@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdoor.budget import Budget, BudgetTracker
-from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError
+from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError, SandboxError
 from memdoor.judge import Judge
 from memdoor.ledger import Ledger
 from memdoor.models.catalog import parameters_of
@@ -32,7 +32,10 @@ from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
 from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
 from memdoor.review.patch import Patch, assemble
 from memdoor.review.repo import apply_patch, changed_copy, repo_root
+from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
+from memdoor.review.testsight import sight_for
+from memdoor.review.teststage import TestStage, base_copy, base_problem, compare, unusable_reason
 from memdoor.runner import DEFAULT_MODEL, RunEnv
 from memdoor.strategies.context import RunContext
 from memdoor.team import Agent, team_configs
@@ -82,6 +85,12 @@ class ReviewConfig(BaseModel):
     )
     max_diff_bytes: int = Field(default=MAX_DIFF_BYTES, ge=1, description="Largest diff accepted.")
     test_timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per test command run.")
+    test_paths: list[str] = Field(
+        default_factory=list, description="More directories the test command sees, read-only (--test-path)."
+    )
+    test_env: list[str] = Field(
+        default_factory=list, description="Names of the variables passed to the test command (--test-env)."
+    )
 
 
 class Unusable(BaseModel):
@@ -102,6 +111,12 @@ class ReviewReport(BaseModel):
     minority: list[Group] = Field(default_factory=list, description="The others, ranked.")
     patch: Patch | None = None
     tests: TestRun | None = Field(default=None, description="The test command on the changed code.")
+    base_tests: TestRun | None = Field(default=None, description="The test command on the base.")
+    pre_existing: list[TestFailure] = Field(
+        default_factory=list, description="Tests that already fail on the base (never blamed on the change)."
+    )
+    complete: bool = Field(default=True, description="False when the review could not be completed.")
+    incomplete_reason: str | None = Field(default=None, description="Why not, in one line.")
     agents: int
     quorum: int
     files: list[str] = Field(default_factory=list, description="Files reviewed.")
@@ -113,6 +128,11 @@ class ReviewReport(BaseModel):
     ledger: Ledger = Field(default_factory=Ledger)
     trace_id: str = ""
     config: ReviewConfig
+
+    def incomplete(self, reason: str) -> None:
+        """Mark the review not completed (the first reason is kept)."""
+        if self.complete:
+            self.complete, self.incomplete_reason = False, reason
 
     def fails(self) -> bool:
         """Whether a consensus finding is at or above ``config.fail_on``."""
@@ -214,9 +234,58 @@ async def ask_agent(
     return review
 
 
-async def run_tests_async(src: Path, dest: Path, command: str, config: ReviewConfig) -> TestRun:
-    limits = TestRunConfig(timeout_s=config.test_timeout_s)
+def test_limits(config: ReviewConfig, checkout: Path | None) -> TestRunConfig:
+    """The test command's limits and view: the user's tools as this process's environment finds them."""
+    sight = sight_for(
+        config.test or "",
+        os.environ,
+        test_paths=[Path(p) for p in config.test_paths],
+        test_env=config.test_env,
+        checkout=checkout,
+    )
+    return TestRunConfig(timeout_s=config.test_timeout_s, sight=sight)
+
+
+async def run_tests_async(
+    src: Path, dest: Path, command: str, config: ReviewConfig, checkout: Path | None = None
+) -> TestRun:
+    limits = test_limits(config, checkout)
     return await asyncio.to_thread(lambda: run_tests(fresh_copy(src, dest), command, limits))
+
+
+async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: RunContext) -> TestStage:
+    """The test command on the base, then (when it ran there) on the changed code, compared
+    (:mod:`memdoor.review.teststage`). SandboxError when the sandbox cannot run it."""
+    command = config.test or ""
+    limits = test_limits(config, prepared.root)
+    diff_text = "".join(f.text for f in prepared.files)
+
+    def on_base() -> TestRun:
+        base = fresh_copy(prepared.changed, prepared.workdir / "base")
+        base_copy(base, diff_text)
+        return run_tests(base, command, limits)
+
+    base = await asyncio.to_thread(on_base)
+    await ctx.event("tests", None, on="base", passed=base.passed, exit_code=base.exit_code)
+    problem = base_problem(base)
+    if problem is not None:
+        return TestStage(base=base, unusable=unusable_reason(base, problem))
+    head = await run_tests_async(
+        prepared.changed, prepared.workdir / "changed-run", command, config, prepared.root
+    )
+    await ctx.event("tests", None, on="change", passed=head.passed, exit_code=head.exit_code)
+    return compare(base, head, prepared.files)
+
+
+def _completion(report: ReviewReport, reviews: list[AgentReview], stage: TestStage | None) -> None:
+    """Mark ``report`` incomplete when no stage could stand: every model call failed, or the budget
+    stopped every answer before any stage ran."""
+    if not reviews or any(r.error is None for r in reviews):
+        return
+    if all(r.budget for r in reviews) and stage is None:
+        report.incomplete("the budget stopped the review before any stage ran")
+    elif not any(r.budget for r in reviews) and all(not r.unreadable for r in reviews):
+        report.incomplete("every model call failed")
 
 
 async def checked_patch(consensus: Consensus, prepared: Prepared, config: ReviewConfig, ctx: RunContext):
@@ -232,7 +301,9 @@ async def checked_patch(consensus: Consensus, prepared: Prepared, config: Review
         patch.diff = ""
         return patch
     if config.test:
-        patch.tests = await run_tests_async(patched, prepared.workdir / "patched-run", config.test, config)
+        patch.tests = await run_tests_async(
+            patched, prepared.workdir / "patched-run", config.test, config, prepared.root
+        )
         await ctx.event("patch_tests", None, passed=patch.tests.passed, exit_code=patch.tests.exit_code)
     return patch
 
@@ -271,11 +342,17 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             strategy=f"review:{config.agents}",
             config=config.model_dump(mode="json"),
         )
+        stage = None
         if config.test:
-            report.tests = await run_tests_async(
-                prepared.changed, prepared.workdir / "changed-run", config.test, config
-            )
-            await ctx.event("tests", None, passed=report.tests.passed, exit_code=report.tests.exit_code)
+            try:
+                stage = await test_stage(prepared, config, ctx)
+            except SandboxError as e:
+                report.incomplete(f"no sandbox for the tests: {e}")
+            else:
+                report.base_tests, report.tests = stage.base, stage.head
+                report.pre_existing = stage.pre_existing
+                if stage.unusable is not None:
+                    report.incomplete(stage.unusable)
         configs = team_configs(
             config.models, config.agents, temperatures=config.temperatures, seed=config.seed,
             max_tokens=config.max_tokens,
@@ -297,12 +374,15 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
                 report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=_reason(r)))
                 if r.budget:
                     report.stopped = "budget"
+        _completion(report, reviews, stage)
         consensus = decide(reviews, config.agents)
-        report.findings, report.minority = consensus.findings, consensus.minority
+        report.findings = (stage.findings if stage else []) + consensus.findings
+        report.minority = consensus.minority
         await ctx.event("consensus", None, findings=len(report.findings), minority=len(report.minority))
         report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"
+        report.incomplete(f"the review failed: {report.error}")
         with contextlib.suppress(MemdoorError):
             await ctx.event("error", None, error=report.error)
     finally:

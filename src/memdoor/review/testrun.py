@@ -29,12 +29,16 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memdoor.errors import SandboxError
+from memdoor.review.testresults import TestResults, parse_results
+from memdoor.review.testsight import Sight
 from memdoor.sandbox.cgroups import Cgroups, Group
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
 from memdoor.sandbox.uids import UidPool, kill_tree, reap_uid
 
 MOUNT = "/tmp/repo"
+PARSE_CHARS = 2_000_000
+"""Characters of output (the end) read for per-test results."""
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 
 
@@ -52,6 +56,12 @@ class TestRunConfig(BaseModel):
     )
     max_file_mb: int = Field(default=64, ge=1, description="Largest file written (and the output), MiB.")
     tmp_mb: int = Field(default=256, ge=1, description="Size of the private /tmp, MiB.")
+    copy_mb: int = Field(
+        default=1024,
+        ge=1,
+        description="What the command may write in its copy of the repository (a tmpfs of the copy's size "
+        "plus this), MiB: never the host's disk.",
+    )
     keep_chars: int = Field(default=8000, ge=0, description="Characters of output kept (the end).")
     group_memory_mb: int = Field(
         default=4096,
@@ -62,6 +72,9 @@ class TestRunConfig(BaseModel):
         default=0.0, ge=0, description="With a control group: CPU quota in cores (0: none, an equal share)."
     )
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Uid pool and lock dir.")
+    sight: Sight = Field(
+        default_factory=Sight, description="What the command sees besides /usr: read-only binds, PATH, env."
+    )
 
 
 class TestRun(BaseModel):
@@ -80,6 +93,11 @@ class TestRun(BaseModel):
     limited_by: str = Field(default="rlimits", description="cgroup v1, cgroup v2, or rlimits only.")
     seconds: float = 0.0
     output: str = Field(default="", description="The end of stdout and stderr together.")
+    results: TestResults = Field(
+        default_factory=TestResults, description="Per-test results read from the whole output."
+    )
+    sees: list[str] = Field(default_factory=list, description="Host paths the command saw (read-only).")
+    hidden: list[str] = Field(default_factory=list, description="What it could not see, and why.")
 
     @property
     def outcome(self) -> str:
@@ -101,8 +119,38 @@ def _binds() -> list[str]:
     ]  # fmt: skip
 
 
+SOURCE = "/tmp/.memdoor-source"
+"""Where the prepared copy is bound read-only; the command's writable copy is made from it inside."""
+COPY_FAILED = 125
+"""Exit status of the copy step when the repository cannot be copied into the size-limited copy."""
+_COPY = (
+    f"cp -R -P --preserve=mode,timestamps {SOURCE}/. {MOUNT}/ || "
+    f'{{ echo "memdoor: the repository could not be copied into the test copy" >&2; exit {COPY_FAILED}; }}; '
+    'exec /bin/sh -c "$1"'
+)
+
+
+def tree_bytes(root: Path) -> int:
+    """Bytes ``root``'s files take in a tmpfs (sizes rounded up to pages, 4 KiB per entry)."""
+    total = 0
+    for base, dirs, files in os.walk(root):
+        for name in dirs + files:
+            st = os.lstat(os.path.join(base, name))
+            total += 4096 + (st.st_size + 4095) // 4096 * 4096
+    return total
+
+
+def copy_bytes(repo: Path, config: TestRunConfig) -> int:
+    """Size of the tmpfs the command's copy lives in: the repository plus ``copy_mb``."""
+    return tree_bytes(repo) + (config.copy_mb << 20)
+
+
 def command_line(repo: Path, command: str, config: TestRunConfig, uid: int | None) -> list[str]:
-    """The argv running ``command`` with ``/bin/sh -c`` in ``repo``, isolated and limited."""
+    """The argv running ``command`` with ``/bin/sh -c`` in a copy of ``repo``, isolated and limited.
+
+    ``repo`` is bound read-only at ``SOURCE``; a tmpfs of :func:`copy_bytes` at ``MOUNT`` receives a copy
+    of it (inside the sandbox, under the same limits) and the command runs there, so what it writes
+    counts against that size and the command's memory, never the host's disk."""
     limits = [
         f"--as={config.memory_mb << 20}",
         f"--fsize={config.max_file_mb << 20}",
@@ -110,15 +158,21 @@ def command_line(repo: Path, command: str, config: TestRunConfig, uid: int | Non
         *([f"--nproc={config.max_processes}"] if uid is not None else []),
     ]
     drop = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    sight = config.sight
+    binds = sorted(sight.binds, key=lambda b: (b.dest.count("/"), b.dest))  # parents before children
+    env = [arg for name, value in sight.env.items() for arg in ("--setenv", name, value)]
     return [
         *drop,
         "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1",
         *_binds(),
         "--size", str(config.tmp_mb << 20), "--tmpfs", "/tmp",
-        "--bind", str(repo), MOUNT, "--chdir", MOUNT,
-        "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+        "--ro-bind", str(repo), SOURCE,
+        "--size", str(copy_bytes(repo, config)), "--tmpfs", MOUNT,
+        *[arg for b in binds for arg in ("--ro-bind", b.source, b.dest)],
+        "--chdir", MOUNT,
+        "--clearenv", "--setenv", "PATH", sight.path, "--setenv", "HOME", "/tmp", *env,
         "--remount-ro", "/",
-        "/usr/bin/prlimit", *limits, "--", "/bin/sh", "-c", command,
+        "/usr/bin/prlimit", *limits, "--", "/bin/sh", "-c", _COPY, "memdoor-test", command,
     ]  # fmt: skip
 
 
@@ -138,14 +192,38 @@ def _group(config: TestRunConfig) -> Group | None:
     return groups.candidate_group(config.group_memory_mb, config.max_processes, config.cpu_cores)
 
 
+def private_parent(path: Path) -> Path | None:
+    """The first directory above ``path`` that other users cannot search, or None."""
+    for parent in path.resolve().parents:
+        if not parent.stat().st_mode & 0o001:
+            return parent
+    return None
+
+
 def check_reachable(repo: Path) -> None:
     """SandboxError unless every directory above ``repo`` is searchable by other users (the leased uid
     binds the copy, so it must reach it: make copies under a directory of mode 0711 in /tmp)."""
-    for parent in repo.resolve().parents:
-        if not parent.stat().st_mode & 0o001:
-            raise SandboxError(
-                f"the test sandbox cannot reach {repo}: {parent} is not searchable by other users"
+    parent = private_parent(repo)
+    if parent is not None:
+        raise SandboxError(f"the test sandbox cannot reach {repo}: {parent} is not searchable by other users")
+
+
+def reachable_sight(sight: Sight) -> Sight:
+    """``sight`` without the binds the leased uid cannot reach (a private parent such as ``/root``): they
+    are moved to ``hidden`` with the reason and the fix, and ``PATH`` loses their entries."""
+    kept, hidden = [], list(sight.hidden)
+    for b in sight.binds:
+        parent = private_parent(Path(b.source))
+        if parent is None:
+            kept.append(b)
+        else:
+            hidden.append(
+                f"{b.source} ({b.why}): {parent} is private to its owner and the tests run as an "
+                f"unprivileged uid (make it searchable, chmod o+x {parent}, or install the tools elsewhere)"
             )
+    out = sight.model_copy(update={"binds": kept, "hidden": hidden})
+    path = [d for d in sight.path.split(":") if out.visible(os.path.realpath(d))]
+    return out.model_copy(update={"path": ":".join(path)})
 
 
 def _tail(path: Path, keep: int) -> str:
@@ -164,6 +242,8 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
     if shutil.which("bwrap", path=TOOL_PATH) is None:
         raise SandboxError("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
     root = os.geteuid() == 0
+    if root:
+        config = config.model_copy(update={"sight": reachable_sight(config.sight)})
     with ExitStack() as stack:
         lease = None
         if root:
@@ -200,6 +280,7 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         if lease is not None:
             lease.clean = reap_uid(lease.uid)
         output = _tail(out_path, config.keep_chars)
+        results = parse_results(_tail(out_path, PARSE_CHARS))
         memory_exceeded = group is not None and group.oom_killed()
         limited_by = group.mode if group is not None else "rlimits"
     if code is not None and code != 0 and output.startswith("bwrap:"):
@@ -213,4 +294,7 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         limited_by=limited_by,
         seconds=round(seconds, 3),
         output=output,
+        results=results,
+        sees=[b.dest if b.dest == b.source else f"{b.source} at {b.dest}" for b in config.sight.binds],
+        hidden=config.sight.hidden,
     )

@@ -1,0 +1,193 @@
+"""What the review's test command sees besides ``/usr`` and its copy: the user's tools, read-only.
+
+A repository's tests run with what the user installed: the interpreter and environment the command's
+first word resolves to on the user's ``PATH`` (an active virtualenv, ``VIRTUAL_ENV``, ``CONDA_PREFIX``,
+the interpreter's own prefix and, for a virtualenv, the prefix of the interpreter it was made from),
+the user's Python site-packages (``~/.local/lib``), Node's global modules, the cargo home (its ``bin``,
+``registry`` and ``git``: what an offline build reads, never its credentials) and rustup's toolchains,
+the checkout's own ``node_modules`` (ignored by git, so not in the copy), and every ``--test-path DIR``.
+Each is bound **read-only at the same path** (so the links inside a virtualenv keep working); ``PATH``
+inside is the user's, keeping only the entries that are visible there; the environment holds ``PATH``,
+``HOME`` (the private ``/tmp``), ``CARGO_HOME``/``RUSTUP_HOME`` when those are bound (locations, not
+secrets) and the variables the user names (``--test-env NAME``), nothing else.
+
+Never bound: ``/`` or the user's home directory as a whole, anything under ``/usr`` (already visible),
+``/proc``, ``/sys``, ``/dev``, ``/tmp`` itself, or a path that does not exist. Binds are opened here
+(``O_PATH``) and handed to bubblewrap as file descriptors, so a toolchain under a private home
+(``/root``) is visible to the unprivileged uid the command runs as without opening that home.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+"""Already visible in the sandbox: their ``PATH`` entries are kept, never bound again."""
+_NEVER = ("/proc", "/sys", "/dev")
+HOME_INSIDE = "/tmp"
+_CARGO_PARTS = ("bin", "registry", "git")
+
+
+class Bind(BaseModel):
+    """One host directory bound read-only into the sandbox."""
+
+    source: str = Field(description="Host path (absolute, links resolved).")
+    dest: str = Field(description="Path inside the sandbox (the same path, unless noted).")
+    why: str = Field(
+        description="What it is: virtualenv, interpreter, node modules, cargo home, --test-path."
+    )
+
+
+class Sight(BaseModel):
+    """The test command's view: binds, ``PATH`` and environment."""
+
+    binds: list[Bind] = Field(default_factory=list)
+    path: str = Field(
+        default="/usr/bin:/bin", description="PATH inside: the user's, filtered to what is visible."
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="Variables besides PATH and HOME.")
+    hidden: list[str] = Field(
+        default_factory=list, description="What was asked for and is not visible, with the reason."
+    )
+
+    def visible(self, path: str) -> bool:
+        """Whether ``path`` (absolute) is visible inside at the same path."""
+        return _under(path, SYSTEM) or _under(path, [b.dest for b in self.binds if b.dest == b.source])
+
+
+def _under(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def first_word(command: str) -> str | None:
+    """The program a shell command starts with (after ``NAME=value`` assignments and ``env``)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for w in words:
+        if "=" in w.split("/")[0] or w == "env":
+            continue
+        return w
+    return None
+
+
+def _prefix(program: Path) -> Path | None:
+    """``/opt/x`` for ``/opt/x/bin/prog``; None when the program is not in a ``bin`` directory."""
+    return program.parent.parent if program.parent.name == "bin" else None
+
+
+def _venv_home(prefix: Path) -> Path | None:
+    """The prefix of the interpreter a virtualenv was made from (its ``pyvenv.cfg`` ``home``)."""
+    cfg = prefix / "pyvenv.cfg"
+    try:
+        lines = cfg.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            return _prefix(Path(value.strip()) / "x")
+    return None
+
+
+class _Builder:
+    def __init__(self, home: str | None):
+        self.binds: list[Bind] = []
+        self.hidden: list[str] = []
+        self.home = os.path.realpath(home) if home else None
+
+    def add(self, path: str | Path | None, why: str, dest: str | None = None, *, named: bool = False) -> bool:
+        """Bind ``path`` (read-only). ``named``: the user asked for it, so a refusal is noted."""
+        if path is None:
+            return False
+        real = os.path.realpath(path)
+        reason = None
+        if not os.path.isdir(real):
+            reason = "not a directory"
+        elif real == "/" or (self.home is not None and _under(self.home, [real])):
+            reason = "the whole home directory (or /) is never shown"
+        elif dest is None and _under(real, SYSTEM):
+            return False  # already visible
+        elif _under(real, _NEVER) or real == "/tmp" or _under(real, ["/tmp/repo"]):
+            reason = "a system directory of the sandbox"
+        if reason is not None:
+            if named:
+                self.hidden.append(f"{path} ({why}): {reason}")
+            return False
+        dest = dest or real
+        if any(b.dest == dest or (b.dest == b.source == dest) for b in self.binds):
+            return True
+        self.binds.append(Bind(source=real, dest=dest, why=why))
+        return True
+
+    def program(self, found: str) -> None:
+        """The program's prefix, the prefix of what it links to, and a virtualenv's base interpreter."""
+        for p in (Path(found), Path(os.path.realpath(found))):
+            prefix = _prefix(p)
+            if prefix is None:
+                self.add(p.parent, "the test command's program")
+                continue
+            self.add(prefix, "the test command's program")
+            self.add(_venv_home(prefix), "the interpreter of its virtualenv")
+
+
+def sight_for(
+    command: str,
+    environ: Mapping[str, str],
+    *,
+    test_paths: list[Path] | tuple[Path, ...] = (),
+    test_env: list[str] | tuple[str, ...] = (),
+    checkout: Path | None = None,
+    copy: str = "/tmp/repo",
+) -> Sight:
+    """What ``command`` sees when the user (environment ``environ``) reviews the checkout ``checkout``."""
+    user_path = environ.get("PATH", "/usr/bin:/bin")
+    b = _Builder(environ.get("HOME"))
+    b.add(environ.get("VIRTUAL_ENV"), "the active virtualenv (VIRTUAL_ENV)", named=True)
+    b.add(environ.get("CONDA_PREFIX"), "the active conda environment (CONDA_PREFIX)", named=True)
+    word = first_word(command)
+    found = shutil.which(word, path=user_path) if word and "/" not in word else word
+    if found and os.path.exists(found):
+        b.program(found)
+    node = shutil.which("node", path=user_path)
+    if node:
+        prefix = _prefix(Path(os.path.realpath(node)))
+        if prefix is not None and (prefix / "lib" / "node_modules").is_dir():
+            b.add(prefix / "lib" / "node_modules", "Node's global modules")
+    home = environ.get("HOME")
+    site = Path(home) / ".local" / "lib" if home else None
+    if site is not None and b.add(site, "the user's Python site-packages"):
+        b.add(site, "the user's Python site-packages", f"{HOME_INSIDE}/.local/lib")  # Python looks in HOME
+    env: dict[str, str] = {}
+    cargo = environ.get("CARGO_HOME") or (str(Path(home) / ".cargo") if home else None)
+    if cargo and os.path.isdir(cargo):
+        parts = [b.add(Path(cargo) / part, "the cargo home (offline builds)") for part in _CARGO_PARTS]
+        if any(parts):
+            env["CARGO_HOME"] = os.path.realpath(cargo)
+            env["CARGO_NET_OFFLINE"] = "true"
+    rustup = environ.get("RUSTUP_HOME") or (str(Path(home) / ".rustup") if home else None)
+    if rustup and b.add(rustup, "rustup's toolchains"):
+        env["RUSTUP_HOME"] = os.path.realpath(rustup)
+        if environ.get("RUSTUP_TOOLCHAIN"):
+            env["RUSTUP_TOOLCHAIN"] = environ["RUSTUP_TOOLCHAIN"]
+    if checkout is not None and (checkout / "node_modules").is_dir():
+        b.add(checkout / "node_modules", "the checkout's node_modules", f"{copy}/node_modules")
+    for p in test_paths:
+        b.add(p, "--test-path", named=True)
+    for name in test_env:
+        if name in environ:
+            env[name] = environ[name]
+        else:
+            b.hidden.append(f"--test-env {name}: not set")
+    sight = Sight(binds=b.binds, env=env, hidden=b.hidden)
+    kept = [d for d in user_path.split(":") if d.startswith("/") and sight.visible(os.path.realpath(d))]
+    kept += [d for d in ("/usr/bin", "/bin") if d not in kept]
+    sight.path = ":".join(dict.fromkeys(kept))
+    return sight
