@@ -215,3 +215,20 @@ async def test_a_restarted_redis_fails_clearly_then_the_same_memory_reconnects()
         await mem.aclose()
         server.terminate()
         server.wait(30)
+
+
+async def test_errors_never_show_the_password():
+    secret = "Hush-93b1e7-pw"
+    url = f"redis://:{secret}@127.0.0.1:{_closed_port()}/0"
+    mem = RedisMemory(url, retries=0, connect_timeout=2)
+    try:
+        with pytest.raises(MemoryStoreError) as caught:
+            await mem.append("t", "drafts", {"v": 1})
+        assert secret not in str(caught.value) and "redis://:***@127.0.0.1:" in str(caught.value)
+    finally:
+        await mem.aclose()
+    # a password with an unescaped "/": the URL parser complains about a piece of it
+    with pytest.raises(MemoryStoreError) as caught:
+        RedisMemory("redis://:Hush9/93b1e7-pw@127.0.0.1:6379/0")
+    assert "Hush9" not in str(caught.value) and "93b1e7-pw" not in str(caught.value)
+    assert caught.value.__cause__ is None

@@ -235,8 +235,12 @@ async def _solve(problem, config, live: bool, redis: str | None = None) -> Solut
     async with contextlib.AsyncExitStack() as stack:
         if redis:  # the agents' models are served by `memdoor worker` processes; the memory is Redis
             from memdoor.distributed.remote import remote_pool
+            from memdoor.distributed.signing import TeamKey
 
-            pool = await stack.enter_async_context(remote_pool(redis, config.models))
+            # with MEMDOOR_TEAM_KEY(_FILE) set, only results the workers signed are taken
+            pool = await stack.enter_async_context(
+                remote_pool(redis, config.models, team_key=TeamKey.from_env())
+            )
         else:
             pool = ModelPool()
             stack.push_async_callback(pool.aclose)
