@@ -269,8 +269,11 @@ def run(args: argparse.Namespace) -> int:
     stored = ResultsStore.inspect(args.out)
     if getattr(args, "redis", None):  # the agents' models are served by `memdoor worker` processes
         from memdoor.distributed.remote import RemoteConfig, RemoteRun
+        from memdoor.distributed.signing import TeamKey
 
-        pool = RemoteRun(RemoteConfig(url=args.redis)).pool([s for row in config.rows for s in row.models])
+        # with MEMDOOR_TEAM_KEY(_FILE) set, only results the workers signed are taken
+        remote = RemoteRun(RemoteConfig(url=args.redis), team_key=TeamKey.from_env())
+        pool = remote.pool([s for row in config.rows for s in row.models])
     else:
         pool = ModelPool()
     for row in config.rows:
