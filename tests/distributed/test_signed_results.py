@@ -6,10 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 import redis
-from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER, RedisServer, WorkerProc, scripted_file, wait_for
+from dist_helpers import (
+    ISSUE_PROMPT,
+    PALINDROME_ANSWER,
+    SRC,
+    RedisServer,
+    WorkerProc,
+    scripted_file,
+    wait_for,
+)
 
 from memdoor.distributed.jobs import GROUP, Job
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
@@ -209,3 +222,56 @@ def test_a_planted_seed_answer_is_replaced_by_the_teams_signed_one(server, r, st
     assert "is not signed with the team key" in worker.log
     # a signed answer is not vouched for under another task's key (no replay across tasks)
     assert not KEY.vouches(ANSWER, "memory:t2", raw)
+
+
+PROBLEMS = """\
+problems:
+  - id: add
+    function: add
+    statement: Return a + b.
+    starter_code: |
+      def add(a: int, b: int) -> int:
+    tests:
+      - {args: [1, 2], expected: 3}
+    hidden_tests:
+      - {args: [0, 5], expected: 5}
+"""
+GOOD = "```python\ndef add(a, b):\n    return a + b  # genuine\n```"
+EVIL = "```python\ndef add(a, b):\n    return a + b  # FORGED\n```"
+
+
+def test_solve_over_redis_with_the_team_key_takes_no_planted_result(tmp_path, server, r, start_worker):
+    """`memdoor solve --redis` (a real process) while a forger answers every job it sees on the stream."""
+    (tmp_path / "problems.yaml").write_text(PROBLEMS)
+    _, spec = start_worker([GOOD], delay=2.0)
+    stop = threading.Event()
+    planted: set[str] = set()
+
+    def forger() -> None:  # a Redis client without the key, as fast as it can
+        while not stop.is_set():
+            for _id, fields in r.xrange(f"memdoor:jobs:{spec}"):
+                job = Job.model_validate_json(fields[b"job"])
+                if job.id not in planted:
+                    planted.add(job.id)
+                    plant(r, job, forged(job.id, spec, text=EVIL))
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=forger, daemon=True)
+    thread.start()
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "memdoor", "solve", "problems.yaml", "--problem", "add", "--model", spec,
+             "--redis", server.url, "--json", "--no-live"],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(SRC), "MEMDOOR_HOME": str(tmp_path / "home"),
+                 "MEMDOOR_TEAM_KEY": KEY_TEXT},
+        )  # fmt: skip
+    finally:
+        stop.set()
+        thread.join(30)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert planted and "genuine" in result["code"] and "FORGED" not in result["code"]
+    assert "refused a result for job" in run.stderr and KEY_TEXT not in run.stderr
+    s = stats(r)
+    assert s["forged"] >= 1 and s["results"] == s["done:w1"] == result["ledger"]["calls"]
