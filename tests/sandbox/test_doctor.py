@@ -38,8 +38,23 @@ def test_doctor_json_reports_every_check_ok_under_bwrap(capsys):
         assert report["limits"]["cpu"].startswith("cgroup v")
 
 
+def test_doctor_covers_the_reviews_test_stage(capsys):
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    main(["doctor", "--json"])
+    review = json.loads(capsys.readouterr().out)["review"]
+    names = {c["name"]: c for c in review["checks"]}
+    assert names["bubblewrap"]["status"] == "ok"
+    assert {"python venv", "node", "rust"} <= set(names)
+    assert all(c["fix"] for c in review["checks"] if c["status"] != "ok")  # the fix is named
+    assert "tmpfs" in review["limits"]["copy"]
+    assert main(["doctor", "--no-review"]) == 0
+    text = capsys.readouterr().out
+    assert "review test stage" not in text
+
+
 def test_doctor_says_when_limits_are_per_process_only(capsys):
-    assert main(["doctor", "--no-cgroups"]) == 0
+    assert main(["doctor", "--no-cgroups", "--no-review"]) == 0
     text = capsys.readouterr().out
     by_name = {line.split("]")[1].split()[0]: line for line in text.splitlines() if line.startswith("  [")}
     assert "WARN" in by_name["per-candidate"] and "cgroups=False" in by_name["per-candidate"]
@@ -49,7 +64,7 @@ def test_doctor_says_when_limits_are_per_process_only(capsys):
 
 
 def test_doctor_checks_the_unshare_fallback(capsys):
-    assert main(["doctor", "--isolation", "unshare"]) == 0
+    assert main(["doctor", "--isolation", "unshare", "--no-review"]) == 0
     text = capsys.readouterr().out
     assert "sandbox isolation: unshare" in text
     assert "FAIL" not in text and "no network" in text and "wall-clock kill" in text

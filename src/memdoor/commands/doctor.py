@@ -8,6 +8,12 @@ candidate (v1 or v2) or per-process rlimits only. Exit status 0 when nothing fai
 weaker than bubblewrap's), 1 when a check failed. It also says which languages can run here (Python, and
 JavaScript and Rust when node and the sandbox's Rust toolchain are found: versions, and a trivial program
 run in the same isolation); a missing language is not a failure.
+
+The review section checks ``memdoor review --test``'s stage: bubblewrap present (without it a review with
+tests exits 3: a failure here), and a trivial Python test from a new virtualenv, a Node test needing a
+package in its node_modules and a Rust test built offline, each run as the review runs them (from this
+environment; the fix is named when one fails), and the limits the test command runs under (``--no-review``
+skips it).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from memdoor.review.doctor import diagnose_review
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.probe_kit import DoctorReport
 from memdoor.sandbox.probes import diagnose
@@ -30,6 +37,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--python", default=None, help="interpreter candidates run with (default /usr/bin/python3)"
     )
+    p.add_argument("--no-review", action="store_true", help="skip the checks of the review's test stage")
     p.add_argument(
         "--no-cgroups",
         action="store_true",
@@ -60,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     config = SandboxConfig(**fields)
     report = diagnose(config)
     languages = _languages(config) if report.ok else []
+    review = None if args.no_review else diagnose_review()
     if args.json:
         print(
             json.dumps(
@@ -68,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
                     "ok": report.ok,
                     "weak": report.weak,
                     "languages": [x.model_dump() for x in languages],
+                    "review": None if review is None else {**review.model_dump(), "ok": review.ok},
                 }
             )
         )
@@ -75,7 +85,22 @@ def run(args: argparse.Namespace) -> int:
         print(render(report))
         if languages:
             print(render_languages(languages))
-    return 0 if report.ok else 1
+        if review is not None:
+            print(render_review(review))
+    review_ok = review is None or all(c.status == "ok" for c in review.checks if c.name == "bubblewrap")
+    return 0 if report.ok and review_ok else 1
+
+
+def render_review(review) -> str:
+    mark = {"ok": "ok  ", "unavailable": "--  ", "fail": "FAIL"}
+    lines = ["review test stage (memdoor review --test):"]
+    for c in review.checks:
+        lines.append(f"  [{mark[c.status]}] {c.name:<11}  {c.detail}".rstrip())
+        if c.status != "ok" and c.fix:
+            lines.append(f"         fix: {c.fix}")
+    lines.append("  limits enforced on the test command:")
+    lines += [f"    {name:<9}  {how}" for name, how in review.limits.items()]
+    return "\n".join(lines)
 
 
 def _languages(config: SandboxConfig) -> list:

@@ -226,6 +226,15 @@ def reachable_sight(sight: Sight) -> Sight:
     return out.model_copy(update={"path": ":".join(path)})
 
 
+def _not_in(repo: Path, sight: Sight) -> Sight:
+    """``sight`` without binds into the copy where the copy has that path itself (its own node_modules)."""
+    inside = MOUNT + "/"
+    binds = [
+        b for b in sight.binds if not (b.dest.startswith(inside) and (repo / b.dest[len(inside) :]).exists())
+    ]
+    return sight.model_copy(update={"binds": binds})
+
+
 def _tail(path: Path, keep: int) -> str:
     with path.open("rb") as f:
         f.seek(0, 2)
@@ -242,6 +251,7 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
     if shutil.which("bwrap", path=TOOL_PATH) is None:
         raise SandboxError("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
     root = os.geteuid() == 0
+    config = config.model_copy(update={"sight": _not_in(repo, config.sight)})
     if root:
         config = config.model_copy(update={"sight": reachable_sight(config.sight)})
     with ExitStack() as stack:
