@@ -55,18 +55,28 @@ class RowSpec(BaseModel):
         "in, temperatures, selector; see SolveConfig.settings), recorded when the run starts; empty in a "
         "directory made before it was recorded.",
     )
+    revision: dict[str, str] = Field(
+        default_factory=dict,
+        description="The revision of what decides the row's behaviour beyond its settings (strategy code, "
+        "shared strategy code, selector, prompts; see memdoor.bench.revision), recorded when the run starts "
+        "and checked when it resumes; empty in a directory made before it was recorded (left out of run.json).",
+    )
 
     @model_serializer(mode="wrap")
     def _drop_empty_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A row without options is stored as before the field existed (run.json stays the same)."""
+        """A row without options or revision is stored as before those fields existed (run.json stays the
+        same)."""
         data = handler(self)
-        if not data.get("options"):
-            data.pop("options", None)
+        for key in ("options", "revision"):
+            if not data.get(key):
+                data.pop(key, None)
         return data
 
     def same_row(self, other: RowSpec) -> bool:
-        """The same strategy, team and languages (settings are compared on their own: see ResultsStore)."""
-        return self.model_dump(exclude={"settings"}) == other.model_dump(exclude={"settings"})
+        """The same strategy, team and languages (settings and revision are compared on their own: see
+        ResultsStore)."""
+        same = {"settings", "revision"}
+        return self.model_dump(exclude=same) == other.model_dump(exclude=same)
 
     @property
     def team(self) -> str:

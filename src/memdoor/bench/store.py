@@ -32,8 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdoor.bench import portable
-from memdoor.bench.config import RowSpec, settings_diff
+from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
+from memdoor.bench.revision import adopt, check_rules
 from memdoor.errors import ResultsStoreError
 from memdoor.models.types import ModelResponse
 
@@ -223,7 +224,12 @@ class ResultsStore:
 
     @staticmethod
     def check_compatible(
-        stored: RunRecord, wanted: RunRecord, directory: str | os.PathLike, *, redo: Collection[str] = ()
+        stored: RunRecord,
+        wanted: RunRecord,
+        directory: str | os.PathLike,
+        *,
+        redo: Collection[str] = (),
+        accept: Collection[str] = (),
     ) -> RunRecord:
         """The run ``directory`` holds once ``wanted`` continues it, or ResultsStoreError (one line naming
         what differs) unless it may.
@@ -234,7 +240,8 @@ class ResultsStore:
         (their results stay; only the rows asked for run). A row of the same name must be the same row,
         with the same settings (a strategy default changed in between would mix two rules in one row),
         unless it is in ``redo`` (its results are dropped and made again). A stored row with no settings
-        recorded (an older directory) takes the wanted row's.
+        recorded (an older directory) takes the wanted row's. The same for its revision (memdoor.bench.
+        revision), which may also be changed knowingly (``accept``: the row names given --accept-revision).
         """
         a, b = stored.config.identity(), wanted.config.identity()
         differ = [k for k in sorted(set(a) | set(b)) if k != "rows" and a.get(k) != b.get(k)]
@@ -249,27 +256,9 @@ class ResultsStore:
                 f"{directory} holds results of another configuration (differs in: {', '.join(differ)}); "
                 "rerun the exact same command to resume (rows may be added or left out), or use another --out"
             )
-        for r in wanted.config.rows:
-            old = held.get(r.name)
-            if (
-                old is None
-                or r.name in redo
-                or not old.settings
-                or not r.settings
-                or old.settings == r.settings
-            ):
-                continue
-            raise ResultsStoreError(
-                f"{directory}: row {r.name} now runs with other settings than its stored results were made "
-                f"with ({settings_diff(old.settings, r.settings)}); add --redo {r.name} to drop its results "
-                "and run it again, or use another --out"
-            )
+        check_rules(held, wanted.config.rows, directory, redo=redo, accept=accept)
         wanted_rows = {r.name: r for r in wanted.config.rows}
-        rows = []
-        for r in stored.config.rows:
-            new = wanted_rows.get(r.name)
-            adopt = new is not None and new.settings and (not r.settings or r.name in redo)
-            rows.append(r.model_copy(update={"settings": new.settings}) if adopt else r)
+        rows = [adopt(r, wanted_rows.get(r.name), redo=redo, accept=accept) for r in stored.config.rows]
         rows += [r for r in wanted.config.rows if r.name not in held]
         if rows == stored.config.rows:
             return stored
@@ -295,6 +284,7 @@ class ResultsStore:
         *,
         argv: Sequence[str] = (),
         redo: Collection[str] = (),
+        accept: Collection[str] = (),
     ) -> ResultsStore:
         """Open ``directory`` for writing: create it for ``run``, or resume it if it holds the same run.
 
@@ -306,7 +296,7 @@ class ResultsStore:
         versions = run.versions  # this session's, for its sessions row (the run keeps its first ones)
         stored = cls.inspect(directory)
         if stored is not None:
-            run = cls.check_compatible(stored, run, directory, redo=redo)
+            run = cls.check_compatible(stored, run, directory, redo=redo, accept=accept)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -333,7 +323,7 @@ class ResultsStore:
             merged = cls._read_run(conn, path)
             shipped = portable.read_run(directory)  # rows another machine added travel in run.json
             for other in (shipped, run) if shipped is not None else (run,):
-                merged = cls.check_compatible(merged, other, directory, redo=redo)
+                merged = cls.check_compatible(merged, other, directory, redo=redo, accept=accept)
             store._sync_rows(merged, skip=redo)
             store._import_portable()
             store.dropped = store._redo(merged, redo)

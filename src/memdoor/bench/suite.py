@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from memdoor.bench.config import BenchConfig, ProblemFilter, solve_config
 from memdoor.bench.records import RunRecord
+from memdoor.bench.revision import row_revision
 from memdoor.problems.model import Problem
 
 
@@ -45,11 +46,15 @@ def problems_digest(problems: Sequence[Problem]) -> str:
 
 def new_run(config: BenchConfig, problems: Sequence[Problem], sandbox: str) -> RunRecord:
     """The record of a run of ``config`` over ``problems`` starting now: the problems' digest, each row's
-    settings, the versions of what it runs on (``sandbox``: the isolation in use) and the time."""
+    settings and revision, the versions of what it runs on (``sandbox``: the isolation in use) and the time."""
     from memdoor.bench.store import now_iso
     from memdoor.bench.versions import package_versions
 
-    rows = [r.model_copy(update={"settings": solve_config(config, r).settings()}) for r in config.rows]
+    rows = []
+    for r in config.rows:
+        solve = solve_config(config, r)
+        revision = row_revision(solve.strategy.name, solve.selector)
+        rows.append(r.model_copy(update={"settings": solve.settings(), "revision": revision}))
     return RunRecord(
         config=config.model_copy(update={"rows": rows}),
         problems_sha256=problems_digest(problems),

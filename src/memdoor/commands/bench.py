@@ -25,7 +25,11 @@ are skipped, pairs that were running when the run died are redone, pairs where e
 failed (an endpoint down) are retried up to 3 attempts in all, other errors are kept and counted as
 failures (--retry-errors retries them). The same command with rows added extends the run (the new
 rows replay the stored model calls, so a new strategy is judged on the very drafts the others had);
-rows may also be left out (only those named run). A directory holding another configuration is refused;
+rows may also be left out (only those named run). Each row records its settings and its revision (its
+strategy's, the shared strategy code's and the selector's revision numbers and a digest of the prompts:
+docs/benchmarks.md); a row whose settings changed is refused (--redo ROW makes it again), and so is one whose
+revision changed unless --accept-revision ROW keeps its results knowingly; a row stored before revisions
+were recorded resumes and records its revision from then on. A directory holding another configuration is refused;
 a new directory may replay the calls of one that is (--calls-from OLD: same model, messages and settings
 give the same response, so a run remade after the problems' loader changed pays only for new requests).
 DIR holds results.sqlite (every result, config and versions, every computed model call) and
@@ -155,6 +159,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "again, e.g. after a strategy's defaults changed",
     )
     parser.add_argument(
+        "--accept-revision",
+        metavar="ROWS",
+        default="",
+        help="comma-separated row names that may resume although their revision (strategy code, prompts, "
+        "selector: memdoor.bench.revision) changed since their stored results were made: the results are "
+        "kept and the new revision recorded, knowingly mixing the two in one row (--redo makes them again)",
+    )
+    parser.add_argument(
         "--calls-from",
         metavar="DIR",
         action="append",
@@ -206,6 +218,11 @@ def redo_rows(args: argparse.Namespace) -> list[str]:
     return [n for n in split_entries(args.redo) if n]
 
 
+def accepted_rows(args: argparse.Namespace) -> list[str]:
+    """The row names given with --accept-revision."""
+    return [n for n in split_entries(getattr(args, "accept_revision", "")) if n]
+
+
 def build_config(args: argparse.Namespace) -> BenchConfig:
     """Validate the flags argparse cannot check alone (no file touched) into a BenchConfig."""
     from memdoor.runner import StrategySpec
@@ -226,11 +243,12 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
         until=parse_date("--until", args.until),
         limit=args.limit,
     )
-    unknown = [n for n in redo_rows(args) if n not in {r.name for r in rows}]
-    if unknown:
-        raise UsageError(
-            f"--redo {unknown[0]}: not a row of this command (its rows: {', '.join(r.name for r in rows)})"
-        )
+    for flag, names in (("--redo", redo_rows(args)), ("--accept-revision", accepted_rows(args))):
+        unknown = [n for n in names if n not in {r.name for r in rows}]
+        if unknown:
+            raise UsageError(
+                f"{flag} {unknown[0]}: not a row of this command (its rows: {', '.join(r.name for r in rows)})"
+            )
     if filters.since and filters.until and filters.since > filters.until:
         raise UsageError(f"--since {filters.since} is after --until {filters.until}")
     return BenchConfig(
@@ -297,7 +315,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
         run_record = new_run(config, problems, env.sandbox.name)
         redo = redo_rows(args)
         if stored is not None:
-            ResultsStore.check_compatible(stored, run_record, args.out, redo=redo)
+            ResultsStore.check_compatible(stored, run_record, args.out, redo=redo, accept=accepted_rows(args))
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
         options = BenchOptions(
             concurrency=args.concurrency,
@@ -312,7 +330,9 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             # writes the trace file into DIR/traces.
             return dataclasses.replace(env, memory=open_memory(None))
 
-        with ResultsStore.create_or_resume(args.out, run_record, infos, argv=sys.argv, redo=redo) as store:
+        with ResultsStore.create_or_resume(
+            args.out, run_record, infos, argv=sys.argv, redo=redo, accept=accepted_rows(args)
+        ) as store:
             if redo:
                 print(
                     f"bench: --redo {', '.join(redo)}: {store.dropped} stored results dropped",
