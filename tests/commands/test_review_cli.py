@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,8 +54,10 @@ def home(tmp_path) -> Path:
     return tmp_path
 
 
-def memdoor(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MEMDOOR_HOME": str(home / "mdhome")}
+def memdoor(
+    home: Path, *args: str, stdin: str | None = None, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MEMDOOR_HOME": str(home / "mdhome"), **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-m", "memdoor", "review", *args],
         cwd=home / "repo",
@@ -172,3 +176,34 @@ def test_a_file_too_large_for_a_part_is_skipped_and_named(home):
     assert r.returncode == 0, r.stderr
     assert out["files"] == ["calc.py"] and out["skipped"][0]["file"] == "big.py"
     assert "exceeds 1000" in out["skipped"][0]["reason"]
+
+
+def test_test_env_and_test_path_are_what_the_test_command_sees(home):
+    shared = Path(tempfile.mkdtemp(prefix="memdoor-review-cli-"))  # the leased uid must reach --test-path
+    os.chmod(shared, 0o711)
+    extra = shared / "fixtures"
+    extra.mkdir()
+    (extra / "data.txt").write_text("fixture\n")
+    check = f'test "$GREETING" = hi && test -f {extra}/data.txt && test -z "$SECRET_TOKEN" && echo seen'
+    env_args = ("--test-env", "GREETING", "--test-path", str(extra), "--test", check, "--json")
+    base = [*models(home, "minor"), "--agents", "1", "../change.diff"]
+    r = memdoor(home, *base, *env_args, extra_env={"GREETING": "hi", "SECRET_TOKEN": "s3cret"})
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["base_tests"]["passed"] and out["tests"]["passed"], r.stdout + r.stderr
+    assert str(extra) in out["tests"]["sees"]
+    r = memdoor(home, *base, "--test", check, "--json", extra_env={"GREETING": "hi"})
+    assert json.loads(r.stdout)["base_tests"]["passed"] is False  # GREETING is not passed unless named
+    shutil.rmtree(shared)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--test", TEST, "--test-path", "/no/such/dir"], "--test-path /no/such/dir: not a directory"),
+        (["--test", TEST, "--test-env", "NOT-A-NAME"], "not a variable name"),
+        (["--test-env", "HOME"], "need --test"),
+    ],
+)
+def test_bad_test_options_are_one_line_exit_2(home, args, says):
+    r = memdoor(home, "../change.diff", *models(home, "bug"), *args)
+    assert r.returncode == 2 and r.stdout == "" and says in r.stderr and r.stderr.count("\n") == 1

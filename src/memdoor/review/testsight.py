@@ -11,7 +11,8 @@ inside is the user's, keeping only the entries that are visible there; the envir
 ``HOME`` (the private ``/tmp``), ``CARGO_HOME``/``RUSTUP_HOME`` when those are bound (locations, not
 secrets) and the variables the user names (``--test-env NAME``), nothing else.
 
-Never bound: ``/`` or the user's home directory as a whole, anything under ``/usr`` (already visible),
+Never bound: ``/`` or the user's home directory as a whole, a directory holding credentials (``SECRETS``:
+then only the program's own ``bin`` is), anything under ``/usr`` (already visible),
 ``/proc``, ``/sys``, ``/dev``, ``/tmp`` itself, or a path that does not exist. Binds are opened here
 (``O_PATH``) and handed to bubblewrap as file descriptors, so a toolchain under a private home
 (``/root``) is visible to the unprivileged uid the command runs as without opening that home.
@@ -32,6 +33,9 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 _NEVER = ("/proc", "/sys", "/dev")
 HOME_INSIDE = "/tmp"
 _CARGO_PARTS = ("bin", "registry", "git")
+SECRETS = ("credentials", "credentials.toml", ".netrc", ".pypirc", ".npmrc", ".git-credentials", ".ssh", ".aws",
+           ".docker", ".gnupg", ".env")  # fmt: skip
+"""Names of files that hold credentials: a directory holding one is never bound whole."""
 
 
 class Bind(BaseModel):
@@ -113,6 +117,8 @@ class _Builder:
             reason = "not a directory"
         elif real == "/" or (self.home is not None and _under(self.home, [real])):
             reason = "the whole home directory (or /) is never shown"
+        elif any(os.path.lexists(os.path.join(real, name)) for name in SECRETS):
+            reason = "it holds credentials"
         elif dest is None and _under(real, SYSTEM):
             return False  # already visible
         elif _under(real, _NEVER) or real == "/tmp" or _under(real, ["/tmp/repo"]):
@@ -134,7 +140,8 @@ class _Builder:
             if prefix is None:
                 self.add(p.parent, "the test command's program")
                 continue
-            self.add(prefix, "the test command's program")
+            if not self.add(prefix, "the test command's program"):  # e.g. a cargo home: its bin only
+                self.add(p.parent, "the test command's program")
             self.add(_venv_home(prefix), "the interpreter of its virtualenv")
 
 

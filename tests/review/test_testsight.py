@@ -1,0 +1,71 @@
+"""What the test command sees: computed from a real environment and real directories (no sandbox here;
+tests/review/test_teststage_projects.py runs them in bubblewrap)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from memdoor.review.testsight import first_word, sight_for
+
+
+def tool(prefix: Path, name: str) -> Path:
+    (prefix / "bin").mkdir(parents=True, exist_ok=True)
+    exe = prefix / "bin" / name
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_a_virtualenv_and_its_base_interpreter_are_seen_and_path_is_filtered(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    secret_dir = tmp_path / "secret-tools"
+    tool(secret_dir, "leak")
+    env = {"PATH": f"{venv / 'bin'}:{secret_dir / 'bin'}:/usr/bin:/bin", "VIRTUAL_ENV": str(venv),
+           "HOME": str(tmp_path / "home"), "API_KEY": "s3cret"}  # fmt: skip
+    sight = sight_for("python3 -m pytest -q", env)
+    dests = {b.dest for b in sight.binds}
+    assert os.path.realpath(venv) in dests
+    base = Path(os.path.realpath(sys.executable)).parent.parent  # the interpreter the venv was made from
+    assert str(base) in dests or str(base).startswith("/usr")
+    assert sight.path.split(":")[0] == str(venv / "bin") and str(secret_dir / "bin") not in sight.path
+    assert "s3cret" not in repr(sight) and "API_KEY" not in sight.env  # nothing but what is named
+
+
+def test_named_variables_and_paths_and_what_is_never_shown(tmp_path):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    extra = tmp_path / "fixtures"
+    extra.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "DATABASE_URL": "sqlite://", "API_KEY": "s3cret"}
+    sight = sight_for(
+        "make test", env, test_paths=[extra, home, Path("/")], test_env=["DATABASE_URL", "UNSET"]
+    )
+    assert sight.env == {"DATABASE_URL": "sqlite://"}
+    assert [b.dest for b in sight.binds] == [str(extra)]
+    assert any(str(home) in h and "never" in h for h in sight.hidden)  # the whole home: refused, said
+    assert any("UNSET" in h for h in sight.hidden)
+
+
+def test_the_cargo_home_without_its_credentials_and_the_checkouts_node_modules(tmp_path):
+    cargo = tmp_path / "cargo"
+    for part in ("bin", "registry", "git"):
+        (cargo / part).mkdir(parents=True)
+    (cargo / "credentials.toml").write_text('[registry]\ntoken = "s3cret"\n')
+    tool(cargo, "cargo")
+    checkout = tmp_path / "checkout"
+    (checkout / "node_modules" / "lib").mkdir(parents=True)
+    env = {"PATH": f"{cargo / 'bin'}:/usr/bin:/bin", "CARGO_HOME": str(cargo), "HOME": "/nonexistent"}
+    sight = sight_for("cargo test", env, checkout=checkout)
+    binds = {b.dest: b.source for b in sight.binds}
+    assert {str(cargo / p) for p in ("bin", "registry", "git")} <= set(binds) and str(cargo) not in binds
+    assert sight.env["CARGO_HOME"] == str(cargo) and sight.path.startswith(str(cargo / "bin"))
+    assert binds["/tmp/repo/node_modules"] == str(checkout / "node_modules")
+
+
+def test_first_word_skips_assignments():
+    assert first_word("FOO=1 env python3 -m pytest") == "python3"
+    assert first_word("./run-tests.sh --fast") == "./run-tests.sh"
