@@ -156,3 +156,18 @@ def test_a_request_lowers_the_review_deadline_and_budget_and_asks_one_answer(
             model="memdoor/review-3", messages=user(diff), extra_body={"memdoor": {"budget_tokens": 10**6}}
         )
         assert ok.model_extra["memdoor"]["findings"][0]["line"] == 5
+
+
+def test_an_incomplete_review_says_so_in_the_answer(sandbox, repo_and_diff, tmp_path):
+    """Tests that cannot run on the base (issue 45): the answer's first line and ``memdoor.complete`` say
+    the review was not completed, with the reason; nothing is blamed on the change."""
+    repo, diff = repo_and_diff
+    answers = {"scripted:r": scripted("scripted:r", ANSWER)}
+    with running(answers, sandbox, tmp_path / "traces", review_repo=repo, review_test="no-such-tool") as srv:
+        r = client(srv).chat.completions.create(model="memdoor/review-3", messages=user(diff))
+        content = r.choices[0].message.content
+        first = content.splitlines()[0]
+        assert first.startswith("**Review not completed:** the tests cannot run on the base")
+        extra = r.model_extra["memdoor"]
+        assert extra["complete"] is False and "exit 127" in extra["incomplete_reason"]
+        assert all(f["source"] == "agents" for f in extra["findings"])  # the tests blamed nothing
