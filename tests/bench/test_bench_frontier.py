@@ -10,12 +10,13 @@ import pytest
 from bench_helpers import run_cli
 
 from memdoor.bench.analysis import analyse
-from memdoor.bench.config import BenchConfig, parse_rows
+from memdoor.bench.config import BenchConfig, parse_rows, solve_config
 from memdoor.bench.frontier import best_at_most, is_single_model
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_MD, write_report
 from memdoor.bench.stats import holm, mcnemar_exact
 from memdoor.bench.store import ResultsStore
+from memdoor.team import team_configs
 
 N = 40
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"
@@ -117,3 +118,31 @@ def test_a_run_without_single_model_rows_has_no_compute_matched_verdict(tmp_path
     assert a.compute_matched is None and a.summary()["compute_matched"] is None
     write_report(a, tmp_path)
     assert "best single model at no more cost" not in (tmp_path / REPORT_MD).read_text()
+
+
+def test_the_bigger_model_alone_spending_more_draws_is_a_row_of_the_same_paired_bench():
+    """``STRATEGY@MODEL`` rows of one model sit beside mixed teams in one bench; their first agent is the
+    model's ``single`` agent (same model, temperature, seed, prompt variant), so its draft replays."""
+    entries = [
+        TEAM,
+        f"parallel:3@{BIG}",
+        f"hybrid:3[inputs=0,repair_when=none_pass,repairer=strong,repair_prompt=explain]@{BIG}",
+        f"adaptive:5@{BIG}",
+    ]
+    config = BenchConfig(suite="s", rows=parse_rows(",".join(entries), [], [B1]))
+    rows = {r.name: r for r in config.rows}
+    assert [is_single_model(r.models, r.languages) for r in config.rows] == [False, True, True, True, True]
+
+    def first_of(row, model):
+        solve = solve_config(config, row)
+        agents = team_configs(
+            row.models,
+            solve.strategy.agents,
+            temperatures=solve.temperatures,
+            seed=solve.seed,
+            max_tokens=solve.max_tokens,
+        )
+        return next(a for a in agents if a.model == model).model_dump(exclude={"id"})
+
+    single = first_of(rows[B1], BIG)
+    assert all(first_of(r, BIG) == single for r in config.rows)

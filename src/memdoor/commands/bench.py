@@ -11,7 +11,11 @@ single@local:qwen2.5-coder-1.5b, or a mixed team with one count per model (agent
 the counts add up to the team size): parallel:5@local:qwen2.5-coder-1.5b*1+local:qwen2.5-coder-0.5b*4.
 --model serves the entries that name none. An entry ending in #LANG+LANG... is a mixed-language team on
 standard-input problems (agent i writes in the i-th language, round-robin: parallel:3#python+javascript+rust);
-its candidates vote by behaviour on the same inputs. Options in brackets after the strategy make a variant
+its candidates vote by behaviour on the same inputs. The bigger model alone spending more compute is a row like
+any other, in the same paired bench as the teams: parallel:3@local:qwen2.5-coder-1.5b (three draws and the
+vote), hybrid:3[repairer=strong,repair_prompt=explain]@local:qwen2.5-coder-1.5b (repairing its own draft),
+adaptive:5@local:qwen2.5-coder-1.5b; their first agent is single@local:qwen2.5-coder-1.5b's, so its draft
+replays. memdoor report compares every team with the best such single-model row at no more compute. Options in brackets after the strategy make a variant
 row (the rest keep their defaults): sstar:16[repair_rounds=0] (memdoor solve --help lists the options). Agent i has the same model, temperature, seed and prompt in
 every row, and an identical request is computed once per run and replayed to every row that makes it
 (paired draws; each row is still charged it in full, and a replay takes the call's recorded latency

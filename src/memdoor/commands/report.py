@@ -6,7 +6,11 @@ covering the results stored so far). With --json, also prints the summary as JSO
 "seconds_per_problem", "usd_per_problem", "compute_per_problem", "team", and for parallel rows
 "scaling": {"k": {"vote", "logprob", "public", "oracle"}}, ...}}, "pairs": [...],
 "run": {"calls_made", "calls_charged", ...}, "breakdowns": {BY: {GROUP: {NAME: {"solved", "total",
-"oracle"}}}}, ...}. --axis chooses the cost axis of the cost–accuracy
+"oracle"}}}}, "compute_matched": {"frontier", "comparisons", "better", "worse", ...}, "serving": {...},
+...}. Every row (but the bigger model's own) is compared with the best single-model row (one model, any
+strategy and number of draws) at no more compute, with the paired test (exact McNemar, Holm-corrected),
+and that frontier is drawn on the cost–accuracy chart. --serving prices the rows on a serving setup you
+describe (docs/benchmarks.md). --axis chooses the cost axis of the cost–accuracy
 chart and front (default compute; tokens when some model's size is unknown); --usd-per-gpu-hour adds
 rented-hardware dollars per problem ($/GPU-hour × seconds per problem). The report also fits the
 estimate of an answer being correct on the run and says how well it did on problems it was not fitted
