@@ -42,7 +42,8 @@ def sb():
         ),
         ("const f = (a) => { console.error('dbg'); return a + 1 };", "wrong_answer", "stderr not empty"),
         ("const f = (a) => { throw new Error('boom') };", "runtime_error", "boom"),
-        ("const f = (a) => { process.exit(0) };", "passed", ""),  # the official rule: exit 0, nothing printed
+        # the official rule passes it (exit 0, nothing printed); here the test must run to its end (issue 41)
+        ("const f = (a) => { process.exit(0) };", "runtime_error", "the test code never ran to its end"),
         ("const f = (a) => a +;", "runtime_error", "SyntaxError"),
         ("const f = (a) => { while (true) {} };", "time_limit", ""),
     ],

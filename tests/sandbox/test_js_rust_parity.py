@@ -4,8 +4,11 @@
 literally, outside the sandbox, on our own trusted variants only: node in a temporary directory, and a real
 cargo package depending on rand, regex and md5 from Debian's offline registry.
 
-One deliberate difference, asserted apart: a JavaScript program that exits with a non-zero status
-without printing anything passes the official rule (it looks only at the output) and fails here.
+Deliberate differences, asserted apart: a JavaScript program that exits with a non-zero status without
+printing anything passes the official rule (it looks only at the output) and fails here; and tests that
+never ran to their end or were disarmed (issue 41: ``process.exit(0)``, a replaced ``console.assert``, a
+panic hook that exits 0, a shadowed ``assert_eq!``, ... — test_unfinished_tests.py) pass the official rule
+and fail here: the tests below count them (JavaScript 10 of 10, Rust 5 of 5) and say why.
 """
 
 from __future__ import annotations
@@ -216,3 +219,59 @@ def test_exported_completions_of_whole_function_answers_pass_the_official_rules(
                 if not ok:
                     failed.append((pid, k))
     assert failed == []
+
+
+def _never_ran_differences(language: str, official, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """The samples of test_unfinished_tests's never-ran classes (those safe to run outside a sandbox) that
+    the official rule passes, and those Memdoor passes."""
+    from test_unfinished_tests import JS_NEVER_RAN, RUST_NEVER_RAN
+
+    records = _records(language)
+    problems = {p.id: p for p in load_humaneval_x(language)}
+    samples = (
+        {k: v for k, v in JS_NEVER_RAN.items() if "secret" not in k}
+        if language == "javascript"
+        else {k: ("Rust/0", v) for k, v in RUST_NEVER_RAN.items()}
+    )
+    official_passes, ours = [], []
+    with open_sandbox(SandboxConfig(timeout_s=10.0, prestart=False)) as box:
+        for name, (pid, completion) in sorted(samples.items()):
+            folder = tmp_path / name
+            folder.mkdir()
+            if official(records[pid], completion, folder):
+                official_passes.append(name)
+            if grade(problems[pid], completion, box).passed:
+                ours.append(name)
+    print(f"{language}: {len(official_passes)} of {len(samples)} never-ran samples pass the official rule and "
+          f"fail here (the official harness looks only at the exit status and output): {official_passes}")  # fmt: skip
+    return official_passes, ours
+
+
+@pytest.mark.skipif(not tool_for("javascript").usable, reason="node is not usable here")
+def test_javascript_tests_that_never_ran_are_where_memdoor_is_stricter(tmp_path):
+    official_passes, ours = _never_ran_differences("javascript", official_js, tmp_path)
+    assert ours == []
+    assert set(official_passes) == {
+        "exit_0_in_the_function", "exit_0_at_top_level", "really_exit", "console_assert_replaced",
+        "console_replaced", "stderr_write_replaced", "uncaught_exception_handler_exits_0",
+        "json_stringify_replaced", "array_to_json", "reaches_the_test_through_stack_frames",
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(
+    not (tool_for("rust").usable and Path(CARGO).exists() and DEBIAN_REGISTRY.is_dir()),
+    reason="the sandbox's Rust toolchain, cargo or Debian's crate registry (scripts/install_rust.sh) is missing",
+)
+def test_rust_tests_that_never_ran_are_where_memdoor_is_stricter(tmp_path):
+    target = tmp_path / "cargo"
+    target.mkdir()
+
+    def official(rec, completion, folder):
+        return official_rust(rec, completion, folder, target)
+
+    official_passes, ours = _never_ran_differences("rust", official, tmp_path)
+    assert ours == []
+    assert set(official_passes) == {
+        "exit_0", "panic_hook_exits_0", "shadowed_assert_eq", "shadowed_assert_and_vec",
+        "writes_a_libtest_report_then_exits_0",
+    }  # fmt: skip

@@ -12,6 +12,7 @@ import re
 import secrets
 
 from memdoor.sandbox import compare
+from memdoor.sandbox.lang import completion, js_harness
 from memdoor.sandbox.lang.process import (
     Isolation,
     Limits,
@@ -66,10 +67,24 @@ _WHY = {
 
 
 def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> TestResult:
-    outcome = _node(sandbox, node, f"{program}\n{test_code}\n")
+    """HumanEval-X's rule (exit 0, nothing on stdout or stderr), and the test must have run to its end: the
+    harness (``js_harness``) writes the run's secret after the test's last line, in a realm no program code
+    touches; a run without it never passes, whatever its status and output."""
+    secret = secrets.token_hex(16)
+    files = [
+        (js_harness.HARNESS_FILE, js_harness.SOURCE.encode(), 0o644),
+        (js_harness.SECRET_FILE, secret.encode(), 0o644),
+        (js_harness.PROGRAM_FILE, program.encode("utf-8", "surrogatepass"), 0o644),
+        (js_harness.TEST_FILE, test_code.encode("utf-8", "surrogatepass"), 0o644),
+    ]
+    outcome = run_isolated(
+        sandbox, [node.path, f"/tmp/{js_harness.HARNESS_FILE}"], files, limits_for(sandbox),
+        ro_paths=node.ro_paths,
+    )  # fmt: skip
     ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
+    end = completion.strip_end_line(outcome, f"{secret} ok", f"{secret} failed")
     if outcome.stdout or outcome.stderr:
         stream = "stderr" if outcome.stderr else "stdout"
         text = (outcome.stderr or outcome.stdout).decode(errors="replace").strip()
@@ -79,6 +94,10 @@ def run_check(sandbox: Isolation, node: Tool, program: str, test_code: str) -> T
             output=compare.keep(outcome.stdout.decode(errors="replace"), sandbox.config.keep_output_chars),
             detail=f"{stream} not empty ({_WHY[stream]}): {text[:300]}",
         )
+    if end is None:
+        return completion.never_completed(outcome.seconds, "the test code never ran to its end")
+    if end != f"{secret} ok":
+        return TestResult(status="wrong_answer", seconds=outcome.seconds, detail="an assertion failed")
     return TestResult(status="passed", seconds=outcome.seconds)
 
 

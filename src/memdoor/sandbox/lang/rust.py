@@ -20,7 +20,7 @@ import json
 import secrets
 import shlex
 
-from memdoor.sandbox.lang import rust_call
+from memdoor.sandbox.lang import completion, rust_call, rust_report
 from memdoor.sandbox.lang.javascript import called_result, stdin_result
 from memdoor.sandbox.lang.process import (
     Isolation,
@@ -163,13 +163,20 @@ def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
 
 
 def run_check(sandbox: Isolation, rustc: Tool, program: str, test_code: str) -> TestResult:
-    """``cargo check`` then ``cargo test``: the program with the test module, built with ``--test``, run."""
+    """``cargo check`` then ``cargo test``: the program with the test module, built with ``--test``, run;
+    passed only when libtest reports each of the test's tests as ok (``rust_report``)."""
+    test_code, expected = rust_report.prepare(test_code)
     binary = build(sandbox, rustc, f"{program}\n{test_code}\n", test=True)
     if isinstance(binary, TestResult):
         return binary
     outcome = _execute(sandbox, binary, [], None)
     ended = _ended(outcome, sandbox)
-    return ended or TestResult(status="passed", seconds=outcome.seconds)
+    if ended is not None:
+        return ended
+    absent = rust_report.missing(outcome.stdout, expected)
+    if absent is not None:
+        return completion.never_completed(outcome.seconds, absent)
+    return TestResult(status="passed", seconds=outcome.seconds)
 
 
 def run_stdin_tests(
