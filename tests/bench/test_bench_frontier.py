@@ -22,6 +22,7 @@ N = 40
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"
 S = f"single@{SMALL}"
 P5 = f"parallel:5@{SMALL}"
+P2 = f"parallel:2@{SMALL}"
 B1 = f"single@{BIG}"
 B3 = f"parallel:3@{BIG}"
 TEAM = f"parallel:5@{BIG}*1+{SMALL}*4"
@@ -33,7 +34,8 @@ ROWS = {
     TEAM: (30, 7e12),  # beats P5 (the best single-model row at ≤ 7e12): 8 wins, 0 losses
     B3: (30, 9e12),
     CASCADE: (20, 10e12),  # loses to B3 (the best at ≤ 1e13): 0 wins, 10 losses
-    P5: (22, 5e12),  # the small model's own team: matched with the big model's rows only (B1)
+    P5: (22, 5e12),  # the small model's own team: matched with the big model's rows only (B1, not P2)
+    P2: (21, 2e12),  # beats B1 for less: on the frontier, and B1 is not
 }
 
 
@@ -67,13 +69,13 @@ def test_every_row_is_compared_with_the_best_single_model_row_at_no_more_compute
     with ResultsStore.open(results_dir) as store:
         m = analyse(store, resamples=200).compute_matched
     assert m is not None and m.cost_axis == "compute" and m.biggest_model == BIG
-    assert m.single_model_rows == [S, B1, B3, P5]
-    assert m.frontier == [S, B1, P5, B3]  # the single-model Pareto front, cheapest first
+    assert m.single_model_rows == [S, B1, B3, P5, P2]
+    assert m.frontier == [S, P2, P5, B3]  # the single-model Pareto front, cheapest first
     match = {t.team: t.baseline for t in m.comparisons}
     # the big model's own rows are the reference, not compared; the 0.5B single has no other model's row
     # as cheap; the 0.5B team is matched with the 1.5B's rows, not with its own model's cheaper rows
     assert match == {TEAM: P5, CASCADE: B3, P5: B1}
-    assert m.unmatched == [S]
+    assert m.unmatched == [S, P2]
     by = {t.team: t for t in m.comparisons}
     assert (by[TEAM].pair.wins, by[TEAM].pair.losses) == (8, 0)
     assert (by[CASCADE].pair.wins, by[CASCADE].pair.losses) == (0, 10)
@@ -100,7 +102,7 @@ def test_the_report_and_json_show_the_compute_matched_verdict(results_dir):
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)["compute_matched"]
     assert [(c["team"], c["baseline"]) for c in doc["comparisons"]] == [(TEAM, P5), (CASCADE, B3), (P5, B1)]
-    assert doc["better"] == [TEAM] and doc["worse"] == [CASCADE] and doc["frontier"] == [S, B1, P5, B3]
+    assert doc["better"] == [TEAM] and doc["worse"] == [CASCADE] and doc["frontier"] == [S, P2, P5, B3]
     md = (results_dir / REPORT_MD).read_text()
     section = md.split("## Against the best single model at no more cost", 1)[1].split("\n## ", 1)[0]
     assert f"| {TEAM} | {P5} | 75.0% | 55.0% |" in section
