@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
+import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -150,3 +154,51 @@ class InThread:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+class ServerProcess:
+    """``memdoor serve`` in a subprocess on a free port; the port is read from uvicorn's startup line."""
+
+    def __init__(self, args: list[str], env: dict[str, str], **popen: Any):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memdoor", "serve", "--port", "0", "--no-traces", *args],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            **popen,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.startup: list[str] = []
+        """The lines written up to the one that names the port."""
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.port = self._wait_port()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def _wait_port(self) -> int:
+        seen = self.startup
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise AssertionError(f"memdoor serve did not start: {''.join(seen)}") from None
+                continue
+            seen.append(line)
+            m = re.search(r"running on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                return int(m.group(1))
+
+    def drained(self) -> list[str]:
+        """The lines written so far that no one has taken yet."""
+        out: list[str] = []
+        while not self.lines.empty():
+            out.append(self.lines.get())
+        return out

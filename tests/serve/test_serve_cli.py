@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import re
 import signal
-import subprocess
-import sys
-import threading
-import time
 
 import openai
 import pytest
-from serve_helpers import ADD_PROMPT, GOOD, WAIT, fenced, user
+from serve_helpers import ADD_PROMPT, GOOD, WAIT, ServerProcess, fenced, user
 
 from memdoor.cli import main
 
@@ -42,44 +36,6 @@ def test_refusals_exit_2_with_a_message(argv, says, capsys, monkeypatch):
     assert "Traceback" not in err
 
 
-class ServerProcess:
-    """``memdoor serve`` in a subprocess on a free port; the port is read from uvicorn's startup line."""
-
-    def __init__(self, args: list[str], env: dict[str, str]):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memdoor", "serve", "--port", "0", "--no-traces", *args],
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.port = self._wait_port()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put(line)
-
-    def _wait_port(self) -> int:
-        seen: list[str] = []
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                line = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise AssertionError(f"memdoor serve did not start: {''.join(seen)}") from None
-                continue
-            seen.append(line)
-            m = re.search(r"running on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                return int(m.group(1))
-
-
 def test_a_server_process_answers_and_stops_on_sigterm(tmp_path):
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps([fenced(GOOD)]))
@@ -100,7 +56,5 @@ def test_a_server_process_answers_and_stops_on_sigterm(tmp_path):
         code = server.proc.wait(WAIT)
     assert code in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after a graceful shutdown
     server.reader.join(WAIT)  # everything the process wrote has been read
-    rest = []
-    while not server.lines.empty():
-        rest.append(server.lines.get())
+    rest = server.drained()
     assert any("Application shutdown complete" in line for line in rest)

@@ -30,9 +30,13 @@ from memdoor.commands.options import (
     SECONDS_OR_ZERO,
     SEED,
     TOKENS,
+    FloatRange,
     at_least,
 )
 from memdoor.errors import UsageError, first_problem
+
+CONNECTION_SECONDS = FloatRange(0.0, 3600.0)
+"""A connection timeout: more than 0, at most an hour."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -117,6 +121,35 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="largest request body accepted, else 413; 1 KiB to 1 GiB (default 4 MiB)",
     )
     p.add_argument(
+        "--max-connections",
+        type=at_least(1, 1_000_000),
+        default=1000,
+        metavar="N",
+        help="open client connections at once; above it the one waiting longest for its request is closed, "
+        "or the new one answered 503 (default 1000; lowered to fit the open-file limit)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=CONNECTION_SECONDS,
+        default=5.0,
+        metavar="S",
+        help="seconds a connection may stay silent before its request (new or kept alive), then closed (default 5)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=CONNECTION_SECONDS,
+        default=10.0,
+        metavar="S",
+        help="seconds for a whole request head to arrive, then 408 (default 10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=CONNECTION_SECONDS,
+        default=60.0,
+        metavar="S",
+        help="seconds for a whole request body to arrive after its head, then 408 (default 60)",
+    )
+    p.add_argument(
         "--seed", type=SEED, default=0, help="base sampling seed when a request gives none (default 0)"
     )
     p.add_argument(
@@ -192,6 +225,10 @@ def build_config(args: argparse.Namespace):
             progress=args.progress,
             seed=args.seed,
             max_body_bytes=args.max_body_bytes,
+            max_connections=args.max_connections,
+            idle_timeout_s=args.idle_timeout,
+            header_timeout_s=args.header_timeout,
+            body_timeout_s=args.body_timeout,
             trace_dir=None if args.no_traces else default_trace_dir(),
             review_repo=review_repo(args.review_repo),
             review_test=args.review_test,
@@ -199,9 +236,8 @@ def build_config(args: argparse.Namespace):
         )
     except ValidationError as e:
         field, msg = first_problem(e)
-        flag = {"timeout_s": "timeout", "teams": "team", "models": "model"}.get(field, field).replace(
-            "_", "-"
-        )
+        flag = {"timeout_s": "timeout", "teams": "team", "models": "model"}.get(field, field)
+        flag = flag.removesuffix("_s").replace("_", "-")
         raise UsageError(f"--{flag}: {msg}") from None
 
 

@@ -10,6 +10,8 @@
 - :mod:`.service` — one request's team run (deadline, token budget, events, usage);
 - :mod:`.stream` — server-sent events in OpenAI's chunk format;
 - :mod:`.app` — the FastAPI application; :mod:`.launch` — binding it (loopback unless a token is set).
+- :mod:`.connections`, :mod:`.guarded`, :mod:`.logsummary` — connection timeouts and cap, the uvicorn server
+  that fits them to the open-file limit, repeated log lines summarized.
 
 Nothing here is imported by ``import memdoor``; FastAPI and uvicorn are the ``serve`` extra.
 """

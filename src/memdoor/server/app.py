@@ -29,6 +29,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from memdoor.errors import first_problem
 from memdoor.models.pool import ModelPool
@@ -190,6 +191,11 @@ def create_app(
         if e.status_code == 404:
             return error_response(NotFound(f"no route {request.method} {request.url.path}"))
         return error_response(InternalError(f"HTTP {e.status_code}"))
+
+    @app.exception_handler(ClientDisconnect)
+    async def _left(request: Request, e: ClientDisconnect) -> Response:
+        # the client left while sending its request: nothing to answer, and not an error of the server
+        return Response(status_code=499)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, e: Exception) -> JSONResponse:

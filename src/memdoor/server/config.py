@@ -83,6 +83,41 @@ class ServeConfig(BaseModel):
         default=4 * 1024 * 1024, ge=1024, description="Largest request body accepted; a larger one is a 413."
     )
     retry_after_s: int = Field(default=2, ge=0, description="Retry-After seconds sent with a 429.")
+    max_connections: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="Open client connections at once (server-wide). Above it the connection that has waited "
+        "longest for its request is closed to make room, or, when every one is busy with a request, the new "
+        "one is answered 503. Lowered at start to fit the process's open-file limit.",
+    )
+    idle_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may stay silent while the server waits for its request (a new "
+        "connection, or a kept-alive one between requests); then it is closed.",
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="Seconds from when a connection begins waiting for a request until its whole request "
+        "head (request line and headers) has arrived; then 408 and closed.",
+    )
+    body_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="Seconds for a request's whole body to arrive after its head; then 408 and closed.",
+    )
+    log_repeat_window_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="A log line that repeats (a refused connection, a client that left, accept() out of "
+        "files) is logged once, then once per this many seconds with the count of its repeats.",
+    )
     trace_dir: Path | None = Field(
         default=None, description="Where run traces are saved (memdoor trace ID); None: not saved."
     )

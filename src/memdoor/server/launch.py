@@ -2,10 +2,15 @@
 
 Without a token, the server only binds loopback addresses: anyone who can reach an open port could
 otherwise make this machine run teams (and their code, in the sandbox) at will.
+
+The server is uvicorn's, with the connection limits of :mod:`memdoor.server.connections` (timeouts,
+a cap on open connections that fits the process's open-file limit) and repeated log lines summarized
+(:mod:`memdoor.server.logsummary`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
@@ -38,20 +43,30 @@ def build_server(
     import uvicorn
 
     from memdoor.server.app import create_app
+    from memdoor.server.connections import ConnectionGuard, GuardedProtocol
+    from memdoor.server.guarded import GuardedServer
+    from memdoor.server.logsummary import RepeatSummary
 
     check_bind(config)
     app = create_app(config, pool=pool, sandbox=sandbox)
-    return uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=config.host,
-            port=config.port,
-            log_level=log_level,
-            access_log=access_log,
-            timeout_graceful_shutdown=5,
-            lifespan="on",
-        )
+    guard = ConnectionGuard(
+        max_connections=config.max_connections,
+        idle_timeout_s=config.idle_timeout_s,
+        header_timeout_s=config.header_timeout_s,
+        body_timeout_s=config.body_timeout_s,
     )
+    uv_config = uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        http=functools.partial(GuardedProtocol, guard=guard),  # type: ignore[arg-type]
+        log_level=log_level,
+        access_log=access_log,
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=config.idle_timeout_s,  # type: ignore[arg-type]
+        lifespan="on",
+    )
+    return GuardedServer(uv_config, guard, RepeatSummary(config.log_repeat_window_s))
 
 
 def bound_port(server: Any) -> int:
