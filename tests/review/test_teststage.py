@@ -54,5 +54,9 @@ def test_when_the_base_shows_the_tests_did_not_run():
     assert "no cargo run" in build and "could not compile" in build
     assert "time limit" in base_problem(run("pytest", None, ""))
     assert "missing" in base_problem(run("./run.sh", 1, "ModuleNotFoundError: No module named 'yaml'\n"))
+    node = "# Error: Cannot find module 'tinylib'\nnot ok 1 - /tmp/repo/test/calc.test.js\n1..1\n# pass 0\n# fail 1\n"
+    assert "Cannot find module 'tinylib'" in base_problem(run("node --test", 1, node))  # no test ran
     assert base_problem(run("python3 -m pytest -q", 1, summary("test_old"))) is None  # ran: a failing test
+    some = "# Error: Cannot find module 'x'\nnot ok 1 - a\nok 2 - b\n1..2\n# pass 1\n# fail 1\n"
+    assert base_problem(run("node --test", 1, some)) is None  # one test failed on it, others ran
     assert base_problem(run("make test", 2, "make: *** [test] Error 2\n")) is None  # unknown: it ran

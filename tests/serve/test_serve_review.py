@@ -74,7 +74,8 @@ def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
             model="memdoor/review-3", messages=user(f"Review this:\n```diff\n{diff}```")
         )
         content = r.choices[0].message.content
-        assert "# Review: 1 consensus finding(s)" in content and "agreed by 3 of 3" in content
+        # the test stage's finding (test_mean passes on the base, fails after) and the agents'
+        assert "# Review: 2 consensus finding(s)" in content and "agreed by 3 of 3" in content
         extra = r.model_extra["memdoor"]
         assert extra["findings"][0]["line"] == 5 and extra["patch"]["tests"]["passed"] is True
         assert (
@@ -91,7 +92,7 @@ def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
             )
         )
         text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
-        assert "# Review: 1 consensus finding(s)" in text
+        assert "# Review: 2 consensus finding(s)" in text
         assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
         memory = srv.server.config.app.state.reviews.env.memory
         assert asyncio.run(memory.tasks()) == []  # nothing kept in memory per request (the trace is on disk)

@@ -35,6 +35,7 @@ PYTEST_EXITS = {
 }
 TAIL_LINES = 12
 _MISSING = re.compile(r"No module named [^\n]+|Cannot find module [^\n]+")
+_SOME_PASSED = re.compile(r"\b[1-9]\d* passed\b|^# pass [1-9]|^ok \d+ - |\.\.\. ok$", re.MULTILINE)
 _NOT_FOUND = re.compile(r"(?:^|: )(?:[^\n]*: )?(?:command )?not found\s*$", re.MULTILINE)
 
 
@@ -85,8 +86,9 @@ def base_problem(run: TestRun) -> str | None:
         return f"pytest exit {code}: {PYTEST_EXITS[code]}"
     if code and runner is not None and run.results.runner != runner:
         return f"its output shows no {runner} run ({_last_line(run)})"
-    if code and run.results.runner is None and _MISSING.search(run.output):
-        return f"a module it needs is missing ({_MISSING.search(run.output).group(0).strip()})"
+    missing = _MISSING.search(run.output)
+    if code and missing and not _SOME_PASSED.search(run.output):  # an import error before any test passed
+        return f"a module it needs is missing ({missing.group(0).strip()})"
     if code and run.results.runner is not None and not run.results.failed:
         return f"it failed (exit {code}) without a failing {run.results.runner} test: the tests did not build or run"
     return None
