@@ -202,6 +202,8 @@ def test_the_rust_test_module_is_prepared_outside_comments_and_strings():
     assert f"fn {names[0].split('::')[1]}()" in prepared
     assert '::std::assert_eq!(f("assert!(x) // vec![]"), ::std::vec![\'"\']); ::std::panic!("no")' in prepared
     assert "fn hidden() { assert!(false) }" in prepared  # the commented-out test stays as it was
+    nested = "mod a {\n mod b { #[test] fn x() {} }\n #[test] fn y() {}\n}\n#[test] fn z() {}\n"
+    assert [n.rsplit("_m", 1)[0] for n in rust_report.prepare(nested)[1]] == ["a::b::x", "a::y", "z"]
     assert f"use super::*; {rust_report.PRELUDE}" in prepared
 
 

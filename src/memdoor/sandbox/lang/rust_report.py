@@ -97,6 +97,24 @@ def _mask(code: str) -> str:
     return "".join(out)
 
 
+def _modules_at(masked: str, at: int) -> list[str]:
+    """The path of the modules open at ``at`` (``mod tests { mod inner { ... } }``: ``tests``, ``inner``)."""
+    opened: list[tuple[str, int]] = []  # (module, brace depth inside it)
+    depth = 0
+    starts = {m.end() - 1: m.group(1) for m in _MODULE.finditer(masked, 0, at)}
+    for i in range(at):
+        c = masked[i]
+        if c == "{":
+            depth += 1
+            if i in starts:
+                opened.append((starts[i], depth))
+        elif c == "}":
+            if opened and opened[-1][1] == depth:
+                opened.pop()
+            depth -= 1
+    return [name for name, _ in opened]
+
+
 def prepare(test_code: str) -> tuple[str, list[str]]:
     """The test code as it is built here, and the full names of the tests libtest must report."""
     suffix = "_m" + secrets.token_hex(8)
@@ -105,8 +123,7 @@ def prepare(test_code: str) -> tuple[str, list[str]]:
     edits += [(m.end(), " " + PRELUDE) for m in _USE_SUPER.finditer(masked)]
     names: list[str] = []
     for m in _TEST_FN.finditer(masked):
-        modules = _MODULE.findall(masked, 0, m.start())
-        names.append("::".join([*modules[-1:], m.group(2) + suffix]))
+        names.append("::".join([*_modules_at(masked, m.start()), m.group(2) + suffix]))
         edits.append((m.end(), suffix))
     code = test_code
     for at, text in sorted(edits, reverse=True):
