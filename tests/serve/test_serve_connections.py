@@ -368,3 +368,18 @@ def test_the_connection_flags_reach_the_config():
         2.0,
         3.0,
     )
+
+
+def test_a_request_being_answered_outlives_the_connection_timeouts(sandbox, gated):
+    """The timeouts bound reading a request; a team that works longer than all of them still answers."""
+    settings = {"idle_timeout_s": 1.0, "header_timeout_s": 1.0, "body_timeout_s": 1.0}
+    with running({"gated": gated}, sandbox, teams=["memdoor/single"], **settings) as srv:
+        body = chat_body(stream=True)
+        streamed = connect(srv.port)
+        streamed.sendall(request_head(body) + body)
+        assert gated.entered.wait(WAIT)
+        time.sleep(3.0)  # three times every timeout, while the team works
+        gated.gate.set()
+        answer = until_closed([streamed])[streamed]
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert b'"finish_reason":"stop"' in answer.replace(b" ", b"") and b"data: [DONE]" in answer
