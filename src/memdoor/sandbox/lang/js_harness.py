@@ -186,11 +186,11 @@ let bridge = null;
 function callOut(fn, encodedArgs) {
   let result;
   try {
-    result = apply(fn, undefined, decode(parseJSON(encodedArgs)));
-  } catch (e) {
+    result = bridge.value(apply(fn, undefined, decode(parseJSON(encodedArgs))));
+  } catch (e) {  // what the program threw, or a getter of its result (the test only ever sees a copy)
     throw bridge.error(e);
   }
-  return bridge.value(result);
+  return result;
 }
 bridge = makeBridge(callOut);
 
