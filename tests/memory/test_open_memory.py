@@ -29,6 +29,9 @@ async def test_redis_url_gives_redis_memory():
 def test_unknown_memory_and_bad_options_are_usage_errors():
     with pytest.raises(UsageError, match="unknown memory"):
         open_memory("memcached://x")
+    with pytest.raises(UsageError, match="unknown memory") as caught:
+        open_memory("http://:Hush-5e1d-pw@10.0.0.5:6379/0")  # never the password
+    assert "Hush-5e1d-pw" not in str(caught.value) and "http://:***@10.0.0.5" in str(caught.value)
     with pytest.raises(UsageError):
         open_memory("inproc", prefix="x")
     with pytest.raises(UsageError, match="ttl_seconds"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memdoor.errors import UsageError
+from memdoor.net import redact_url
 
 if TYPE_CHECKING:
     from memdoor.protocols import Memory
@@ -36,4 +37,4 @@ def open_memory(url: str | None = None, **options: Any) -> Memory:
                 raise
             raise UsageError("Redis memory needs the redis package: pip install 'memdoor[redis]'") from e
         return RedisMemory(url, **options)
-    raise UsageError(f"unknown memory {url!r}: use 'inproc' or a redis:// URL")
+    raise UsageError(f"unknown memory {redact_url(url)!r}: use 'inproc' or a redis:// URL")
