@@ -230,3 +230,24 @@ def test_python_check_holds_against_the_same_classes(sb, humaneval, name):
         p.grading_prefix + PY_NEVER_RAN[name], p.hidden_tests, func_name=p.func_name, prelude=p.prelude
     )
     assert not v.passed, v
+
+
+@rust_only
+def test_a_rust_program_cannot_replace_a_prelude_name_the_test_uses(sb):
+    """``use super::*`` would let a program's ``struct String`` (equal to everything) replace the standard
+    one in the test; with the prelude imported after it the name is ambiguous and the tests do not build."""
+    from memdoor.problems.model import TestCase
+    from memdoor.sandbox.lang.run import run_program
+
+    test = (
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n"
+        '    fn t() { assert_eq!(String::from("a"), String::from("b")); }\n}\n'
+    )
+    program = (
+        "fn main() {}\n#[derive(Debug)]\nstruct String;\n"
+        "impl String { fn from(_: &str) -> String { String } }\n"
+        "impl PartialEq for String { fn eq(&self, _: &String) -> bool { true } }\n"
+    )
+    v = run_program(sb, "rust", program, [TestCase(kind="check", input=test)])
+    assert v.status == "runtime_error", v
+    assert "its tests do not" in v.tests[0].detail and "ambiguous" in v.tests[0].detail
