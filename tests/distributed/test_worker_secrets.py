@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,16 @@ from pathlib import Path
 
 import pytest
 import redis
-from dist_helpers import PALINDROME_ANSWER, SRC, RedisServer, WorkerProc, free_port, scripted_file, wait_for
+from dist_helpers import (
+    ISSUE_PROMPT,
+    PALINDROME_ANSWER,
+    SRC,
+    RedisServer,
+    WorkerProc,
+    free_port,
+    scripted_file,
+    wait_for,
+)
 
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
 
@@ -166,14 +176,14 @@ def tls(tmp_path):
 
 def test_a_worker_serves_over_rediss_with_a_ca_file(tmp_path, tls):
     url = f"rediss://127.0.0.1:{tls.tls_port}/0"
-    spec = scripted_file(tmp_path / "answers.json", ["over TLS"])
+    spec = scripted_file(tmp_path / "answers.json", [PALINDROME_ANSWER])
     r = redis.Redis(host="127.0.0.1", port=tls.port)  # the plain port, to watch
-    worker = WorkerProc(tmp_path, "w1", spec, url, "--role", "answer", "--redis-ca", str(tls.ca))
+    worker = WorkerProc(tmp_path, "w1", spec, url, "--redis-ca", str(tls.ca))  # answers and leads
     try:
         wait_for(
             lambda: r.hexists("memdoor:agents", "w1"), 120, "the worker registered over TLS", procs=[worker]
         )
-        # and an orchestrator reaches it with the CA in the URL (how every other client takes it)
+        # an orchestrator reaches it with the CA in the URL (how every other client takes it)
         remote = RemoteRun(RemoteConfig(url=f"{url}?ssl_ca_certs={tls.ca}", poll=0.2))
 
         async def one_call() -> str:
@@ -186,7 +196,11 @@ def test_a_worker_serves_over_rediss_with_a_ca_file(tmp_path, tls):
             finally:
                 await remote.aclose()
 
-        assert asyncio.run(one_call()) == "over TLS"
+        assert asyncio.run(one_call()) == PALINDROME_ANSWER
+        # and the worker leads a seed task over TLS (its job streams and its team memory)
+        r.set("task:tls1", json.dumps({"id": "tls1", "prompt": ISSUE_PROMPT}))
+        raw = wait_for(lambda: r.get("memory:tls1"), 180, "the answer at memory:tls1", procs=[worker])
+        assert json.loads(raw)["status"] == "done", raw
         assert f"on rediss://127.0.0.1:{tls.tls_port}/0?ssl_ca_certs=" in worker.log
     finally:
         worker.stop()
