@@ -11,7 +11,8 @@ import pytest
 from review_helpers import BUGGY, CALC, TESTS
 
 from memdoor.errors import SandboxError
-from memdoor.review.testrun import COPY_FAILED, MOUNT, TestRunConfig, run_tests
+from memdoor.review.testrun import COPY_FAILED, MOUNT, TestRunConfig, reachable_sight, run_tests
+from memdoor.review.testsight import Bind, Sight
 from memdoor.sandbox.cgroups import Cgroups
 
 
@@ -118,3 +119,20 @@ def test_the_copy_step_says_when_the_repository_does_not_fit(work):
     (work / "big.bin").write_bytes(b"\0" * (3 << 20))
     run = run_tests(work, "echo ran", TestRunConfig(copy_mb=1, max_file_mb=1))  # the copy cannot write 3 MiB
     assert run.exit_code == COPY_FAILED and "could not be copied" in run.output and "ran" not in run.output
+
+
+def test_what_the_leased_uid_cannot_reach_is_named_unless_optional(tmp_path):
+    private = tmp_path / "private"  # pytest's tmp_path is private to its owner
+    (private / "venv").mkdir(parents=True)
+    (private / "cargo").mkdir()
+    sight = Sight(
+        binds=[
+            Bind(source=str(private / "venv"), dest=str(private / "venv"), why="the active virtualenv"),
+            Bind(source=str(private / "cargo"), dest=str(private / "cargo"), why="cargo", optional=True),
+        ],
+        path=f"{private / 'venv' / 'bin'}:/usr/bin:/bin",
+    )
+    seen = reachable_sight(sight)
+    assert seen.binds == [] and seen.path == "/usr/bin:/bin"
+    (note,) = seen.hidden
+    assert str(private / "venv") in note and "chmod o+x" in note

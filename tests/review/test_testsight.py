@@ -69,3 +69,11 @@ def test_the_cargo_home_without_its_credentials_and_the_checkouts_node_modules(t
 def test_first_word_skips_assignments():
     assert first_word("FOO=1 env python3 -m pytest") == "python3"
     assert first_word("./run-tests.sh --fast") == "./run-tests.sh"
+
+
+def test_a_relative_program_is_the_copys_never_the_hosts_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the user's checkout, with its untracked files
+    tool(tmp_path, "run-tests.sh")
+    (tmp_path / "notes.txt").write_text("private\n")
+    sight = sight_for("./bin/run-tests.sh --all", {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert sight.binds == []

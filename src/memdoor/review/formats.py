@@ -110,6 +110,11 @@ def _output_block(run: TestRun) -> list[str]:
     return ["", "```", tail[-3000:], "```"] if tail else []
 
 
+def _from_tests(report: ReviewReport) -> str:
+    shown = sum(1 for g in report.findings if not g.agents)
+    return f" ({shown} shown by the tests)" if shown else ""
+
+
 def _tests_md(report: ReviewReport) -> list[str]:
     out = []
     if report.base_tests is not None:
@@ -132,7 +137,8 @@ def to_markdown(report: ReviewReport) -> str:
     first = [] if report.complete else [f"**Review not completed:** {report.incomplete_reason}", ""]
     out = [
         *first,
-        f"# Review: {len(report.findings)} consensus finding(s), {len(report.minority)} minority",
+        f"# Review: {len(report.findings)} consensus finding(s){_from_tests(report)}, "
+        f"{len(report.minority)} minority",
         "",
         f"{report.agents} agent(s); a finding is reported when at least {report.quorum} raised it. "
         f"Files: {', '.join(report.files) or '-'}.",

@@ -209,14 +209,15 @@ def check_reachable(repo: Path) -> None:
 
 
 def reachable_sight(sight: Sight) -> Sight:
-    """``sight`` without the binds the leased uid cannot reach (a private parent such as ``/root``): they
-    are moved to ``hidden`` with the reason and the fix, and ``PATH`` loses their entries."""
+    """``sight`` without the binds the leased uid cannot reach (a private parent such as ``/root``): those
+    the command needs are named in ``hidden`` with the reason and the fix (optional ones are dropped
+    silently), and ``PATH`` loses their entries."""
     kept, hidden = [], list(sight.hidden)
     for b in sight.binds:
         parent = private_parent(Path(b.source))
         if parent is None:
             kept.append(b)
-        else:
+        elif not b.optional:
             hidden.append(
                 f"{b.source} ({b.why}): {parent} is private to its owner and the tests run as an "
                 f"unprivileged uid (make it searchable, chmod o+x {parent}, or install the tools elsewhere)"

@@ -46,6 +46,11 @@ class Bind(BaseModel):
     why: str = Field(
         description="What it is: virtualenv, interpreter, node modules, cargo home, --test-path."
     )
+    optional: bool = Field(
+        default=False,
+        description="Offered in case the tests need it (site-packages, Node's globals, the cargo and rustup "
+        "homes): when it cannot be shown, nothing is said.",
+    )
 
 
 class Sight(BaseModel):
@@ -107,7 +112,15 @@ class _Builder:
         self.hidden: list[str] = []
         self.home = os.path.realpath(home) if home else None
 
-    def add(self, path: str | Path | None, why: str, dest: str | None = None, *, named: bool = False) -> bool:
+    def add(
+        self,
+        path: str | Path | None,
+        why: str,
+        dest: str | None = None,
+        *,
+        named: bool = False,
+        optional: bool = False,
+    ) -> bool:
         """Bind ``path`` (read-only). ``named``: the user asked for it, so a refusal is noted."""
         if path is None:
             return False
@@ -130,7 +143,7 @@ class _Builder:
         dest = dest or real
         if any(b.dest == dest or (b.dest == b.source == dest) for b in self.binds):
             return True
-        self.binds.append(Bind(source=real, dest=dest, why=why))
+        self.binds.append(Bind(source=real, dest=dest, why=why, optional=optional))
         return True
 
     def program(self, found: str) -> None:
@@ -160,27 +173,33 @@ def sight_for(
     b.add(environ.get("VIRTUAL_ENV"), "the active virtualenv (VIRTUAL_ENV)", named=True)
     b.add(environ.get("CONDA_PREFIX"), "the active conda environment (CONDA_PREFIX)", named=True)
     word = first_word(command)
-    found = shutil.which(word, path=user_path) if word and "/" not in word else word
+    found = None  # a bare name is looked up on the user's PATH; a relative path is a file of the copy
+    if word and "/" not in word:
+        found = shutil.which(word, path=user_path)
+    elif word and word.startswith("/"):
+        found = word
     if found and os.path.exists(found):
         b.program(found)
     node = shutil.which("node", path=user_path)
     if node:
         prefix = _prefix(Path(os.path.realpath(node)))
         if prefix is not None and (prefix / "lib" / "node_modules").is_dir():
-            b.add(prefix / "lib" / "node_modules", "Node's global modules")
+            b.add(prefix / "lib" / "node_modules", "Node's global modules", optional=True)
     home = environ.get("HOME")
     site = Path(home) / ".local" / "lib" if home else None
-    if site is not None and b.add(site, "the user's Python site-packages"):
-        b.add(site, "the user's Python site-packages", f"{HOME_INSIDE}/.local/lib")  # Python looks in HOME
+    if site is not None and b.add(site, "the user's Python site-packages", optional=True):
+        b.add(site, "the user's Python site-packages", f"{HOME_INSIDE}/.local/lib", optional=True)  # in HOME
     env: dict[str, str] = {}
     cargo = environ.get("CARGO_HOME") or (str(Path(home) / ".cargo") if home else None)
     if cargo and os.path.isdir(cargo):
-        parts = [b.add(Path(cargo) / part, "the cargo home (offline builds)") for part in _CARGO_PARTS]
+        parts = [
+            b.add(Path(cargo) / p, "the cargo home (offline builds)", optional=True) for p in _CARGO_PARTS
+        ]
         if any(parts):
             env["CARGO_HOME"] = os.path.realpath(cargo)
             env["CARGO_NET_OFFLINE"] = "true"
     rustup = environ.get("RUSTUP_HOME") or (str(Path(home) / ".rustup") if home else None)
-    if rustup and b.add(rustup, "rustup's toolchains"):
+    if rustup and b.add(rustup, "rustup's toolchains", optional=True):
         env["RUSTUP_HOME"] = os.path.realpath(rustup)
         if environ.get("RUSTUP_TOOLCHAIN"):
             env["RUSTUP_TOOLCHAIN"] = environ["RUSTUP_TOOLCHAIN"]

@@ -102,7 +102,9 @@ def _last_line(run: TestRun) -> str:
 def unusable_reason(run: TestRun, why: str) -> str:
     """One line: the command, its exit code and why (the last lines of its output go with it)."""
     code = "no exit code" if run.exit_code is None else f"exit {run.exit_code}"
-    return f"the tests cannot run on the base: `{run.command}` ({code}): {why}"
+    last = _last_line(run)
+    ends = "" if last in why or last == "no output" else f"; its output ends: {last}"
+    return f"the tests cannot run on the base: `{run.command}` ({code}): {why}{ends}"
 
 
 def changed_lines(files: list[FileDiff]) -> list[tuple[str, int, int]]:
