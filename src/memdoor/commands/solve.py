@@ -10,6 +10,12 @@ Examples:
   memdoor solve data.jsonl --problem two-sum --strategy parallel --agents 5 --json
   memdoor solve data.jsonl --problem two-sum --strategy sequential:2 \\
       --model local:qwen2.5-coder-0.5b --model local:qwen2.5-coder-1.5b --option rounds=2
+  memdoor solve humaneval --problem HumanEval/0 --team best --budget-compute 3e12
+
+--team best picks the configuration that solved the most at a mean compute per problem of at most
+--budget-compute in a measurement (the one shipped with memdoor, HumanEval with the local models whose
+weights are installed; or your own bench directory, --from DIR, remote models included), and says
+which; --model restricts it to configurations of those models. See docs/benchmarks.md.
 
 The trace is kept in $MEMDOOR_HOME/traces (default ~/.cache/memdoor/traces): memdoor trace ID.
 """
@@ -21,11 +27,13 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from memdoor.budget import Budget
 from memdoor.commands.options import (
     AGENTS,
+    FLOPS,
     MAX_AGENTS,
     MAX_TOKENS_PER_CALL,
     SECONDS,
@@ -83,13 +91,33 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--budget-tokens", type=TOKENS, metavar="T", help="stop after T prompt+completion tokens")
     p.add_argument("--budget-calls", type=TOKENS, metavar="C", help="stop after C model calls")
+    p.add_argument(
+        "--budget-compute",
+        type=FLOPS,
+        metavar="FLOPS",
+        help="stop after FLOPS of compute (≈ 2 × parameters × tokens), e.g. 3e12; with --team best, also the "
+        "measured mean compute per problem the chosen configuration may have",
+    )
+    p.add_argument(
+        "--team",
+        choices=["best"],
+        help="best: the measured configuration that solved the most within --budget-compute (instead of "
+        "--strategy/--agents/--option)",
+    )
+    p.add_argument(
+        "--from",
+        dest="measured_from",
+        metavar="DIR",
+        help="with --team best: choose from this memdoor bench results directory instead of the shipped "
+        "HumanEval measurement (e.g. a bench of your remote models)",
+    )
     p.add_argument("--budget-seconds", type=SECONDS, metavar="S", help="stop after S seconds of solving")
     p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
     p.add_argument(
         "--max-tokens",
         type=MAX_TOKENS_PER_CALL,
-        default=1024,
-        help="completion tokens per call, at least 16 (default 1024)",
+        default=None,
+        help="completion tokens per call, at least 16 (default 1024; with --team best, the measured run's)",
     )
     p.add_argument(
         "--option",
@@ -118,6 +146,10 @@ def build_config(args: argparse.Namespace):
     from memdoor.problems.languages import parse_languages
     from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
 
+    if getattr(args, "team", None) == "best":
+        return best_config(args)
+    if getattr(args, "measured_from", None):
+        raise UsageError("--from DIR goes with --team best")
     spec = StrategySpec.parse(args.strategy, agents=args.agents)
     if args.agents is not None and spec.agents != args.agents:
         raise UsageError(f"--strategy {args.strategy} and --agents {args.agents} disagree on the team size")
@@ -127,14 +159,80 @@ def build_config(args: argparse.Namespace):
     config = SolveConfig(
         strategy=spec,
         models=args.model or [DEFAULT_MODEL],
-        budget=Budget(tokens=args.budget_tokens, calls=args.budget_calls, seconds=args.budget_seconds),
+        budget=budget_of(args),
         seed=args.seed,
-        max_tokens=args.max_tokens,
+        max_tokens=args.max_tokens or 1024,
         options=parse_options(args.option),
         selector_options={} if args.vote_k is None else {"k": args.vote_k},
         languages=[] if not args.languages else parse_languages(args.languages, "--languages"),
     )
     config.make_strategy()  # bad options fail here, before any model is loaded
+    config.make_selector()
+    return config
+
+
+def budget_of(args: argparse.Namespace) -> Budget:
+    return Budget(
+        tokens=args.budget_tokens,
+        calls=args.budget_calls,
+        seconds=args.budget_seconds,
+        compute=getattr(args, "budget_compute", None),
+    )
+
+
+def usable_models(args: argparse.Namespace) -> Callable[[list[str]], bool]:
+    """Which measured teams the user can run: those of the --model specs given; else, from their own bench
+    directory, any; else the local models whose weights are installed."""
+    if args.model:
+        return lambda models: set(models) <= set(args.model)
+    if args.measured_from:
+        return lambda models: True
+    from memdoor.models.catalog import CATALOG
+    from memdoor.models.weights import WeightsStore
+
+    store = WeightsStore(progress=False)
+    have = set()
+    for name, entry in CATALOG.items():
+        status = store.status(entry)
+        if status.assembled or status.packages_installed == status.packages_total:
+            have.add(f"local:{name}")
+    return lambda models: set(models) <= have
+
+
+def best_config(args: argparse.Namespace):
+    """--team best: the measured configuration that solved the most within --budget-compute."""
+    from memdoor.bench import preset
+    from memdoor.runner import SolveConfig, StrategySpec
+
+    if args.budget_compute is None:
+        raise UsageError("--team best needs --budget-compute FLOPS (e.g. 3e12): the compute it may spend")
+    given = [
+        f
+        for f, v in (
+            ("--strategy", args.strategy != "single"),
+            ("--agents", args.agents),
+            ("--option", args.option),
+            ("--languages", args.languages),
+        )
+        if v
+    ]
+    if given:
+        raise UsageError(f"--team best chooses the team: leave out {', '.join(given)}")
+    m = preset.from_directory(args.measured_from) if args.measured_from else preset.shipped()
+    row = preset.choose(m, args.budget_compute, usable_models(args))
+    args.preset_line = preset.describe(row, m, args.budget_compute)
+    config = SolveConfig(
+        strategy=StrategySpec.parse(row.strategy),
+        models=list(row.models),
+        budget=budget_of(args),
+        seed=args.seed,
+        max_tokens=args.max_tokens or m.max_tokens,
+        params=dict(m.params),
+        languages=list(row.languages),
+        options=dict(row.options),
+        selector_options={} if args.vote_k is None else {"k": args.vote_k},
+    )
+    config.make_strategy()
     config.make_selector()
     return config
 
@@ -210,6 +308,8 @@ def run(args: argparse.Namespace) -> int:
     from memdoor.problems.load import find_problem, load_problems
 
     config = build_config(args)
+    if getattr(args, "preset_line", None):
+        print(args.preset_line, file=sys.stderr)
     problems = in_language(load_problems(args.problems), args.language)
     if args.problem is None:
         if len(problems) != 1:
