@@ -246,14 +246,19 @@ def test_connections_above_the_cap_when_all_are_busy_are_refused_and_logged_once
 
 
 def test_a_flood_of_idle_connections_cannot_keep_health_out(sandbox, gated):
-    settings = {"max_connections": 50, "idle_timeout_s": 60.0, "header_timeout_s": 60.0}
+    settings = {
+        "max_connections": 50,
+        "idle_timeout_s": 60.0,
+        "header_timeout_s": 60.0,
+        "log_repeat_window_s": 60.0,
+    }
     with running({"gated": gated}, sandbox, teams=["memdoor/single"], **settings) as srv, Records() as log:
         flood = [connect(srv.port) for _ in range(500)]
         closed = until_closed(flood[:400])  # the oldest made room for the newer ones
         assert all(data == b"" for data in closed.values())
         assert health_ok(srv.port)
         assert len(srv.server.guard.open) <= 50
-        assert 1 <= len(log.lines("to make room")) <= 2  # once in full (and at most one count so far)
+        assert len(log.lines("to make room")) == 1  # once in full; the count comes when the window ends
         for s in flood:
             s.close()
 
@@ -307,8 +312,12 @@ def test_a_server_process_with_1024_files_survives_2000_idle_connections(tmp_pat
     assert "Too many open files" not in log
     assert "Traceback" not in log
     assert "serving at most 384 connections, not 1000" in log
-    assert log.count("to make room") <= 2, log[-2000:]  # once in full, then counted
-    assert re.search(r"to make room .*… [\d,]+ more in the last", log)
+    made_room = [line for line in log.splitlines() if "to make room" in line]
+    assert 2 <= len(made_room) <= 4, made_room  # once in full, then counted (every 10 s and at the end)
+    evicted = sum(
+        int(m.group(1).replace(",", "")) for m in map(re.compile(r"… ([\d,]+) more").search, made_room) if m
+    )
+    assert evicted >= 100  # hundreds closed to make room (the kernel holds back part of the flood)
 
 
 def test_a_burst_of_accept_errors_is_logged_once_with_a_count():
