@@ -230,9 +230,9 @@ def test_connections_above_the_cap_when_all_are_busy_are_refused_and_logged_once
         for s in busy:
             s.sendall(request_head(body) + body)  # three requests waiting for the team: none can be closed
         assert gated.entered.wait(WAIT)
-        # all three read and in the application, none waiting for a request (/health would take a 4th)
+        # all three read and in the application, none reading a request (/health would take a 4th)
         guard = srv.server.guard
-        wait_until(lambda: len(guard.open) == 3 and not guard.waiting, "three busy connections")
+        wait_until(lambda: len(guard.open) == 3 and not guard.reading, "three busy connections")
         refused = [connect(srv.port) for _ in range(100)]
         got = until_closed(refused)
         assert all(data.startswith(b"HTTP/1.1 503 ") for data in got.values())
@@ -261,6 +261,20 @@ def test_a_flood_of_idle_connections_cannot_keep_health_out(sandbox, gated):
         assert len(log.lines("to make room")) == 1  # once in full; the count comes when the window ends
         for s in flood:
             s.close()
+
+
+def test_a_flood_of_slow_bodies_cannot_keep_health_out(sandbox, gated):
+    settings = {"max_connections": 20, "body_timeout_s": 60.0, "log_repeat_window_s": 60.0}
+    with running({"gated": gated}, sandbox, teams=["memdoor/single"], **settings) as srv, Records() as log:
+        body = chat_body()
+        slow = [connect(srv.port) for _ in range(60)]
+        with trickling(slow, request_head(body) + b"{"):
+            closed = until_closed(slow[:30])  # the oldest made room for the newer ones
+            assert health_ok(srv.port)
+        assert all(data == b"" for data in closed.values())
+        assert len(log.lines("to make room")) == 1
+        assert not log.tracebacks()
+        assert gated.calls == 0
 
 
 def _low_files() -> None:

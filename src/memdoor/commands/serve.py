@@ -125,7 +125,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=at_least(1, 1_000_000),
         default=1000,
         metavar="N",
-        help="open client connections at once; above it the one waiting longest for its request is closed, "
+        help="open client connections at once; above it the one longest reading its request is closed, "
         "or the new one answered 503 (default 1000; lowered to fit the open-file limit)",
     )
     p.add_argument(

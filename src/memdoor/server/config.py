@@ -87,9 +87,9 @@ class ServeConfig(BaseModel):
         default=1000,
         ge=1,
         le=1_000_000,
-        description="Open client connections at once (server-wide). Above it the connection that has waited "
-        "longest for its request is closed to make room, or, when every one is busy with a request, the new "
-        "one is answered 503. Lowered at start to fit the process's open-file limit.",
+        description="Open client connections at once (server-wide). Above it the connection longest waiting "
+        "for its request or receiving its body is closed to make room, or, when every one holds a request "
+        "being answered, the new one is answered 503. Lowered at start to fit the process's open-file limit.",
     )
     idle_timeout_s: float = Field(
         default=5.0,

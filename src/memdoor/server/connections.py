@@ -14,9 +14,9 @@ deadlines on every phase before the application runs:
 
 Once a request is read, the application's own limits apply (``timeout_s``). :class:`ConnectionGuard`
 caps the open connections at ``max_connections``: a new connection above the cap closes the one that
-has waited longest for its request (an idle or slow client), or, when every connection is busy with a
-request, is answered 503 and closed at once. So a flood of idle connections cannot keep ``/health``
-(or any real client) out. Every close is logged through the server's log, where repeats are summarized
+has been longest waiting for its request or receiving its body (an idle or slow client), or, when every
+connection is busy with a request the application is answering, is answered 503 and closed at once.
+So a flood of idle or slow connections cannot keep ``/health`` (or any real client) out. Every close is logged through the server's log, where repeats are summarized
 (:mod:`memdoor.server.logsummary`).
 """
 
@@ -50,7 +50,8 @@ def _peer(addr: tuple[str, int] | None) -> str:
 
 
 class ConnectionGuard:
-    """The server-wide connection state: open connections, and those waiting for a request (oldest first)."""
+    """The server-wide connection state: open connections, and those still reading a request — waiting
+    for its head or receiving its body — longest in that phase first."""
 
     def __init__(
         self,
@@ -65,16 +66,16 @@ class ConnectionGuard:
         self.header_timeout_s = header_timeout_s
         self.body_timeout_s = body_timeout_s
         self.open: set[GuardedProtocol] = set()
-        self.waiting: dict[GuardedProtocol, None] = {}  # insertion order: longest waiting first
+        self.reading: dict[GuardedProtocol, None] = {}  # insertion order: longest in its phase first
         self.log = logging.getLogger(LOG)
 
     def admit(self, conn: GuardedProtocol) -> bool:
-        """Count ``conn`` in, closing the connection waiting longest if the cap is reached;
+        """Count ``conn`` in, closing the connection longest in a reading phase if the cap is reached;
         False when every open connection is busy with a request (``conn`` must then be refused)."""
         if len(self.open) >= self.max_connections:
-            if not self.waiting:
+            if not self.reading:
                 return False
-            oldest = next(iter(self.waiting))
+            oldest = next(iter(self.reading))
             self.log.warning(
                 "closed the connection of %s, which had sent no complete request, to make room "
                 "(%d open connections, the cap)",
@@ -85,14 +86,15 @@ class ConnectionGuard:
         self.open.add(conn)
         return True
 
-    def set_waiting(self, conn: GuardedProtocol, waiting: bool) -> None:
-        self.waiting.pop(conn, None)
-        if waiting and conn in self.open:
-            self.waiting[conn] = None
+    def set_reading(self, conn: GuardedProtocol, reading: bool) -> None:
+        """``conn`` begins (True) a phase in which it may be closed to make room, or a phase in which not."""
+        self.reading.pop(conn, None)
+        if reading and conn in self.open:
+            self.reading[conn] = None
 
     def forget(self, conn: GuardedProtocol) -> None:
         self.open.discard(conn)
-        self.waiting.pop(conn, None)
+        self.reading.pop(conn, None)
 
 
 class GuardedProtocol(H11Protocol):
@@ -167,7 +169,7 @@ class GuardedProtocol(H11Protocol):
         if phase != self._phase:
             self._phase, self._since = phase, self.loop.time()
             self._heard = phase == "waiting" and bool(self.conn.trailing_data[0])
-            self.guard.set_waiting(self, phase == "waiting")
+            self.guard.set_reading(self, phase in ("waiting", "body"))
         self._set_timer(self._deadline())
 
     def _deadline(self) -> float | None:
