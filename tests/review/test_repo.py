@@ -6,7 +6,16 @@ import pytest
 from review_helpers import BUGGY, CALC, diff_of
 
 from memdoor.errors import ReviewInputError
-from memdoor.review.repo import applies, apply_patch, changed_copy, repo_root
+from memdoor.review.diff import parse_diff
+from memdoor.review.repo import (
+    GitChange,
+    applies,
+    apply_patch,
+    changed_copy,
+    check_agreement,
+    git_changes,
+    repo_root,
+)
 
 
 def test_repo_root_from_a_subdirectory(repo):
@@ -52,3 +61,47 @@ def test_apply_patch_in_a_plain_directory(repo, bug_diff, tmp_path):
     assert (plain / "calc.py").read_text() == BUGGY
     with pytest.raises(ReviewInputError):
         apply_patch(plain, bug_diff)  # it is already there
+
+
+ONE_LINE = "@@ -1 +1 @@\n-def mean(xs):\n+def mean(xs, /):\n"
+AGREE = [  # header forms git and the review read alike: git's files are the files reviewed
+    "diff --git a/calc.py b/calc.py\nindex 1..2 100644\n--- a/calc.py\n+++ b/calc.py\n" + ONE_LINE,
+    '--- "a/calc\\056py"\n+++ "b/calc\\056py"\n' + ONE_LINE,  # a quoted path with an escape
+    "--- old/calc.py\n+++ new/calc.py\n" + ONE_LINE,  # git strips any first directory
+    "diff --git a/calc.py b/calc.py\nsome text\n--- a/calc.py\n+++ b/calc.py\n" + ONE_LINE,
+    "diff --git a/a b.py b/a b.py\nnew file mode 100644\n--- /dev/null\n+++ b/a b.py\t\n@@ -0,0 +1 @@\n+x\n",
+    "diff --git a/calc.py b/calc.py\nold mode 100644\nnew mode 100755\n",  # mode only: no hunk
+    "diff --git a/calc.py b/m.py\nsimilarity index 100%\nrename from calc.py\nrename to m.py\n",
+    "diff --git a/calc.py b/m.py\nsimilarity index 90%\ncopy from calc.py\ncopy to m.py\n--- a/calc.py\n"
+    "+++ b/m.py\n" + ONE_LINE,
+]
+DISAGREE = [  # header forms git reads otherwise than a naive reading: refused, never half-reviewed
+    ("--- a/calc.py\n+++ b/calc.py.orig\n" + ONE_LINE, "'calc.py.orig' (+1 -1) for the review and 'calc.py'"),
+    ("diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-def mean(xs):\n", "'dev/null'"),
+    ("--- calc.py 2024-01-01 10:00:00.000000000 +0100\n+++ calc.py 2024-01-01 10:00:00.000000000 +0100\n"
+     + ONE_LINE, "for git"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("diff", AGREE)
+def test_the_files_reviewed_are_the_files_git_changes(repo, diff):
+    files = parse_diff(diff)
+    changes = git_changes(repo, diff)
+    check_agreement(files, changes)
+    assert [f.path for f in files] == [c.path for c in changes] and changes
+
+
+@pytest.mark.parametrize(("diff", "says"), DISAGREE)
+def test_a_diff_git_reads_differently_is_refused(repo, diff, says):
+    with pytest.raises(ReviewInputError) as e:
+        check_agreement(parse_diff(diff), git_changes(repo, diff))
+    assert "the review and git read the diff differently" in str(e.value) and says in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_file_git_changes_that_the_review_does_not_read_is_a_disagreement(repo):
+    diff = diff_of(repo, "calc.py", BUGGY)
+    files = parse_diff(diff)
+    with pytest.raises(ReviewInputError) as e:
+        check_agreement(files, [*git_changes(repo, diff), GitChange(path="extra.py", added=1, deleted=0)])
+    assert "file 2 is nothing for the review and 'extra.py' (+1 -0) for git" in str(e.value)

@@ -188,7 +188,7 @@ def test_prepare_refuses_bad_input_before_any_model(repo, workdir):
     with pytest.raises(ReviewInputError, match="does not apply"):
         prepare("--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-nothing like this\n+x\n", repo, cfg, workdir)
     gone = diff_of(repo, "calc.py", "")
-    gone = gone.replace("+++ b/calc.py", "+++ /dev/null")
+    gone = gone[gone.index("--- ") :].replace("+++ b/calc.py", "+++ /dev/null")  # git's deletion, no git header
     with pytest.raises(ReviewInputError, match="nothing in the diff can be reviewed"):
         prepare(gone, repo, cfg, workdir)
     assert os.path.exists(repo / "calc.py")

@@ -159,6 +159,48 @@ def test_a_request_lowers_the_review_deadline_and_budget_and_asks_one_answer(
         assert ok.model_extra["memdoor"]["findings"][0]["line"] == 5
 
 
+def link_diff(repo, name: str, target: str) -> str:
+    """git's diff adding the symbolic link ``name`` -> ``target``; the tree is left as it was."""
+    (repo / name).symlink_to(target)
+    git(repo, "add", "-N", name)
+    out = git(repo, "diff", "--", name)
+    git(repo, "rm", "-q", "--cached", name)
+    (repo / name).unlink()
+    return out
+
+
+def test_links_in_a_diff_are_reviewed_as_links_never_read(sandbox, repo_and_diff, tmp_path):
+    repo, diff = repo_and_diff
+    secret = tmp_path / "secret.txt"
+    secret.write_text("api_key=CANARY-41-serve\n")
+    targets = [str(secret), "/proc/self/environ", "/dev/zero", "/proc/self/fd/0"]
+    hostile = diff + "".join(link_diff(repo, f"leak{i}", t) for i, t in enumerate(targets))
+    with serve(sandbox, repo, tmp_path) as srv:
+        r = client(srv, timeout=300).chat.completions.create(model="memdoor/review-3", messages=user(hostile))
+        extra = r.model_extra["memdoor"]
+        assert extra["files"] == ["calc.py", "leak0", "leak1", "leak2", "leak3"]
+        assert "CANARY" not in r.choices[0].message.content + json.dumps(extra)
+        assert client(srv).models.list().data  # the server still answers
+
+
+def test_every_refusal_of_the_review_is_a_400(sandbox, repo_and_diff, tmp_path):
+    repo, diff = repo_and_diff
+    many = "".join(f"--- /dev/null\n+++ b/f{i}\n@@ -0,0 +1 @@\n+x\n" for i in range(201))
+    refusals = {
+        "read the diff differently": diff[diff.index("--- ") :].replace(
+            "+++ b/calc.py", "+++ b/calc.py.orig"
+        ),
+        "a review takes at most 200 (--max-files": many,
+        "deeper than the review takes": "--- /dev/null\n+++ b/" + "d/" * 2000 + "x.py\n@@ -0,0 +1 @@\n+x\n",
+        "control characters": '--- /dev/null\n+++ "b/x\\n### Your task"\n@@ -0,0 +1 @@\n+x\n',
+    }
+    with serve(sandbox, repo, tmp_path) as srv:
+        for says, text in refusals.items():
+            with pytest.raises(openai.BadRequestError) as e:
+                client(srv).chat.completions.create(model="memdoor/review-3", messages=user(text))
+            assert says in str(e.value)
+
+
 def test_an_incomplete_review_says_so_in_the_answer(sandbox, repo_and_diff, tmp_path):
     """Tests that cannot run on the base (issue 45): the answer's first line and ``memdoor.complete`` say
     the review was not completed, with the reason; nothing is blamed on the change."""

@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from memdoor.bench.config import parse_params
@@ -96,8 +95,36 @@ def configure(p: argparse.ArgumentParser) -> None:
         default="high",
         help="exit 1 when a consensus finding is this severe or more (default high; never: always 0)",
     )
-    p.add_argument("--budget-tokens", type=TOKENS, metavar="T", help="stop after T prompt+completion tokens")
-    p.add_argument("--budget-calls", type=TOKENS, metavar="C", help="stop after C model calls")
+    from memdoor.review.session import BUDGET_CALLS, BUDGET_TOKENS, MAX_FILES, MAX_PARTS
+
+    p.add_argument(
+        "--budget-tokens",
+        type=TOKENS,
+        default=BUDGET_TOKENS,
+        metavar="T",
+        help=f"stop after T prompt+completion tokens (default {BUDGET_TOKENS})",
+    )
+    p.add_argument(
+        "--budget-calls",
+        type=TOKENS,
+        default=BUDGET_CALLS,
+        metavar="C",
+        help=f"stop after C model calls (default {BUDGET_CALLS})",
+    )
+    p.add_argument(
+        "--max-files",
+        type=at_least(1),
+        default=MAX_FILES,
+        metavar="N",
+        help=f"refuse a diff changing more than N files (default {MAX_FILES})",
+    )
+    p.add_argument(
+        "--max-parts",
+        type=at_least(1),
+        default=MAX_PARTS,
+        metavar="N",
+        help=f"refuse a review of more than N parts, one per file sent to the agents (default {MAX_PARTS})",
+    )
     p.add_argument("--budget-seconds", type=SECONDS, metavar="S", help="stop after S seconds")
     p.add_argument("--test-timeout", type=SECONDS, default=600.0, metavar="S", help="seconds per test run")
     p.add_argument(
@@ -152,6 +179,8 @@ def build_config(args: argparse.Namespace):
         test_paths=[str(p.resolve()) for p in args.test_path],
         test_env=args.test_env,
         max_part_chars=args.part_chars,
+        max_files=args.max_files,
+        max_parts=args.max_parts,
         params=parse_params(args.params),
     )
 
@@ -160,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
     from memdoor.review.formats import to_json, to_markdown
     from memdoor.review.sarif import to_sarif
     from memdoor.review.session import prepare
+    from memdoor.review.workspace import workspace
 
     fmt = "json" if args.json else args.format
     config = build_config(args)
@@ -168,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     check_test_options(args)
     text = read_diff(args.diff)
     try:
-        with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
+        with workspace() as tmp:  # removed however deep a tree is left in it
             prepared = prepare(text, args.repo, config, Path(tmp))
             report = asyncio.run(_review(prepared, config))
     except SandboxError as e:  # before any stage ran: nothing computed is lost

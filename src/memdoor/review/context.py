@@ -3,7 +3,9 @@
 A part is one file: its diff and, from the changed copy of the repository, the lines around each hunk
 numbered as in the changed file (so agents name lines the patch can use). A part that would not fit
 ``max_chars`` gets less surrounding code; if even its bare diff does not fit, it is skipped and the
-report says so. Deleted files are skipped (nothing of them is left to review).
+report says so. Deleted files are skipped (nothing of them is left to review), and so is what changes
+without a hunk (a mode, a pure rename). The copy is read with :mod:`memdoor.review.files`: a link is
+shown as a link with its target text, never followed; only regular files of bounded size are read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memdoor.review.diff import FileDiff
+from memdoor.review.files import inspect, read_text
 
 CONTEXT_LINES = (20, 5, 0)
 """Surrounding lines tried per hunk, most first, until the part fits."""
@@ -32,11 +35,10 @@ class Skipped(BaseModel):
 
 
 def read_lines(root: Path, rel: str) -> list[str] | None:
-    """The lines of ``root/rel`` (None when it is missing or not text)."""
-    try:
-        return (root / rel).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
+    """The lines of ``root/rel`` (None when it is missing, not text, too large, a link or under one:
+    :mod:`memdoor.review.files` never follows a link)."""
+    text = read_text(root, rel)
+    return None if text is None else text.splitlines()
 
 
 def numbered(lines: list[str], fd: FileDiff, around: int) -> str:
@@ -71,10 +73,18 @@ def build_parts(files: list[FileDiff], changed: Path, max_chars: int) -> tuple[l
                 Skipped(file=fd.path, reason=f"its diff ({len(fd.text)} characters) exceeds {max_chars}")
             )
             continue
-        lines = read_lines(changed, fd.path)
-        if lines is None:
-            skipped.append(Skipped(file=fd.path, reason="not a readable text file after the change"))
+        if not fd.hunks:
+            skipped.append(Skipped(file=fd.path, reason=fd.without_hunks()))
             continue
+        entry = inspect(changed, fd.path)
+        if entry.link is not None:  # shown as what it is: a link and its target text, never followed
+            code = f"(a symbolic link to {entry.link!r}; the review does not follow links)"
+            parts.append(Part(file=fd.path, diff=fd.text, code=code))
+            continue
+        if entry.text is None:
+            skipped.append(Skipped(file=fd.path, reason=f"not read after the change: {entry.reason}"))
+            continue
+        lines = entry.text.splitlines()
         for around in CONTEXT_LINES:
             code = numbered(lines, fd, around)
             if len(fd.text) + len(code) <= max_chars:

@@ -1,13 +1,24 @@
-"""Reading a unified diff (``git diff`` or ``diff -u``) into files and hunks; refusing what cannot be reviewed.
+"""Reading a unified diff (``git diff`` or ``diff -u``) into files and hunks, with git's own line rules.
+
+Lines end at ``\\n`` only (as for git, a ``\\r`` or form feed is part of its line). A file starts
+where ``git apply`` starts one: a ``diff --git`` line followed by git's extended header lines
+(``index``, ``old mode``, ``rename from``, ``---``, ``+++``, …), or a ``---`` line, a ``+++`` line and an
+``@@ -`` line; its hunks are read by their line counts. Text git ignores (a commit message, free text
+between ``diff --git`` and ``---``) belongs to no file, so it never reaches a prompt: a file's
+``text`` holds only its header lines and hunks. What git changes without a hunk (a mode, a pure
+rename or copy, an empty file) is a file without hunks: it is listed as skipped, never dropped.
+
+Which files git changes is git's to say (:func:`memdoor.review.repo.git_changes`); the review checks
+that this reading agrees (:func:`memdoor.review.repo.check_agreement`) and refuses the diff if not.
 
 Refused with :class:`ReviewInputError` (one line, exit 2): text that is not a unified diff, a binary
-diff, a diff larger than ``max_bytes``, and paths that leave the repository (absolute, ``..``).
+diff, a diff larger than ``max_bytes``, and paths that leave the repository (absolute, ``..``), hold
+control characters, or are deeper or longer than :data:`MAX_PATH_DEPTH` / :data:`MAX_PATH_CHARS`.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
@@ -15,9 +26,22 @@ from memdoor.errors import ReviewInputError
 
 MAX_DIFF_BYTES = 2_000_000
 """The largest diff accepted (bytes); beyond it the review is refused rather than silently truncated."""
+MAX_PATH_DEPTH = 32
+"""Most directories (components) in a path the diff names; deeper is refused."""
+MAX_PATH_CHARS = 1024
+"""Longest path the diff may name (characters); one component is at most 255 bytes."""
+MAX_NAME_BYTES = 255
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_GIT_HEADER = re.compile(r"^diff --git (\S+) (\S+)")
+LINK_MODE = "120000"
+"""git's mode of a symbolic link (its content is the link's target text)."""
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_EXTENDED = (  # git's extended header lines (apply.c), in the order git tries them
+    "--- ", "+++ ", "old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ",
+    "copy to ", "rename old ", "rename new ", "rename from ", "rename to ", "similarity index ",
+    "dissimilarity index ", "index ",
+)  # fmt: skip
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, "\\": 92, '"': 34}
 
 
 class Hunk(BaseModel):
@@ -49,26 +73,119 @@ class FileDiff(BaseModel):
     old_path: str | None = Field(default=None, description="Path in the old tree; None for a new file.")
     deleted: bool = False
     hunks: list[Hunk] = Field(default_factory=list)
-    text: str = Field(default="", description="This file's part of the diff, as given.")
+    text: str = Field(default="", description="This file's header lines and hunks (no free text).")
+    old_mode: str | None = Field(default=None, description="git's mode before (e.g. 100644), when given.")
+    new_mode: str | None = Field(default=None, description="git's mode after (120000: a symbolic link).")
+    copied: bool = Field(default=False, description="A copy of old_path (git's 'copy from').")
 
     @property
     def added_lines(self) -> int:
         return sum(len(h.added()) for h in self.hunks)
 
+    @property
+    def deleted_lines(self) -> int:
+        return sum(line.startswith("-") for h in self.hunks for line in h.lines)
 
-def _clean_path(raw: str) -> str | None:
-    """``a/src/x.py`` → ``src/x.py``; None for ``/dev/null``; ReviewInputError for a path leaving the repo."""
-    raw = raw.split("\t")[0].strip()
-    if raw.startswith('"') and raw.endswith('"'):
-        raw = raw[1:-1]
-    if raw == "/dev/null":
-        return None
-    if raw[:2] in ("a/", "b/"):
-        raw = raw[2:]
-    path = PurePosixPath(raw)
-    if not raw or path.is_absolute() or ".." in path.parts:
+    @property
+    def is_link(self) -> bool:
+        """Whether the diff makes this path a symbolic link."""
+        return self.new_mode == LINK_MODE
+
+    def without_hunks(self) -> str:
+        """What git changes in a file without hunks, for the list of skipped files."""
+        if self.old_path is not None and self.old_path != self.path:
+            how = "copied" if self.copied else "renamed"
+            return f"{how} from {self.old_path}, content unchanged"
+        if self.old_mode and self.new_mode and self.old_mode != self.new_mode:
+            return f"mode changed from {self.old_mode} to {self.new_mode}, content unchanged"
+        if self.deleted:
+            return "an empty file deleted by the diff"
+        if self.old_path is None:
+            return "a new empty file"
+        return "a file header without a change"
+
+
+def _unquote(raw: str) -> tuple[str, str]:
+    """A C-quoted name at the start of ``raw`` (git's quoting) and the rest of ``raw``."""
+    out, i = bytearray(), 1
+    while i < len(raw):
+        c = raw[i]
+        if c == '"':
+            try:
+                return out.decode("utf-8"), raw[i + 1 :]
+            except UnicodeDecodeError:
+                raise ReviewInputError(f"the diff names a path that is not UTF-8: {raw[: i + 1]!r}") from None
+        if c != "\\":
+            out += c.encode("utf-8", "surrogateescape")
+            i += 1
+        elif raw[i + 1 : i + 2] in _ESCAPES:
+            out.append(_ESCAPES[raw[i + 1]])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7]{2}", raw[i + 1 : i + 4]):
+            out.append(int(raw[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            raise ReviewInputError(f"the diff names a badly quoted path: {raw[:80]!r}")
+    raise ReviewInputError(f"the diff names a badly quoted path: {raw[:80]!r}")
+
+
+def _strip(name: str, components: int) -> str:
+    """``name`` without its first ``components`` directories (git's ``-p``), or as it is when it has fewer."""
+    parts = name.split("/", components)
+    return parts[-1] if len(parts) > components else name
+
+
+def _name(raw: str, components: int = 1) -> str | None:
+    """The path of a ``---``/``+++``/``rename from`` line's rest: unquoted, up to a tab, without its first
+    ``components`` directories; None for ``/dev/null``."""
+    if raw.startswith('"'):
+        name, _ = _unquote(raw)
+    else:
+        name = raw.split("\t")[0]
+        if name == "/dev/null" or (raw.startswith("/dev/null") and raw[9:10].isspace()):
+            return None
+    if name.startswith("/"):
+        raise ReviewInputError(f"the diff names a path outside the repository: {name[:80]!r}")
+    return check_path(_strip(name, components))
+
+
+def check_path(raw: str) -> str:
+    """``raw`` when it is a path the review can take, else ReviewInputError (one line)."""
+    parts = raw.split("/")
+    if not raw or raw.startswith("/") or ".." in parts:
         raise ReviewInputError(f"the diff names a path outside the repository: {raw!r}")
-    return str(path)
+    if any(ord(c) < 32 or ord(c) == 127 for c in raw):
+        raise ReviewInputError(f"the diff names a path with control characters: {raw[:80]!r}")
+    if len(parts) > MAX_PATH_DEPTH:
+        raise ReviewInputError(
+            f"the diff names a path deeper than the review takes ({len(parts)} levels; the limit is "
+            f"{MAX_PATH_DEPTH}): {raw[:60]!r}…"
+        )
+    if len(raw) > MAX_PATH_CHARS or any(
+        len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts
+    ):
+        raise ReviewInputError(
+            f"the diff names a path longer than the review takes ({len(raw)} characters; the limit is "
+            f"{MAX_PATH_CHARS}, {MAX_NAME_BYTES} bytes per name): {raw[:60]!r}…"
+        )
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def _header_names(rest: str) -> tuple[str | None, str | None]:
+    """The two names of a ``diff --git`` line (after ``diff --git ``), as git finds them: quoted, or the
+    split of the line into two names that are the same once their first directory is gone."""
+    if len(rest) > 2 * MAX_PATH_CHARS + 8:
+        return None, None  # longer than two paths the review takes: git's --- and +++ lines must say
+    if rest.startswith('"'):
+        a, tail = _unquote(rest)
+        tail = tail.lstrip(" ")
+        b = _unquote(tail)[0] if tail.startswith('"') else tail
+        return check_path(_strip(a, 1)), check_path(_strip(b, 1))
+    for k, c in enumerate(rest):
+        if c == " " and _strip(rest[:k], 1) == _strip(rest[k + 1 :], 1) and "/" in rest[:k]:
+            name = check_path(_strip(rest[:k], 1))
+            return name, name
+    return None, None
 
 
 def _check_text(text: str, max_bytes: int) -> None:
@@ -85,33 +202,80 @@ def parse_diff(text: str, *, max_bytes: int = MAX_DIFF_BYTES) -> list[FileDiff]:
     """The files of a unified diff, in order. ReviewInputError for anything that cannot be reviewed."""
     _check_text(text, max_bytes)
     files: list[FileDiff] = []
-    lines = text.splitlines()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("Binary files ") or line.startswith("GIT binary patch"):
             raise ReviewInputError(f"binary diff ({line.strip()[:80]}): only text changes can be reviewed")
-        if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
-            i = _read_file(lines, i, files)
-            continue
-        i += 1
+        if _HUNK.match(line):
+            raise ReviewInputError(f"not a unified diff: a hunk without a file header at line {i + 1}")
+        if line.startswith("diff --git "):
+            i = _read_git(lines, i, files)
+        elif (
+            line.startswith("--- ")
+            and i + 2 < len(lines)
+            and lines[i + 1].startswith("+++ ")
+            and lines[i + 2].startswith("@@ -")
+        ):
+            old, new = _name(line[4:]), _name(lines[i + 1][4:])
+            if old is None and new is None:
+                raise ReviewInputError("not a unified diff: a file goes from /dev/null to /dev/null")
+            fd = FileDiff(path=new or old or "", old_path=old, deleted=new is None)
+            i = _read_hunks(lines, i + 2, fd, lines[i : i + 2], files)
+        else:
+            i += 1
     if not files:
         raise ReviewInputError("not a unified diff: no '--- a/FILE' / '+++ b/FILE' header with a '@@' hunk")
     return files
 
 
-def _read_file(lines: list[str], i: int, files: list[FileDiff]) -> int:
-    """Read one file's headers and hunks starting at its ``---`` line; the index after them."""
-    start = i
-    old, new = _clean_path(lines[i][4:]), _clean_path(lines[i + 1][4:])
+def _read_git(lines: list[str], i: int, files: list[FileDiff]) -> int:
+    """One ``diff --git`` file: its extended header lines, then its hunks; the index after them. A
+    ``diff --git`` line with no header line after it is ignored, as git ignores it."""
+    start, j = i, i + 1
+    values: dict[str, str] = {}
+    while j < len(lines) and not lines[j].startswith("@@ -"):
+        key = next((k for k in _EXTENDED if lines[j].startswith(k)), None)
+        if key is None:
+            break
+        values.setdefault(key, lines[j][len(key) :])
+        j += 1
+    if j == start + 1 and not (j < len(lines) and lines[j].startswith("@@ -")):
+        return start + 1
+    a, b = _header_names(lines[start][len("diff --git ") :])
+    src = values.get("rename from ", values.get("rename old ", values.get("copy from ")))
+    dst = values.get("rename to ", values.get("rename new ", values.get("copy to ")))
+    old = _name(values["--- "]) if "--- " in values else (_name(src, 0) if src is not None else a)
+    new = _name(values["+++ "]) if "+++ " in values else (_name(dst, 0) if dst is not None else b)
+    if "new file mode " in values:
+        old = None
+    if "deleted file mode " in values:
+        new = None
     if old is None and new is None:
-        raise ReviewInputError("not a unified diff: a file goes from /dev/null to /dev/null")
-    fd = FileDiff(path=new or old or "", old_path=old, deleted=new is None)
-    i += 2
-    while i < len(lines):
+        raise ReviewInputError(f"not a unified diff: line {start + 1}: a git header without file names")
+    index_mode = values.get("index ", "").partition(" ")[2] or None
+    fd = FileDiff(
+        path=new or old or "",
+        old_path=old,
+        deleted=new is None,
+        old_mode=values.get("old mode ", values.get("deleted file mode ", index_mode)),
+        new_mode=values.get("new mode ", values.get("new file mode ", index_mode)),
+        copied="copy from " in values,
+    )
+    return _read_hunks(lines, j, fd, lines[start:j], files)
+
+
+def _read_hunks(lines: list[str], i: int, fd: FileDiff, header: list[str], files: list[FileDiff]) -> int:
+    """Read the hunks of ``fd`` starting at line ``i`` (each by its line counts, as git does); the index
+    after them. ``fd.text`` is ``header`` and these lines, nothing else."""
+    start = i
+    while i < len(lines) and lines[i].startswith("@@ -"):
         m = _HUNK.match(lines[i])
         if not m:
-            break
+            raise ReviewInputError(f"not a unified diff: {fd.path}: bad hunk header at line {i + 1}")
         hunk = Hunk(
             old_start=int(m[1]),
             old_len=int(m[2]) if m[2] is not None else 1,
@@ -128,28 +292,15 @@ def _read_file(lines: list[str], i: int, files: list[FileDiff]) -> int:
                 continue
             if mark not in (" ", "+", "-", ""):
                 raise ReviewInputError(f"not a unified diff: {fd.path}: hunk line {i + 1} is {body[:40]!r}")
-            body = body or " "  # some tools strip the space of an empty context line
             old_left -= mark != "+"
             new_left -= mark != "-"
-            hunk.lines.append(body)
+            hunk.lines.append(body or " ")  # some tools strip the space of an empty context line
             i += 1
         if old_left > 0 or new_left > 0:
             raise ReviewInputError(f"not a unified diff: {fd.path}: a hunk ends early (line {i})")
-        while i < len(lines) and lines[i].startswith("\\"):
+        if i < len(lines) and lines[i].startswith("\\ "):
             i += 1
         fd.hunks.append(hunk)
-    if not fd.hunks:
-        raise ReviewInputError(f"not a unified diff: {fd.path}: a file header without a '@@' hunk")
-    fd.text = "\n".join(_header_before(lines, start) + lines[start:i]) + "\n"
+    fd.text = "\n".join(header + lines[start:i]) + "\n"
     files.append(fd)
     return i
-
-
-def _header_before(lines: list[str], start: int) -> list[str]:
-    """The ``diff --git``/``index`` lines that belong to the file starting at ``start`` (for its own text)."""
-    j = start
-    while j > 0 and not lines[j - 1].startswith(("@@", "+", "-", " ")) and not _HUNK.match(lines[j - 1]):
-        j -= 1
-        if _GIT_HEADER.match(lines[j]):
-            return lines[j:start]
-    return []

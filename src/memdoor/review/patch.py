@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memdoor.review.consensus import Group
-from memdoor.review.context import read_lines
+from memdoor.review.files import read_text
 from memdoor.review.testrun import TestRun
 
 
@@ -46,30 +46,20 @@ def _file_diff(path: str, before: list[str], after: list[str], *, final_newline:
     return "".join(out)
 
 
-def _ends_with_newline(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            f.seek(0, 2)
-            if f.tell() == 0:
-                return True
-            f.seek(-1, 2)
-            return f.read(1) == b"\n"
-    except OSError:
-        return True
-
-
 def assemble(groups: Sequence[Group], changed: Path) -> Patch | None:
     """The patch of the suggestions of ``groups`` (consensus findings) against the files in ``changed``;
     None when no suggestion can be applied (and nothing was left out)."""
     taken: dict[str, list[tuple[int, int, list[str]]]] = {}
     used: list[int] = []
     left_out: list[str] = []
+    text_of: dict[str, str | None] = {}
     lines_of: dict[str, list[str] | None] = {}
     for i, g in enumerate(groups):
         if g.suggestion is None:
             continue
         if g.file not in lines_of:
-            lines_of[g.file] = read_lines(changed, g.file)
+            text_of[g.file] = read_text(changed, g.file)  # never through a link (files.py)
+            lines_of[g.file] = None if text_of[g.file] is None else str(text_of[g.file]).splitlines()
         lines = lines_of[g.file]
         where = f"{g.file}:{g.line}-{g.end_line}"
         if lines is None:
@@ -91,7 +81,8 @@ def assemble(groups: Sequence[Group], changed: Path) -> Patch | None:
         for lo, hi, new in sorted(spans, reverse=True):
             after[lo - 1 : hi] = new
         if after != before:
-            parts.append(_file_diff(path, before, after, final_newline=_ends_with_newline(changed / path)))
+            text = text_of[path] or ""
+            parts.append(_file_diff(path, before, after, final_newline=not text or text.endswith("\n")))
     if not parts:
         if not left_out and not used:
             return None

@@ -12,7 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from pydantic import BaseModel, Field
+
 from memdoor.errors import ReviewInputError
+from memdoor.review.diff import FileDiff
 
 GIT_TIMEOUT_S = 120.0
 
@@ -63,6 +66,46 @@ def applies(root: Path, diff: str) -> str:
     if git(["apply", "--check", "--reverse", "--whitespace=nowarn", "-"], root, stdin=diff).returncode == 0:
         return "applied"
     raise ReviewInputError(f"the diff does not apply to {root}: {_first_line(forward.stderr)}")
+
+
+class GitChange(BaseModel):
+    """One file ``git apply`` changes, as ``git apply --numstat`` says."""
+
+    path: str = Field(description="The new path (the old one for a deleted file).")
+    added: int | None = Field(description="Lines added; None for a binary change.")
+    deleted: int | None = Field(description="Lines deleted; None for a binary change.")
+
+
+def git_changes(root: Path, diff: str) -> list[GitChange]:
+    """The files ``git apply`` would change with ``diff``, in order (``git apply --numstat -z``, which
+    reads the diff as applying it does, and changes nothing). ReviewInputError with git's reason."""
+    done = git(["apply", "--numstat", "-z", "-"], root, stdin=diff)
+    if done.returncode != 0:
+        raise ReviewInputError(f"git cannot read the diff: {_first_line(done.stderr)}")
+    out, fields = [], done.stdout.split("\0")
+    for entry in fields[:-1] if fields and fields[-1] == "" else fields:
+        added, deleted, path = entry.split("\t", 2)
+        numbers = (int(added), int(deleted)) if added.isdigit() and deleted.isdigit() else (None, None)
+        out.append(GitChange(path=path, added=numbers[0], deleted=numbers[1]))
+    return out
+
+
+def _described(change: tuple[str, int | None, int | None] | None) -> str:
+    return "nothing" if change is None else f"{change[0]!r} (+{change[1]} -{change[2]})"
+
+
+def check_agreement(files: list[FileDiff], changes: list[GitChange]) -> None:
+    """ReviewInputError unless the review's reading of the diff names exactly the files git changes, in
+    the same order, with the same numbers of added and deleted lines (a disagreement would let git change
+    a file no reviewer saw)."""
+    for k in range(max(len(files), len(changes))):
+        ours = (files[k].path, files[k].added_lines, files[k].deleted_lines) if k < len(files) else None
+        theirs = (changes[k].path, changes[k].added, changes[k].deleted) if k < len(changes) else None
+        if ours != theirs:
+            raise ReviewInputError(
+                f"the review and git read the diff differently: file {k + 1} is {_described(ours)} for the "
+                f"review and {_described(theirs)} for git; refusing it (write its headers as git diff does)"
+            )
 
 
 def tracked_files(root: Path) -> list[str]:

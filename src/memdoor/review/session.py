@@ -29,9 +29,10 @@ from memdoor.registry import load
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
+from memdoor.review.fence import fence
 from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
 from memdoor.review.patch import Patch, assemble
-from memdoor.review.repo import apply_patch, changed_copy, repo_root
+from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
 from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
 from memdoor.review.testsight import sight_for
@@ -43,6 +44,19 @@ from memdoor.trace import Trace
 from memdoor.tracestore import TraceRecord, save_trace
 
 FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
+
+MAX_FILES = 200
+"""Files a diff may change for one review (``--max-files``); more is refused before any copy or call."""
+MAX_PARTS = 60
+"""Parts (files sent to the agents) per review (``--max-parts``); more is refused before any call."""
+BUDGET_CALLS = 400
+"""Model calls of a review by default (``--budget-calls``): 60 parts × 3 agents, each with a follow-up."""
+BUDGET_TOKENS = 2_000_000
+"""Prompt and completion tokens of a review by default (``--budget-tokens``)."""
+
+
+def default_budget() -> Budget:
+    return Budget(calls=BUDGET_CALLS, tokens=BUDGET_TOKENS)
 
 
 class ReviewConfig(BaseModel):
@@ -57,7 +71,9 @@ class ReviewConfig(BaseModel):
     test: str | None = Field(default=None, description="Shell command running the repository's tests.")
     fail_on: FailOn = Field(default="high", description="Exit 1 on a consensus finding this severe or more.")
     budget: Budget = Field(
-        default_factory=Budget, description="Tokens, calls and seconds for the whole review."
+        default_factory=default_budget,
+        description=f"Tokens, calls and seconds for the whole review (default {BUDGET_CALLS} calls, "
+        f"{BUDGET_TOKENS:,} tokens).",
     )
     seed: int = Field(
         default=0, description="Base sampling seed; the k-th agent of a model samples with seed + 1000 * k."
@@ -84,6 +100,12 @@ class ReviewConfig(BaseModel):
         "tokens, so the prompt and 1024 new tokens fit the embedded models' 4096-token context.",
     )
     max_diff_bytes: int = Field(default=MAX_DIFF_BYTES, ge=1, description="Largest diff accepted.")
+    max_files: int = Field(
+        default=MAX_FILES, ge=1, description="Most files a diff may change (more is refused: --max-files)."
+    )
+    max_parts: int = Field(
+        default=MAX_PARTS, ge=1, description="Most parts sent to the agents (more is refused: --max-parts)."
+    )
     test_timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per test command run.")
     test_paths: list[str] = Field(
         default_factory=list, description="More directories the test command sees, read-only (--test-path)."
@@ -158,15 +180,26 @@ def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> 
     ``workdir`` and split the work per file. ReviewInputError for bad input; nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
+    if len(files) > config.max_files:
+        raise ReviewInputError(
+            f"the diff changes {len(files)} files; a review takes at most {config.max_files} "
+            "(--max-files raises the limit; or review it in parts)"
+        )
     root = repo_root(repo)
+    check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
     os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
     if config.test and os.geteuid() == 0:
         check_reachable(workdir / "x")  # SandboxError now, before any copy or model call
     changed = changed_copy(root, diff_text, workdir / "changed")
     parts, skipped = build_parts(files, changed, config.max_part_chars)
     if not parts:
-        why = "; ".join(f"{s.file}: {s.reason}" for s in skipped)
+        why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
         raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")
+    if len(parts) > config.max_parts:
+        raise ReviewInputError(
+            f"the diff has {len(parts)} files to review; a review takes at most {config.max_parts} "
+            "(--max-parts raises the limit; or review it in parts)"
+        )
     return Prepared(files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir)
 
 
@@ -181,7 +214,7 @@ def test_text(run: TestRun | None) -> str:
     if run is None:
         return "(no test command was given)"
     tail = run.output[-2000:].strip()
-    return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n```\n{tail}\n```" if tail else "")
+    return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n{fence(tail)}" if tail else "")
 
 
 def _reason(r: AgentReview) -> Literal["unreadable", "model", "budget"]:
@@ -189,7 +222,9 @@ def _reason(r: AgentReview) -> Literal["unreadable", "model", "budget"]:
 
 
 def messages_for(part: Part, tests: str) -> list[Message]:
-    user = render("code_review", file=part.file, diff=part.diff.rstrip("\n"), code=part.code, tests=tests)
+    """The prompt of one part: every block from the pull request fenced so that it cannot close its fence."""
+    diff, code = fence(part.diff.rstrip("\n"), "diff"), fence(part.code)
+    user = render("code_review", file=part.file, diff=diff, code=code, tests=tests)
     return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
 
 

@@ -8,7 +8,10 @@ request gets (:func:`memdoor.server.service.request_limits`: the server's token 
 deadline, lowered by the request's; a review stopped by its budget is a 504 ``budget_exceeded``).
 The answer's content is the Markdown review; its ``memdoor`` field is the JSON review (findings,
 minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
-is a 400 with the one-line reason. A stream gets the review as one content chunk when it is done.
+is a 400 with the one-line reason (every refusal of :func:`memdoor.review.session.prepare`: not a
+diff, binary, too large, too many files or parts, a path too deep or long, git and the review reading
+it differently, not applying). Without a token budget from the server or the request, a review has
+the command's default budget (calls and tokens). A stream gets the review as one content chunk when it is done.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,15 @@ from memdoor.budget import Budget
 from memdoor.errors import ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.review.formats import to_json, to_markdown
-from memdoor.review.session import ReviewConfig, ReviewReport, prepare, run_review
+from memdoor.review.session import (
+    BUDGET_CALLS,
+    BUDGET_TOKENS,
+    ReviewConfig,
+    ReviewReport,
+    prepare,
+    run_review,
+)
+from memdoor.review.workspace import workspace
 from memdoor.runner import RunEnv
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
@@ -69,7 +79,7 @@ class ReviewService:
             models=self.config.models,
             test=self.config.review_test,
             fail_on="never",
-            budget=Budget(tokens=limits.budget_tokens),
+            budget=Budget(tokens=limits.budget_tokens or BUDGET_TOKENS, calls=BUDGET_CALLS),
             seed=self.config.seed if request.seed is None else request.seed,
             max_tokens=limits.max_tokens,
         )
@@ -85,10 +95,10 @@ class ReviewService:
         env = dataclasses.replace(self.env, on_start=started.append)
         try:
             async with asyncio.timeout(timeout_s), ticket.slot():
-                with tempfile.TemporaryDirectory(prefix="memdoor-review-") as tmp:
+                with workspace() as tmp:  # removed however deep a tree is left in it
                     repo = Path(self.config.review_repo or ".")  # only review ids (a repo is set) come here
                     try:
-                        prepared = await asyncio.to_thread(prepare, text, repo, config, Path(tmp))
+                        prepared = await asyncio.to_thread(prepare, text, repo, config, tmp)
                     except ReviewInputError as e:
                         raise InvalidRequest(str(e), param="messages") from None
                     report = await run_review(prepared, config, env)
