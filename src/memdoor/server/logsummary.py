@@ -64,7 +64,11 @@ class RepeatSummary(logging.Filter):
         with self._lock:
             seen = self._kinds.get(key)
             if seen is None:
-                first = record.getMessage().strip().splitlines()
+                try:
+                    text = record.getMessage()
+                except Exception:  # arguments that do not fit the template: logging reports it itself
+                    text = str(record.msg)
+                first = text.strip().splitlines()
                 self._kinds[key] = _Kind(
                     record.name, first[0] if first else "", self._clock(), record.levelno
                 )
