@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import time
@@ -29,7 +30,7 @@ from memdoor.registry import load
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
-from memdoor.review.fence import fence
+from memdoor.review.fence import fence, inline
 from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
 from memdoor.review.patch import Patch, assemble
 from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
@@ -221,10 +222,15 @@ def _reason(r: AgentReview) -> Literal["unreadable", "model", "budget"]:
     return "budget" if r.budget else ("unreadable" if r.unreadable else "model")
 
 
+def file_names(part: Part) -> dict[str, str]:
+    """The part's path for the prompts: a code span it cannot close, and a JSON string."""
+    return {"file": inline(part.file), "file_json": json.dumps(part.file)}
+
+
 def messages_for(part: Part, tests: str) -> list[Message]:
     """The prompt of one part: every block from the pull request fenced so that it cannot close its fence."""
     diff, code = fence(part.diff.rstrip("\n"), "diff"), fence(part.code)
-    user = render("code_review", file=part.file, diff=diff, code=code, tests=tests)
+    user = render("code_review", **file_names(part), diff=diff, code=code, tests=tests)
     return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
 
 
@@ -263,7 +269,7 @@ async def ask_agent(
         messages = [
             *messages,
             {"role": "assistant", "content": completion.text},
-            {"role": "user", "content": render("code_review_format", file=part.file)},
+            {"role": "user", "content": render("code_review_format", **file_names(part))},
         ]
         role = "review-format"
     return review
