@@ -69,6 +69,8 @@ AGREE = [  # header forms git and the review read alike: git's files are the fil
     '--- "a/calc\\056py"\n+++ "b/calc\\056py"\n' + ONE_LINE,  # a quoted path with an escape
     "--- old/calc.py\n+++ new/calc.py\n" + ONE_LINE,  # git strips any first directory
     "diff --git a/calc.py b/calc.py\nsome text\n--- a/calc.py\n+++ b/calc.py\n" + ONE_LINE,
+    "Subject: a commit message\n--- a/notes\n+++ b/notes\nnot a hunk\n---\n"  # '---' lines in free text
+    "--- a/calc.py\n+++ b/calc.py\n" + ONE_LINE,
     "diff --git a/a b.py b/a b.py\nnew file mode 100644\n--- /dev/null\n+++ b/a b.py\t\n@@ -0,0 +1 @@\n+x\n",
     "diff --git a/calc.py b/calc.py\nold mode 100644\nnew mode 100755\n",  # mode only: no hunk
     "diff --git a/calc.py b/m.py\nsimilarity index 100%\nrename from calc.py\nrename to m.py\n",
