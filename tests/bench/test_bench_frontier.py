@@ -11,7 +11,7 @@ from bench_helpers import run_cli
 
 from memdoor.bench.analysis import analyse
 from memdoor.bench.config import BenchConfig, parse_rows, solve_config
-from memdoor.bench.frontier import best_at_most, is_single_model
+from memdoor.bench.frontier import best_at_most, compute_matched, is_single_model
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_MD, write_report
 from memdoor.bench.stats import holm, mcnemar_exact
@@ -148,3 +148,15 @@ def test_the_bigger_model_alone_spending_more_draws_is_a_row_of_the_same_paired_
 
     single = first_of(rows[B1], BIG)
     assert all(first_of(r, BIG) == single for r in config.rows)
+
+
+def test_without_model_sizes_only_mixed_teams_are_compared_on_tokens(results_dir):
+    """A remote model of unknown size: no compute, no biggest model; the mixed teams still get a match, by
+    tokens, and the single-model rows are the reference."""
+    with ResultsStore.open(results_dir) as store:
+        a = analyse(store, resamples=100)
+    unknown = [r.model_copy(update={"compute": None}) for r in a.rows]
+    pairs = {(p.a, p.b): p for p in a.pairs}
+    m = compute_matched(unknown, {}, lambda x, y: pairs.get((x, y)) or pairs[(y, x)], lambda model: None)
+    assert m is not None and m.cost_axis == "tokens" and m.biggest_model is None
+    assert sorted(t.team for t in m.comparisons) == sorted([TEAM, CASCADE])
