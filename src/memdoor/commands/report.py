@@ -1,5 +1,8 @@
 """Statistics, charts and comparisons of a bench results directory.
 
+A committed run (its portable files run.json, results.jsonl and calls.jsonl, without the database) is
+reported too: its database is first rebuilt from those files and its suite, with no model run.
+
 Writes DIR/report.md, DIR/report.html and PNG charts into DIR (works on an unfinished run too,
 covering the results stored so far). With --json, also prints the summary as JSON:
 {"strategies": {NAME: {"solved", "total", "pass_at_1", "ci95": [lo, hi], "tokens_per_problem",
@@ -26,6 +29,7 @@ import json
 from pathlib import Path
 
 from memdoor.bench.analysis import AXES, analyse
+from memdoor.bench.rebuild import rebuild, rebuildable
 from memdoor.bench.report import write_report
 from memdoor.bench.serving import EXAMPLE, parse_setup
 from memdoor.bench.stats import RESAMPLES
@@ -78,7 +82,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     serving = parse_setup(args.serving) if args.serving else None  # bad input: refused before any work
-    store = ResultsStore.open(args.directory)
+    directory = Path(args.directory)
+    if rebuildable(directory):  # a committed run on a fresh checkout: its database from its portable files
+        rebuild(directory)
+        if not args.json:
+            print(f"rebuilt {ResultsStore.db_path(directory)} from the run's portable files")
+    store = ResultsStore.open(directory)
     try:
         only = [n.strip() for n in args.rows.split(",") if n.strip()] if args.rows else None
         analysis = analyse(
