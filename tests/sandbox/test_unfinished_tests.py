@@ -251,3 +251,15 @@ def test_a_rust_program_cannot_replace_a_prelude_name_the_test_uses(sb):
     v = run_program(sb, "rust", program, [TestCase(kind="check", input=test)])
     assert v.status == "runtime_error", v
     assert "its tests do not" in v.tests[0].detail and "ambiguous" in v.tests[0].detail
+
+
+@js_only
+@rust_only
+def test_the_same_rules_under_unshare():
+    """The fallback isolation runs the same harness: honest passes, a test that never ran fails."""
+    with open_sandbox(SandboxConfig(isolation="unshare", timeout_s=10.0, prestart=False)) as box:
+        js, rs = _problems("javascript")["JavaScript/0"], _problems("rust")["Rust/0"]
+        assert grade(js, "  return numbers.some((a, i) => numbers.some((b, j) => i !== j && "
+                     "Math.abs(a - b) < threshold));\n}\n", box).passed  # fmt: skip
+        assert grade(js, JS_NEVER_RAN["exit_0_in_the_function"][1], box).status == "runtime_error"
+        assert grade(rs, RUST_NEVER_RAN["exit_0"], box).status == "runtime_error"
