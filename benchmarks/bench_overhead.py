@@ -30,9 +30,9 @@ from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import write_report
 from memdoor.bench.store import ResultsStore
-from memdoor.ledger import CallRecord, Ledger
-from memdoor.problems.model import Problem, TestCase
-from memdoor.solution import Solution
+from memdoor.core.ledger import CallRecord, Ledger
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.solution import Solution
 
 STRATEGIES = "single,parallel:5,sequential:5,shared:5,hybrid:5"
 BASELINE = "single@local:qwen2.5-coder-1.5b"

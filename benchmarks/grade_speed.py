@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from memdoor.grading import grade_many
+from memdoor.judging.programs import grade_many
 from memdoor.problems.load import load_problems
 from memdoor.sandbox import SandboxConfig, open_sandbox
 

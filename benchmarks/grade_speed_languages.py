@@ -17,7 +17,7 @@ import os
 import platform
 import time
 
-from memdoor.grading import grade_many
+from memdoor.judging.programs import grade_many
 from memdoor.problems.humaneval import data_path
 from memdoor.problems.humaneval_x import data_file, load_humaneval_x
 from memdoor.problems.load import load_problems

@@ -24,14 +24,14 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from memdoor.extract import extract_code
-from memdoor.grading import grade_many, program_for
+from memdoor.judging.programs import grade_many, program_for
 from memdoor.problems.humaneval_x import KNOWN_BAD, data_file, load_humaneval_x
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang import javascript, rust
 from memdoor.sandbox.lang.process import candidate_limits, limit_result, run_isolated
 from memdoor.sandbox.lang.program import defines
 from memdoor.sandbox.lang.run import usable_tool
+from memdoor.text.extract import extract_code
 
 
 def _stored_answers(language: str, pattern: str, drafts: bool, problems: dict) -> list[tuple[str, str]]:

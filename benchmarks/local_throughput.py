@@ -123,7 +123,7 @@ MEMORY_CHILD = """
 import asyncio, json, sys
 from memdoor.models.local import LocalModel
 from memdoor.models.pool import ModelPool
-from memdoor.team import team_configs
+from memdoor.agents.team import team_configs
 
 def peak_mb():
     for line in open("/proc/self/status"):

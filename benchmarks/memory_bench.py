@@ -25,17 +25,17 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
-from memdoor.judge import Judge
+from memdoor.agents.team import Agent, AgentConfig, Team
+from memdoor.core.candidates import Candidate
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.verdict import TestResult, Verdict
+from memdoor.judging.judge import Judge
 from memdoor.memory.inproc import InProcMemory
 from memdoor.memory.redis_memory import RedisMemory
 from memdoor.models.scripted import ScriptedModel
-from memdoor.problems.model import Problem, TestCase
-from memdoor.sandbox.verdict import TestResult, Verdict
-from memdoor.select.types import Candidate
 from memdoor.select.vote import VoteSelector
 from memdoor.strategies.base import TeamRun
 from memdoor.strategies.context import RunContext
-from memdoor.team import Agent, AgentConfig, Team
 
 DRAFT = {"agent": "a3", "round": 1, "code": "def f(x):\n    return x * 2\n" * 20, "mean_logprob": -0.31}
 

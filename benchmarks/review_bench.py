@@ -45,9 +45,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from memdoor.bench.stats import wilson_ci
-from memdoor.grading import grade
+from memdoor.core.problem import Problem
+from memdoor.judging.programs import grade
 from memdoor.problems.load import load_problems
-from memdoor.problems.model import Problem
 from memdoor.review.consensus import quorum
 from memdoor.review.findings import severity_rank
 from memdoor.sandbox import SandboxConfig, open_sandbox
@@ -350,7 +350,7 @@ def by_quorum(rows: list[dict]) -> str:
 
 async def run_rows(cases: list[Case], by_id: dict[str, Problem], rows: list[str], sandbox, out: Path | None):
     """Every case under every row, one environment (models loaded once); each result appended to ``out``."""
-    from memdoor.runner import open_env
+    from memdoor.run.env import open_env
 
     results = load_rows(out) if out else []
     done = {_key(r["agents"], r["models"], r["problem_id"], r["kind"]) for r in results}

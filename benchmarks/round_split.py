@@ -25,10 +25,10 @@ import time
 
 import httpx
 
+from memdoor.agents.team import team_configs
 from memdoor.models.local import LocalModel
 from memdoor.problems.load import load_problems
 from memdoor.strategies import messages
-from memdoor.team import team_configs
 
 
 async def post(client: httpx.AsyncClient, body: dict) -> dict:

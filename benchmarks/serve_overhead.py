@@ -37,11 +37,12 @@ from pathlib import Path
 import httpx
 import openai
 
+from memdoor.core.verdict import TestResult, Verdict
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
-from memdoor.runner import RunEnv, solve_problem
-from memdoor.sandbox.verdict import TestResult, Verdict
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
 from memdoor.server.chat import chat_problem
 from memdoor.server.config import ServeConfig
 from memdoor.server.launch import BackgroundServer

@@ -28,13 +28,13 @@ import json
 import os
 import statistics
 
-from memdoor.extract import candidate_code
-from memdoor.judge import Judge
+from memdoor.judging.judge import Judge
 from memdoor.models.engine import EngineConfig
 from memdoor.models.local import LocalModel
 from memdoor.problems.humaneval import load_humaneval
 from memdoor.sandbox.open import open_sandbox
 from memdoor.strategies import messages
+from memdoor.text.extract import candidate_code
 
 
 async def one_pass(name: str, speculative: str, problems: list, max_tokens: int) -> list[dict]:

@@ -1,6 +1,6 @@
 """Quality, cost and overhead of every team strategy on real problems with the embedded model.
 
-For each problem and strategy it runs :func:`memdoor.runner.solve_problem` and records: passed
+For each problem and strategy it runs :func:`memdoor.run.solve.solve_problem` and records: passed
 (graded on hidden tests), the oracle (any candidate correct), tokens, calls, wall seconds, and how the
 wall time splits between model calls, sandbox runs and Memdoor itself. It also reports the batching
 ratio: the wall time of a parallel round (all agents drafting at once, one shared engine) over the
@@ -30,11 +30,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memdoor.budget import Budget
+from memdoor.core.budget import Budget
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.problems.load import load_problems
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
 from memdoor.sandbox import SandboxConfig, open_sandbox
 
 STRATEGIES = ["single", "parallel", "sequential", "shared", "hybrid"]

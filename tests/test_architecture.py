@@ -190,7 +190,27 @@ def test_no_private_names_imported_from_another_module(graph):
 def test_the_reader_sees_type_only_and_function_level_imports():
     """The graph is made of every import: under TYPE_CHECKING and inside functions as well."""
     known = modules()
-    runner = {i.imported for i in imports_of("memdoor.runner", known["memdoor.runner"], known)}
-    assert {"memdoor.memory", "memdoor.models.prices"} <= runner  # imported inside functions
+    env = {i.imported for i in imports_of("memdoor.run.env", known["memdoor.run.env"], known)}
+    assert {"memdoor.memory", "memdoor.models.prices"} <= env  # imported inside functions
     vote = {i.imported for i in imports_of("memdoor.select.vote", known["memdoor.select.vote"], known)}
-    assert "memdoor.protocols" in vote  # imported under TYPE_CHECKING only
+    assert "memdoor.core.protocols" in vote  # imported under TYPE_CHECKING only
+
+
+def registered(kind: str) -> dict[str, str]:
+    """The ``kind`` table of the registry (short name → ``"module:Class"``), read from its source."""
+    tree = ast.parse((SRC / "memdoor" / "core" / "registry.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            table = ast.literal_eval(node.value)
+            if kind in table:
+                return table[kind]
+    raise AssertionError(f"no {kind!r} table in the registry")
+
+
+def test_every_registered_strategy_is_in_the_architecture_doc():
+    """A newcomer finds every strategy the registry knows in docs/architecture.md's strategy table."""
+    documented = set(re.findall(r"^\|\s*`([\w-]+)`\s*\|", DOC.read_text(), re.MULTILINE))
+    strategies = registered("strategy")
+    assert len(strategies) >= 8, "the registry's strategy table was not read"
+    missing = sorted(set(strategies) - documented)
+    assert not missing, f"registered strategies missing from docs/architecture.md's strategy table: {missing}"

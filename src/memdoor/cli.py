@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from memdoor import __version__
-from memdoor.errors import MemdoorError
+from memdoor.core.errors import MemdoorError
 
 COMMANDS: dict[str, str] = {
     "grade": "grade candidate programs against a problem file's tests",

@@ -13,8 +13,8 @@ from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_MD, write_report
 from memdoor.bench.store import ResultsStore
-from memdoor.calibration import FEATURES, Calibration, logistic_fit
-from memdoor.solution import Signals
+from memdoor.core.solution import Signals
+from memdoor.select.calibration import FEATURES, Calibration, logistic_fit
 
 ROWS = parse_rows("single,parallel:5", ["local:qwen2.5-coder-0.5b"], [])
 
@@ -114,7 +114,7 @@ def test_a_malformed_calibration_is_refused_not_used():
 
 
 def test_the_shipped_calibration_loads_and_says_what_it_was_fitted_on():
-    from memdoor.calibration import load_default
+    from memdoor.select.calibration import load_default
 
     cal = load_default()
     assert cal is not None, "memdoor/data/calibration.json is missing or unreadable"

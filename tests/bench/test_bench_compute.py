@@ -15,14 +15,14 @@ from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import problems_digest
-from memdoor.budget import Budget, BudgetTracker
-from memdoor.errors import BudgetExceeded, UsageError
+from memdoor.core.budget import Budget, BudgetTracker
+from memdoor.core.errors import BudgetExceeded, UsageError
 from memdoor.memory import open_memory
 from memdoor.models.catalog import parameters_of
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.load import load_problems
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 
 SMALL, BIG = "scripted:small", "scripted:big"
 SIZES = {SMALL: 1e9, BIG: 4e9}

@@ -17,7 +17,7 @@ from memdoor.bench.config import (
     split_entries,
 )
 from memdoor.bench.suite import problems_digest, select_problems
-from memdoor.errors import ModelSpecError, UsageError
+from memdoor.core.errors import ModelSpecError, UsageError
 from memdoor.problems.load import load_problems
 
 MODEL = "local:qwen2.5-coder-0.5b"

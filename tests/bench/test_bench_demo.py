@@ -8,7 +8,7 @@ import pytest
 from bench_helpers import answers_file, run_cli
 
 from memdoor.bench.demo import ProblemOutcome, RowOutcome, demo_problems_path, verdict
-from memdoor.grading import grade, run_on
+from memdoor.judging.programs import grade, run_on
 from memdoor.problems.load import load_problems
 
 REFERENCE = """```python

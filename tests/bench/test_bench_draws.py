@@ -24,7 +24,7 @@ from memdoor.memory import open_memory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.load import load_problems
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 
 SPEC = "scripted:numbered"
 

@@ -9,6 +9,7 @@ import json
 import pytest
 from bench_helpers import run_cli
 
+from memdoor.agents.team import team_configs
 from memdoor.bench.analysis import analyse
 from memdoor.bench.config import BenchConfig, parse_rows, solve_config
 from memdoor.bench.frontier import best_at_most, compute_matched, is_single_model
@@ -16,7 +17,6 @@ from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_MD, write_report
 from memdoor.bench.stats import holm, mcnemar_exact
 from memdoor.bench.store import ResultsStore
-from memdoor.team import team_configs
 
 N = 40
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"

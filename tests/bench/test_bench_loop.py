@@ -14,12 +14,12 @@ from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import problems_digest
-from memdoor.errors import ModelUnavailable, SandboxError
+from memdoor.core.errors import ModelUnavailable, SandboxError
 from memdoor.memory import open_memory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.problems.load import load_problems
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 
 GOOD = "scripted:good"
 DOWN = "scripted:down"
@@ -173,7 +173,7 @@ async def test_a_sandbox_error_while_grading_is_stored_with_its_type_and_retried
     assert flaky.failed == 1
     (first,) = results
     assert first.status == "error" and first.retryable and first.attempts == 1
-    assert first.error_type == "memdoor.errors.SandboxError" and first.calls == 1
+    assert first.error_type == "memdoor.core.errors.SandboxError" and first.calls == 1
 
     # Resume: the environmental error is retried, and this time the run is graded.
     outcome, results, _ = await bench(tmp_path, problems, config, run, infos, make_env)

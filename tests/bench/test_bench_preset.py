@@ -17,7 +17,7 @@ from memdoor.bench.preset import MeasuredRow, Measurement, choose, measurement, 
 from memdoor.bench.records import ProblemInfo
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import select_problems
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 from memdoor.problems.load import load_problems
 
 REPO = Path(__file__).resolve().parents[2]

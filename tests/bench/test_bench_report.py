@@ -13,7 +13,7 @@ from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_HTML, REPORT_MD, write_report
 from memdoor.bench.stats import mcnemar_exact
 from memdoor.bench.store import ResultsStore
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 N = 20
 BASE = "single@local:qwen2.5-coder-1.5b"

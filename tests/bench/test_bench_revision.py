@@ -26,8 +26,8 @@ from memdoor.bench.revision import (
     strategy_prompts,
 )
 from memdoor.bench.store import DB_NAME, ResultsStore
-from memdoor.errors import ResultsStoreError
-from memdoor.registry import REGISTRY
+from memdoor.core.errors import ResultsStoreError
+from memdoor.core.registry import REGISTRY
 
 FINGERPRINTS = Path(__file__).with_name("revision_fingerprints.json")
 PROBLEMS = [ProblemInfo(id=f"p{i}", position=i) for i in range(2)]

@@ -14,7 +14,7 @@ from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.report import REPORT_MD
 from memdoor.bench.serving import parse_setup
 from memdoor.bench.store import ResultsStore
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"
 ONE = f"single@{BIG}"

@@ -15,8 +15,8 @@ from memdoor.bench import portable
 from memdoor.bench.config import BenchConfig, parse_rows
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.store import DB_NAME, ResultsStore
-from memdoor.errors import ResultsStoreError
-from memdoor.models.types import Completion, ModelResponse, Usage
+from memdoor.core.errors import ResultsStoreError
+from memdoor.core.messages import Completion, ModelResponse, Usage
 
 PROBLEMS = [ProblemInfo(id=f"p{i}", position=i, difficulty="easy") for i in range(3)]
 

@@ -155,17 +155,17 @@ def test_a_sample_that_cannot_be_graded_is_reported_and_the_others_keep_their_ve
 ):
     """Defence in depth: should grading one sample still raise (a bug, simulated here: only the control flow
     is faked, the other samples run in the real sandbox), its line says so and every other line is there."""
-    import memdoor.grading
+    import memdoor.judging.programs
     from memdoor.cli import main
 
-    real_grade = memdoor.grading.grade
+    real_grade = memdoor.judging.programs.grade
 
     def grade_with_a_bug(problem, code, sandbox, **kw):
         if "# bug" in code:
             raise IndexError("list assignment index out of range")
         return real_grade(problem, code, sandbox, **kw)
 
-    monkeypatch.setattr(memdoor.grading, "grade", grade_with_a_bug)
+    monkeypatch.setattr(memdoor.judging.programs, "grade", grade_with_a_bug)
     samples = [OK, OK + "\n# bug", "print(0)", OK]
     path = tmp_path / "samples.jsonl"
     path.write_text(

@@ -255,8 +255,8 @@ def test_live_view_follows_the_team():
 
     from rich.console import Console
 
-    from memdoor.live import LiveView
-    from memdoor.trace import Trace
+    from memdoor.core.trace import Trace
+    from memdoor.run.live import LiveView
 
     trace, out = Trace(), io.StringIO()
     view = LiveView("add — parallel:2", console=Console(file=out, width=200, force_terminal=False))

@@ -9,12 +9,12 @@ import uuid
 import pytest
 import redis.asyncio as aioredis
 
+from memdoor.core.errors import ModelUnavailable, RateLimited
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import ensure_group
 from memdoor.distributed.jobs import GROUP, JobResult
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
 from memdoor.distributed.worker import Worker
-from memdoor.errors import ModelUnavailable, RateLimited
 from memdoor.models.scripted import ScriptedModel
 
 SPEC = "scripted:test"

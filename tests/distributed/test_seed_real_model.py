@@ -16,7 +16,7 @@ MODEL = "qwen2.5-coder-0.5b"
 @pytest.fixture
 def engine_spec():
     """One engine process (the real 0.5B model) serving both workers through the openai backend."""
-    from memdoor.errors import MemdoorError
+    from memdoor.core.errors import MemdoorError
     from memdoor.models.local import LocalModel
 
     try:
@@ -56,7 +56,7 @@ def test_two_workers_with_the_real_model_solve_is_palindrome(tmp_path, engine_sp
         assert answer["tests"]["source"] == "team" or answer["tests"]["source"].startswith("none (")
 
         # Accepted because it runs correctly, not because a model said so: check it in the sandbox.
-        from memdoor.problems.model import TestCase
+        from memdoor.core.problem import TestCase
 
         checks = [
             ("racecar", True),

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from memdoor.core.errors import ProblemFormatError
 from memdoor.distributed.seedtask import find_function, parse_task, task_problem
-from memdoor.errors import ProblemFormatError
 
 KEY = "task:t1"
 

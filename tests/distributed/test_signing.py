@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from memdoor.core.errors import ForgedRecord, UsageError
 from memdoor.distributed.signing import ANSWER, RESULT, TeamKey
-from memdoor.errors import ForgedRecord, UsageError
 
 SECRET = b"0123456789abcdef-team-secret"
 KEY = TeamKey(SECRET)

@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from memdoor.core.protocols import Memory
 from memdoor.memory import open_memory
 from memdoor.memory.inproc import InProcMemory
-from memdoor.protocols import Memory
 
 
 async def _drop_prefix(url: str, prefix: str) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.registry import load
 from memdoor.memory import open_memory
 from memdoor.memory.inproc import InProcMemory
 from memdoor.memory.redis_memory import RedisMemory
-from memdoor.registry import load
 
 
 async def test_default_and_inproc_are_in_process():

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from memdoor.errors import MemoryStoreError
+from memdoor.core.errors import MemoryStoreError
 from memdoor.memory.redis_memory import RedisMemory
 from redis_helpers import start_redis_server
 

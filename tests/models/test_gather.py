@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from memdoor.errors import ModelUnavailable
+from memdoor.core.errors import ModelUnavailable
 from memdoor.models.gather import all_or_nothing
 
 

@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from memdoor.cli import main
-from memdoor.errors import ModelSpecError, ModelUnavailable, WeightsError
+from memdoor.core.errors import ModelSpecError, ModelUnavailable, WeightsError
+from memdoor.core.protocols import Model
 from memdoor.models.catalog import CatalogEntry, WeightPart, get_entry
 from memdoor.models.engine import Engine, EngineConfig, available_cores
 from memdoor.models.local import LocalModel
 from memdoor.models.pool import ModelPool
 from memdoor.models.weights import WeightsNotInstalled, WeightsStore, find_parts
-from memdoor.protocols import Model
 
 
 def test_spec_names_a_catalog_model_and_starts_nothing():
@@ -53,7 +53,7 @@ def test_weights_not_installed_fail_at_once_naming_the_pip_extra(tmp_path):
 
 def test_the_cli_reports_missing_weights_in_one_line(tmp_path, capsys):
     # The same error through the CLI's error path: one line, exit code 2.
-    from memdoor.errors import MemdoorError
+    from memdoor.core.errors import MemdoorError
 
     try:
         LocalModel("absent", catalog={"absent": _fake_entry("local")}, store=WeightsStore(tmp_path))
@@ -192,7 +192,7 @@ def test_models_command_assembles_the_real_small_model(tmp_path, monkeypatch, ca
 
 _WAIT_POLICY_CHILD = """
 import os, sys
-from memdoor.errors import ModelUnavailable
+from memdoor.core.errors import ModelUnavailable
 from memdoor.models.engine import Engine, EngineConfig
 try:
     Engine(sys.argv[1], EngineConfig(slots=1, ctx=256, wait_policy=sys.argv[2])).start()

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from fakeserver import FakeOpenAIServer, FakeServerConfig, answer_text, token_logprobs
 
-from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.protocols import Model
 from memdoor.models.openai_model import (
     DEFAULT_BASE_URL,
     OpenAIConfig,
@@ -16,7 +17,6 @@ from memdoor.models.openai_model import (
     parse_spec,
 )
 from memdoor.models.pool import ModelPool
-from memdoor.protocols import Model
 
 USER = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "add two numbers"}]
 FAST = OpenAIConfig(request_timeout_s=5, backoff_base_s=0.01, max_retries=2)

@@ -17,7 +17,7 @@ import pytest
 from fakeserver import FakeOpenAIServer, answer_text
 from faultproxy import FaultProxy
 
-from memdoor.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
 from memdoor.models.openai_model import OpenAIConfig, OpenAIModel, RequestRejected
 
 CFG = OpenAIConfig(

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.messages import Usage
 from memdoor.models.prices import PRICES_ENV, PriceTable, load_prices, price, price_of
-from memdoor.models.types import Usage
 
 MILLION = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
 

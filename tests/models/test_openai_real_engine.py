@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.errors import MemdoorError, ModelError
+from memdoor.core.errors import MemdoorError, ModelError
 from memdoor.models.openai_model import OpenAIConfig, OpenAIModel
 
 pytestmark = pytest.mark.slow

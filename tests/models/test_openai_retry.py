@@ -10,7 +10,7 @@ import httpx2
 import openai
 import pytest
 
-from memdoor.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
 from memdoor.models.openai_model import MalformedResponse, classify, retry_after_seconds
 from memdoor.models.retry import (
     FailureKind,

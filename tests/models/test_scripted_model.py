@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from memdoor.errors import ModelError, ModelSpecError, ModelTimeout
+from memdoor.core.errors import ModelError, ModelSpecError, ModelTimeout
+from memdoor.core.protocols import Model
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
-from memdoor.protocols import Model
 
 ASK = [{"role": "system", "content": "you code"}, {"role": "user", "content": "write add"}]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memdoor.errors import WeightsError
+from memdoor.core.errors import WeightsError
 from memdoor.models.catalog import CATALOG, CatalogEntry, WeightPart, get_entry
 from memdoor.models.weights import (
     WeightsCorrupt,

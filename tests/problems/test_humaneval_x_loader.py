@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from memdoor.errors import ProblemFormatError
-from memdoor.grading import program_for
+from memdoor.core.errors import ProblemFormatError
+from memdoor.judging.programs import program_for
 from memdoor.problems.humaneval_x import COMPILES, KNOWN_BAD, RUST_MAIN, data_file, excluded, load_humaneval_x
 from memdoor.problems.load import load_problems
 

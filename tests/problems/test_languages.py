@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memdoor.cli import main
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 from memdoor.problems.languages import in_language
 from memdoor.problems.load import load_problems
 from memdoor.sandbox.lang.run import tool_for

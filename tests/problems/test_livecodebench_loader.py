@@ -5,7 +5,7 @@ import zlib
 
 import pytest
 
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
 from memdoor.problems.livecodebench import decode_tests, load_jsonl
 from memdoor.problems.load import load_problems
 
@@ -141,7 +141,7 @@ def zlib_bomb(size: int) -> bytes:
 
 PEAK = """
 import resource, sys
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
 from memdoor.problems.livecodebench import load_jsonl
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

@@ -1,6 +1,6 @@
 import pytest
 
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
 from memdoor.problems.load import load_problems
 
 GOOD = """

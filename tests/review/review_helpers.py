@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from memdoor.ledger import CallRecord, Ledger
+from memdoor.core.ledger import CallRecord, Ledger
 from memdoor.review.consensus import Group
 from memdoor.review.context import Skipped
 from memdoor.review.session import ReviewConfig, ReviewReport, Unusable

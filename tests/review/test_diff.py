@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.errors import ReviewInputError, UsageError
+from memdoor.core.errors import ReviewInputError, UsageError
 from memdoor.review.diff import parse_diff
 
 TWO_FILES = """\

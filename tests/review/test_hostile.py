@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from review_helpers import BUGGY, answer, diff_of, git
 
-from memdoor.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.review.session import ReviewConfig, prepare, run_review
 from memdoor.review.workspace import remove_tree
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 
 CANARY = "CANARY-41-do-not-leak"
 LINKS = ["/proc/self/environ", "/dev/zero", "/proc/self/fd/0"]

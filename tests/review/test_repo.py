@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from review_helpers import BUGGY, CALC, diff_of
 
-from memdoor.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError
 from memdoor.review.diff import parse_diff
 from memdoor.review.repo import (
     GitChange,

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from review_helpers import answer, finding, report
 
-from memdoor.errors import ModelUnavailable
+from memdoor.core.errors import ModelUnavailable
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.sarif import to_sarif
 from memdoor.review.session import ReviewConfig, prepare, run_review
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 
 
 async def _review(sandbox, repo, diff, tmp_path, answers):

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from review_helpers import FIX, answer, diff_of, finding
 
-from memdoor.budget import Budget
-from memdoor.errors import ModelUnavailable, ReviewInputError
+from memdoor.core.budget import Budget
+from memdoor.core.errors import ModelUnavailable, ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.review.findings import parse_review
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import ReviewConfig, prepare, run_review
-from memdoor.runner import RunEnv
-from memdoor.tracestore import load_trace
+from memdoor.run.env import RunEnv
+from memdoor.run.tracestore import load_trace
 
 TEST = "python3 -m unittest -q"
 
@@ -188,7 +188,9 @@ def test_prepare_refuses_bad_input_before_any_model(repo, workdir):
     with pytest.raises(ReviewInputError, match="does not apply"):
         prepare("--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-nothing like this\n+x\n", repo, cfg, workdir)
     gone = diff_of(repo, "calc.py", "")
-    gone = gone[gone.index("--- ") :].replace("+++ b/calc.py", "+++ /dev/null")  # git's deletion, no git header
+    gone = gone[gone.index("--- ") :].replace(
+        "+++ b/calc.py", "+++ /dev/null"
+    )  # git's deletion, no git header
     with pytest.raises(ReviewInputError, match="nothing in the diff can be reviewed"):
         prepare(gone, repo, cfg, workdir)
     assert os.path.exists(repo / "calc.py")
@@ -200,7 +202,7 @@ def test_config_is_recorded_as_json():
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid is leased only when Memdoor runs as root")
 def test_prepare_refuses_a_workdir_the_test_sandbox_cannot_reach(repo, bug_diff, tmp_path):
-    from memdoor.errors import SandboxError
+    from memdoor.core.errors import SandboxError
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from review_helpers import BUGGY, CALC, TESTS
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 from memdoor.review.testrun import COPY_FAILED, MOUNT, TestRunConfig, reachable_sight, run_tests
 from memdoor.review.testsight import Bind, Sight
 from memdoor.sandbox.cgroups import Cgroups

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdoor.problems.model import TestCase
+from memdoor.core.problem import TestCase
 
 
 def stdin_tests(*pairs: tuple[str, str | None]) -> list[TestCase]:

@@ -164,7 +164,7 @@ def test_honest_programs_keep_their_verdicts(sandbox, humaneval, task):
 
 
 def test_check_sees_what_the_program_did_to_its_arguments_and_raised(sandbox):
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
 
     code = (
         "def f(xs, d=None):\n    xs.append(len(xs))\n    if d is not None:\n        raise KeyError(d)\n"
@@ -222,7 +222,7 @@ def test_grade_cli_does_not_pass_a_faked_check(tmp_path):
 
 
 def test_the_program_cannot_find_the_test_in_its_memory(sandbox):
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
 
     # The program searches every readable page of its own process for the test's text (the pattern cannot
     # match itself); check() fails if it finds it.
@@ -256,7 +256,7 @@ def test_the_program_cannot_find_the_test_in_its_memory(sandbox):
 
 
 def test_a_check_that_catches_exceptions_cannot_swallow_the_programs_death(sandbox):
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
 
     code = "def f(x):\n    import os\n    os._exit(0)\n"
     test = (
@@ -268,7 +268,7 @@ def test_a_check_that_catches_exceptions_cannot_swallow_the_programs_death(sandb
 
 
 def test_check_uses_the_programs_imports_and_values_as_officially(sandbox):
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
 
     code = (
         "import math\nfrom typing import List\nfrom collections import Counter as C\nLIMIT = (3, 'x')\n"

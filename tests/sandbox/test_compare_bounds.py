@@ -16,8 +16,8 @@ from fractions import Fraction
 import pytest
 from sandbox_helpers import fn_tests, stdin_tests
 
-from memdoor.grading import grade_many
-from memdoor.problems.model import Problem
+from memdoor.core.problem import Problem
+from memdoor.judging.programs import grade_many
 from memdoor.sandbox import compare
 
 MILLION = 1_000_000

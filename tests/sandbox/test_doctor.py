@@ -13,7 +13,7 @@ import time
 import pytest
 
 from memdoor.cli import main
-from memdoor.problems.model import TestCase
+from memdoor.core.problem import TestCase
 from memdoor.sandbox import SandboxConfig, TestResult, Verdict, open_sandbox, probes
 from memdoor.sandbox.cgroups import Cgroups
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.problems.model import TestCase
+from memdoor.core.problem import TestCase
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang.run import run_program, tool_for
 

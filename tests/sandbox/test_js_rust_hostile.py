@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_sandbox_hostile import sleeper_marker, wait_gone
 
-from memdoor.problems.model import TestCase
+from memdoor.core.problem import TestCase
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang.run import run_program, tool_for
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memdoor.grading import grade, grade_many
+from memdoor.judging.programs import grade, grade_many
 from memdoor.problems.humaneval_x import KNOWN_BAD, data_file, load_humaneval_x
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang.run import tool_for

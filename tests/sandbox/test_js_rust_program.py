@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from memdoor.grading import grade_many, program_for
+from memdoor.judging.programs import grade_many, program_for
 from memdoor.problems.humaneval_x import data_file, load_humaneval_x
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.lang.program import defines, join

@@ -23,10 +23,10 @@ import pytest
 from lcb_cases import COMPARISON, FUNCTIONAL, NUMPY, RUNNING
 from sandbox_helpers import fn_tests, numpy_in_sandbox, stdin_tests
 
-from memdoor.extract import extract_code
-from memdoor.grading import grade
+from memdoor.judging.programs import grade
 from memdoor.problems.load import load_problems
 from memdoor.sandbox import SandboxConfig, open_sandbox
+from memdoor.text.extract import extract_code
 
 HERE = Path(__file__).resolve().parent
 CHECKS = HERE.parents[1].parent / "shared" / "checks"

@@ -355,8 +355,8 @@ except OSError as e:
 
 
 def test_hostile_candidates_do_not_stop_grading_of_the_next_ones(quick_sandbox):
-    from memdoor.grading import grade_many
-    from memdoor.problems.model import Problem
+    from memdoor.core.problem import Problem
+    from memdoor.judging.programs import grade_many
 
     problem = Problem(
         id="mul",

@@ -10,9 +10,9 @@ import pytest
 from lcb_cases import FUNCTIONAL, NUMPY
 from sandbox_helpers import fn_tests, numpy_in_sandbox, stdin_tests
 
-from memdoor import registry
-from memdoor.errors import SandboxError
-from memdoor.problems.model import TestCase
+from memdoor.core import registry
+from memdoor.core.errors import SandboxError
+from memdoor.core.problem import TestCase
 from memdoor.sandbox import SandboxConfig, open_sandbox
 
 ADD_CLASS = """

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import stdin_tests
 
-from memdoor.grading import grade_many
-from memdoor.problems.model import Problem
+from memdoor.core.problem import Problem
+from memdoor.judging.programs import grade_many
 from memdoor.sandbox import SandboxConfig, open_sandbox
 from memdoor.sandbox.cgroups import CONTROLLERS, Cgroups, GroupLimits, find_layout, group_prefix
 from memdoor.sandbox.resource_probes import FILL_EVERYWHERE

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.grading import grade
+from memdoor.judging.programs import grade
 from memdoor.problems.humaneval_x import load_humaneval_x
 from memdoor.problems.load import load_problems
 from memdoor.sandbox import SandboxConfig, open_sandbox
@@ -156,7 +156,7 @@ def test_javascript_values_cross_realms_exactly(sb):
         "const f = (xs) => { const out = [[...xs, {a: [3]}], new Map([['k', 2]]), -0, NaN, new Set([5])];"
         " xs.push(7); return out; };\n"
     )
-    from memdoor.grading import run_on
+    from memdoor.judging.programs import run_on
 
     v = run_on(p.model_copy(update={"grading_prefix": ""}), code, tests, sb, stop_at_first_failure=True)
     assert v.passed, v
@@ -236,7 +236,7 @@ def test_python_check_holds_against_the_same_classes(sb, humaneval, name):
 def test_a_rust_program_cannot_replace_a_prelude_name_the_test_uses(sb):
     """``use super::*`` would let a program's ``struct String`` (equal to everything) replace the standard
     one in the test; with the prelude imported after it the name is ambiguous and the tests do not build."""
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
     from memdoor.sandbox.lang.run import run_program
 
     test = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memdoor.judge import Judge
-from memdoor.problems.model import Problem, TestCase
-from memdoor.sandbox.verdict import Verdict
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.verdict import Verdict
+from memdoor.judging.judge import Judge
 
 
 class Counting:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.sandbox.verdict import TestResult
+from memdoor.core.verdict import TestResult
 from memdoor.select.behaviour import behaviour_key, group_by_key, normalize_output, result_key
 
 

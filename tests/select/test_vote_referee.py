@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from select_helpers import extra, functional_problem, make_runner
 
-from memdoor.select.types import Candidate
+from memdoor.core.candidates import Candidate
 from memdoor.select.vote import VoteSelector
 
 PROBLEM = functional_problem("f", [("2", "4")])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from select_helpers import extra, functional_problem, make_runner
 
-from memdoor.errors import UsageError
-from memdoor.select.types import Candidate
+from memdoor.core.candidates import Candidate
+from memdoor.core.errors import UsageError
 from memdoor.select.vote import VoteSelector
 
 DOUBLE = "def f(x):\n    return x * 2\n"

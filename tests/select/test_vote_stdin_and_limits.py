@@ -6,8 +6,8 @@ import threading
 
 from select_helpers import Counting, extra, functional_problem, make_runner
 
-from memdoor.problems.model import Problem, TestCase
-from memdoor.select.types import Candidate
+from memdoor.core.candidates import Candidate
+from memdoor.core.problem import Problem, TestCase
 from memdoor.select.vote import VoteSelector
 
 STDIN = Problem(

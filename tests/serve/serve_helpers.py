@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 import openai
 
+from memdoor.core.messages import Completion, Message, ModelResponse, Usage
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
-from memdoor.models.types import Completion, Message, ModelResponse, Usage
 from memdoor.server.config import ServeConfig
 from memdoor.server.launch import BackgroundServer
 

@@ -7,7 +7,7 @@ import json
 import httpx
 from serve_helpers import ADD_PROMPT, BAD, GOOD, client, fenced, running, scripted, user
 
-from memdoor.tracestore import load_trace
+from memdoor.run.tracestore import load_trace
 
 
 def test_models_are_listed_and_retrieved(sandbox):

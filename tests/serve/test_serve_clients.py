@@ -7,7 +7,7 @@ import pytest
 from serve_helpers import ADD_PROMPT, GOOD, WAIT, client, fenced, running, scripted, user
 
 from memdoor.commands.serve import build_config, configure
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 from memdoor.models.scripted import ScriptedModel
 from memdoor.server.config import ServeConfig
 

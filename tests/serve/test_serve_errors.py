@@ -113,7 +113,7 @@ def test_no_code_from_the_team_is_502_without_retry(sandbox):
 
 
 def test_a_failing_model_is_502_naming_the_error(sandbox):
-    from memdoor.errors import ModelUnavailable
+    from memdoor.core.errors import ModelUnavailable
 
     def respond(messages):
         return ModelUnavailable("connection refused by the inference server")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from serve_helpers import ADD_PROMPT, WAIT, user
 
+from memdoor.run.tracestore import load_trace
 from memdoor.server.config import ServeConfig
 from memdoor.server.launch import BackgroundServer
-from memdoor.tracestore import load_trace
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from memdoor.errors import UsageError
-from memdoor.runner import StrategySpec
+from memdoor.core.errors import UsageError
+from memdoor.run.config import StrategySpec
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import QueueFull

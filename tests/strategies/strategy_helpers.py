@@ -8,15 +8,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from memdoor.budget import Budget, BudgetTracker
-from memdoor.judge import Judge
+from memdoor.agents.team import Agent, AgentConfig, Team
+from memdoor.core.budget import Budget, BudgetTracker
+from memdoor.core.messages import Completion, Message, ModelResponse, Usage
+from memdoor.core.problem import Problem, TestCase
+from memdoor.judging.judge import Judge
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.scripted import ScriptedModel
-from memdoor.models.types import Completion, Message, ModelResponse, Usage
-from memdoor.problems.model import Problem, TestCase
 from memdoor.select.vote import VoteSelector
 from memdoor.strategies.context import RunContext
-from memdoor.team import Agent, AgentConfig, Team
 
 STARTER = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "
 

@@ -13,14 +13,16 @@ import json
 import pytest
 from strategy_helpers import ByRole, fenced
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.problem import Problem, TestCase
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
-from memdoor.problems.model import Problem, TestCase
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
+from memdoor.run.tracestore import load_trace
 from memdoor.strategies.base import TeamRun
-from memdoor.tracestore import load_trace
 
 MARKER = "zqhiddenmarker"
 STARTER = "class Solution:\n    def shout(self, s: str) -> str:\n        "

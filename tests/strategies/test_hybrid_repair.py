@@ -17,9 +17,9 @@ from strategy_helpers import (
     team_of,
 )
 
-from memdoor.budget import Budget
+from memdoor.core.budget import Budget
+from memdoor.core.problem import Problem, TestCase
 from memdoor.models.scripted import ScriptedModel
-from memdoor.problems.model import Problem, TestCase
 from memdoor.strategies.hybrid import Hybrid
 
 PROBLEM = add_problem().public_view()
@@ -209,7 +209,7 @@ async def test_a_referee_may_have_its_own_token_cap(sandbox):
 
 
 def test_duel_is_recorded_in_settings_only_when_set():
-    from memdoor.runner import SolveConfig, StrategySpec
+    from memdoor.run.config import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("sstar:3")).settings()["options"]
     assert (
@@ -285,7 +285,7 @@ async def test_javascript_inputs_written_as_console_calls_split_groups(sandbox):
 
 
 def test_the_repair_options_are_recorded_in_settings_only_when_set():
-    from memdoor.runner import SolveConfig, StrategySpec
+    from memdoor.run.config import SolveConfig, StrategySpec
 
     plain = SolveConfig(strategy=StrategySpec.parse("hybrid:3")).settings()["options"]
     assert not {"repairer", "repair_when", "repair_prompt"} & set(plain)  # old runs resume

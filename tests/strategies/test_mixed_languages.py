@@ -8,21 +8,23 @@ from __future__ import annotations
 import pytest
 from strategy_helpers import make_ctx, role_of
 
+from memdoor.agents.team import Agent, Team, team_configs
 from memdoor.bench.config import parse_rows
-from memdoor.errors import UsageError
-from memdoor.judge import Judge
+from memdoor.core.candidates import Candidate
+from memdoor.core.errors import UsageError
+from memdoor.core.problem import Problem, TestCase
+from memdoor.judging.judge import Judge
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
-from memdoor.problems.model import Problem, TestCase
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
 from memdoor.sandbox.lang.run import tool_for
-from memdoor.select.types import Candidate
 from memdoor.select.vote import VoteSelector
 from memdoor.strategies.hybrid import Hybrid
 from memdoor.strategies.parallel import Parallel
 from memdoor.strategies.shared import Shared
-from memdoor.team import Agent, Team, team_configs
 
 pytestmark = pytest.mark.skipif(
     not (tool_for("javascript").usable and tool_for("rust").usable),

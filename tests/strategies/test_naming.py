@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from strategy_helpers import make_ctx, team_of
 
-from memdoor.budget import Budget
-from memdoor.errors import ModelUnavailable
+from memdoor.core.budget import Budget
+from memdoor.core.errors import ModelUnavailable
+from memdoor.core.problem import Problem
 from memdoor.models.scripted import ScriptedModel
-from memdoor.problems.model import Problem
 from memdoor.strategies.naming import name_function, parse_name
 
 PROBLEM = Problem(id="chat", statement="Write a function that reverses a string.", func_name="solution")

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from strategy_helpers import add_problem
 
-from memdoor.problems.model import Problem, TestCase
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.verdict import TestResult, Verdict
 from memdoor.prompts import PromptTemplateError, render
-from memdoor.sandbox.verdict import TestResult, Verdict
 from memdoor.strategies import messages
 
 

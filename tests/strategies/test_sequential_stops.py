@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from strategy_helpers import BAD, BAD2, GOOD, GOOD2, add_problem, fenced, make_ctx, scripted, team_of
 
-from memdoor.budget import Budget
-from memdoor.errors import ModelTimeout
+from memdoor.core.budget import Budget
+from memdoor.core.errors import ModelTimeout
 from memdoor.strategies.sequential import Sequential
 
 PROBLEM = add_problem().public_view()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from strategy_helpers import BAD, BAD2, GOOD, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
 
-from memdoor.budget import Budget
-from memdoor.errors import RateLimited
+from memdoor.core.budget import Budget
+from memdoor.core.errors import RateLimited
 from memdoor.strategies.shared import Shared
 
 PROBLEM = add_problem().public_view()

@@ -16,7 +16,7 @@ from strategy_helpers import (
     team_of,
 )
 
-from memdoor.errors import ModelUnavailable
+from memdoor.core.errors import ModelUnavailable
 from memdoor.strategies import messages
 from memdoor.strategies.parallel import Parallel
 from memdoor.strategies.single import Single
@@ -117,7 +117,7 @@ async def test_mixed_team_uses_each_agents_own_model(sandbox):
 
 async def test_the_strategy_records_the_selectors_vote_in_memory_and_the_timeline(sandbox):
     """The selector only decides; the team's run writes its vote (memory kind votes, a vote event)."""
-    from memdoor.select.types import Candidate
+    from memdoor.core.candidates import Candidate
     from memdoor.strategies.base import TeamRun
 
     ctx = make_ctx(sandbox)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from strategy_helpers import make_ctx, scripted, team_of
 
-from memdoor.grading import grade
+from memdoor.core.problem import Problem, TestCase
+from memdoor.judging.programs import grade
 from memdoor.problems.load import load_problems
-from memdoor.problems.model import Problem, TestCase
 from memdoor.sandbox.lang.run import tool_for
 from memdoor.strategies import messages
 from memdoor.strategies.parallel import Parallel

@@ -14,7 +14,9 @@ import pytest
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.problems.load import find_problem, load_problems
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from strategy_helpers import GOOD, GOOD2, OVERFIT, add_problem, fenced, make_ctx, scripted, team_of
 
-from memdoor.budget import Budget
+from memdoor.core.budget import Budget
 from memdoor.strategies.cascade import Cascade
 from memdoor.strategies.hybrid import Hybrid
 from memdoor.strategies.parallel import Parallel

@@ -36,9 +36,9 @@ from memdoor.bench.stats import (
     wilson_ci,
 )
 from memdoor.bench.store import ResultsStore
-from memdoor.calibration import Calibration
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 from memdoor.models.catalog import parameters_of
+from memdoor.select.calibration import Calibration
 
 REPORT_SEED = 0
 """Seed of every bootstrap in a report."""
@@ -52,7 +52,7 @@ AXIS_LABELS = {
 }
 
 
-class Verdict(BaseModel):
+class Conclusion(BaseModel):
     """The plain answer for one baseline: which teams beat it, the cheapest of them, and which match it
     for less (cost: compute, or tokens where a model's size is unknown)."""
 
@@ -70,8 +70,8 @@ class Verdict(BaseModel):
     )
 
 
-def verdicts(vs: Sequence[TeamVsSingle]) -> list[Verdict]:
-    """One :class:`Verdict` per baseline of ``vs``."""
+def verdicts(vs: Sequence[TeamVsSingle]) -> list[Conclusion]:
+    """One :class:`Conclusion` per baseline of ``vs``."""
     out = []
     for base in dict.fromkeys(t.baseline for t in vs):
         family = sorted(
@@ -80,7 +80,7 @@ def verdicts(vs: Sequence[TeamVsSingle]) -> list[Verdict]:
         ahead = [t for t in family if t.pair.wins > t.pair.losses]
         better = [t.team for t in ahead if t.holm_p < ALPHA]
         out.append(
-            Verdict(
+            Conclusion(
                 baseline=base,
                 comparisons=len(family),
                 better=better,
@@ -156,7 +156,7 @@ class Analysis(BaseModel):
     rows: list[RowStats]
     pairs: list[PairStats]
     team_vs_single: list[TeamVsSingle]
-    verdicts: list[Verdict] = Field(default_factory=list, description="The plain answer per baseline.")
+    verdicts: list[Conclusion] = Field(default_factory=list, description="The plain answer per baseline.")
     compute_matched: ComputeMatched | None = Field(
         default=None,
         description="Each row against the best single-model row at no more than its cost (memdoor.bench."

@@ -1,4 +1,4 @@
-"""Fitting the estimate of an answer being correct (:mod:`memdoor.calibration`) on a bench run's results.
+"""Fitting the estimate of an answer being correct (:mod:`memdoor.select.calibration`) on a bench run's results.
 
 Only problems graded on hidden tests take part (the caller leaves the others out): where the public tests
 are all the grading there is, "passed" is one of the features and the fit would learn nothing true.
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ResultRecord
-from memdoor.calibration import FEATURES, Calibration, Fit, features, logistic_fit
-from memdoor.solution import Signals
+from memdoor.core.solution import Signals
+from memdoor.select.calibration import FEATURES, Calibration, Fit, features, logistic_fit
 
 MIN_SAMPLES = 40
 """Fewer samples than this (or only one outcome) fit nothing."""

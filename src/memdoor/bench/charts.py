@@ -10,7 +10,7 @@ from pathlib import Path
 from memdoor.bench.analysis import AXIS_LABELS, Analysis, Breakdown
 from memdoor.bench.frontier import single_model_frontier
 from memdoor.bench.rowstats import RowStats
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 PARETO_PNG = "pareto.png"
 PASS_PNG = "pass_at_1.png"

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from memdoor.budget import Budget
-from memdoor.errors import UsageError
+from memdoor.core.budget import Budget
+from memdoor.core.errors import UsageError
 from memdoor.models.pool import split_spec
 from memdoor.problems.languages import parse_languages
 
 if TYPE_CHECKING:
-    from memdoor.runner import SolveConfig
+    from memdoor.run.config import SolveConfig
 
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -169,8 +169,8 @@ class BenchConfig(BaseModel):
 def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
     """The runner's configuration for one row: same budget (tokens, compute), seed and token cap for every
     row; an agent samples by its rank among its model's agents, alike in every row (see
-    :func:`memdoor.team.team_configs`)."""
-    from memdoor.runner import SolveConfig, StrategySpec
+    :func:`memdoor.agents.team.team_configs`)."""
+    from memdoor.run.config import SolveConfig, StrategySpec
 
     return SolveConfig(
         strategy=StrategySpec.parse(row.strategy),
@@ -186,7 +186,7 @@ def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:
 
 def parse_strategy(text: str) -> str:
     """Validate and normalise one strategy spec (``parallel:5``) with the runner's parser."""
-    from memdoor.runner import StrategySpec
+    from memdoor.run.config import StrategySpec
 
     return str(StrategySpec.parse(text.strip()))
 
@@ -207,7 +207,7 @@ def parse_strategy_options(text: str, where: str) -> tuple[str, dict[str, Any], 
     """``sstar:16[repair_rounds=0,inputs=3]`` → (``sstar:16``, its options, the canonical
     ``[repair_rounds=0,inputs=3]`` for the row name; empty for no brackets). The strategy checks the
     option names and values: UsageError naming the entry and the strategy's options."""
-    from memdoor.runner import SolveConfig, StrategySpec, parse_options
+    from memdoor.run.config import SolveConfig, StrategySpec, parse_options
 
     strategy, bracket, rest = text.strip().partition("[")
     if not bracket:
@@ -266,7 +266,7 @@ def parse_entry(text: str, models: list[str], *, baseline: bool = False) -> RowS
 
 
 def _parse_team_entry(text: str, models: list[str], baseline: bool, where: str) -> RowSpec:
-    from memdoor.runner import StrategySpec
+    from memdoor.run.config import StrategySpec
 
     strategy, sep, team = text.strip().partition("@")
     if sep and (not strategy.strip() or not team.strip()):

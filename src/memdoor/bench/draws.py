@@ -30,9 +30,9 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
+from memdoor.core.messages import Message, ModelResponse
+from memdoor.core.protocols import Model
 from memdoor.models.pool import ModelPool
-from memdoor.models.types import Message, ModelResponse
-from memdoor.protocols import Model
 
 SaveCall = Callable[[str, str, ModelResponse], None]
 """Keeps one computed call: (key, model spec, response)."""

@@ -20,7 +20,7 @@ from typing import Literal
 
 from memdoor.bench.records import ProblemInfo, ResultRecord
 from memdoor.bench.store import ResultsStore
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 Format = Literal["humaneval", "livecodebench"]
 FORMATS: tuple[str, ...] = ("humaneval", "livecodebench")

@@ -37,17 +37,18 @@ from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
 from memdoor.bench.scaling import Draft
 from memdoor.bench.store import ResultsStore, now_iso
-from memdoor.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
-from memdoor.judge import Judge
+from memdoor.core.candidates import Candidate
+from memdoor.core.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
+from memdoor.core.problem import Problem
+from memdoor.core.solution import Solution
+from memdoor.judging.judge import Judge
 from memdoor.problems.languages import answer_in
-from memdoor.problems.model import Problem
 from memdoor.select.behaviour import behaviour_key, group_by_key
-from memdoor.select.types import Candidate
-from memdoor.solution import Solution
 
 if TYPE_CHECKING:
-    from memdoor.models.types import ModelResponse
-    from memdoor.runner import RunEnv, SolveConfig
+    from memdoor.core.messages import ModelResponse
+    from memdoor.run.config import SolveConfig
+    from memdoor.run.env import RunEnv
 
 MAX_AUTO_ATTEMPTS = 3
 """Attempts in all (first run included) for a pair whose error was environmental."""
@@ -291,14 +292,14 @@ async def run_bench(
     """Run every pending pair, storing each result the moment it finishes.
 
     ``make_env`` gives a fresh runner environment per pair (its own team memory; models and sandbox
-    shared). ``solve`` defaults to :func:`memdoor.runner.solve_problem`. Every pair's model calls go
+    shared). ``solve`` defaults to :func:`memdoor.run.solve.solve_problem`. Every pair's model calls go
     through the run's :class:`Draws` (paired draws: an identical request is computed once per run and
     kept in the store); ``draws`` defaults to one over the calls the store keeps.
     """
     options = options or BenchOptions()
     progress = progress or PlainProgress()
     if solve is None:
-        from memdoor.runner import solve_problem as solve
+        from memdoor.run.solve import solve_problem as solve
     stored = store.statuses()
     if draws is None:
         draws = Draws(store.calls(), store.save_call, pace=options.pace_replays, donor=options.calls_from)

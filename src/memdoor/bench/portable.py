@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from memdoor.bench.records import ResultRecord, RunRecord
-from memdoor.models.types import ModelResponse
+from memdoor.core.messages import ModelResponse
 
 RUN_JSON = "run.json"
 RESULTS_JSONL = "results.jsonl"

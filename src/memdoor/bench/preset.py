@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.bench.analysis import Analysis, analyse
 from memdoor.bench.store import ResultsStore
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 SHIPPED = "presets/humaneval.json"
 """The measurement shipped with memdoor (beside this module)."""

@@ -14,7 +14,7 @@ from memdoor.bench import portable
 from memdoor.bench.records import ProblemInfo
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import select_problems
-from memdoor.errors import ResultsStoreError
+from memdoor.core.errors import ResultsStoreError
 from memdoor.problems.load import load_problems
 
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memdoor.bench.config import BenchConfig
-from memdoor.problems.model import Problem
+from memdoor.core.problem import Problem
 
 
 class RunRecord(BaseModel):
@@ -124,7 +124,7 @@ class ResultRecord(BaseModel):
     signals: str | None = Field(
         default=None,
         description="What the team saw of its answer before grading (agreement, public tests, log-prob, "
-        "selection rule), as :class:`memdoor.solution.Signals` JSON: the data confidence is calibrated on.",
+        "selection rule), as :class:`memdoor.core.solution.Signals` JSON: the data confidence is calibrated on.",
     )
     verdict_json: str | None = Field(default=None, description="The graded verdict, as JSON.")
     ledger_json: str | None = Field(default=None, description="The full cost ledger, as JSON.")

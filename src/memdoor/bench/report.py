@@ -11,19 +11,19 @@ from memdoor.bench.analysis import (
     AXIS_LABELS,
     Analysis,
     Breakdown,
+    Conclusion,
     PairStats,
     RowStats,
     TeamVsSingle,
-    Verdict,
 )
 from memdoor.bench.analysis import Cell as GroupCounts
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
 from memdoor.bench.formatting import ci, num, pct, pvalue
 from memdoor.bench.sections import matched_section, serving_section
-from memdoor.calibration import Calibration
-from memdoor.live import render_record
-from memdoor.tracestore import TraceRecord
+from memdoor.run.live import render_record
+from memdoor.run.tracestore import TraceRecord
+from memdoor.select.calibration import Calibration
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
@@ -59,7 +59,7 @@ def _pair_sentence(p: PairStats) -> str:
     )
 
 
-def _verdict_sentence(v: Verdict, vs: list[TeamVsSingle]) -> str:
+def _verdict_sentence(v: Conclusion, vs: list[TeamVsSingle]) -> str:
     """The plain answer against one baseline: who beats it (Holm-corrected), the cheapest, who matches it
     for less."""
     of = {t.team: t for t in vs if t.baseline == v.baseline}

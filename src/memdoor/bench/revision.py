@@ -32,8 +32,8 @@ from importlib import resources
 from pathlib import Path
 
 from memdoor.bench.config import RowSpec, settings_diff
-from memdoor.errors import ResultsStoreError
-from memdoor.registry import REGISTRY
+from memdoor.core.errors import ResultsStoreError
+from memdoor.core.registry import REGISTRY
 
 STRATEGY_REVISIONS: dict[str, int] = {
     "single": 1,

@@ -31,7 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memdoor.bench.rowstats import RowStats
-from memdoor.errors import UsageError, validation_problems
+from memdoor.core.errors import UsageError, validation_problems
 
 EXAMPLE = "gpus=1,gpu_hour_usd=2.0,tokens_per_s=1500,streams=8"
 

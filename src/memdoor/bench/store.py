@@ -35,8 +35,8 @@ from memdoor.bench import portable
 from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
 from memdoor.bench.revision import adopt, check_rules
-from memdoor.errors import ResultsStoreError
-from memdoor.models.types import ModelResponse
+from memdoor.core.errors import ResultsStoreError
+from memdoor.core.messages import ModelResponse
 
 DB_NAME = "results.sqlite"
 LOCK_NAME = ".bench.lock"

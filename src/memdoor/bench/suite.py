@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from memdoor.bench.config import BenchConfig, ProblemFilter, solve_config
 from memdoor.bench.records import RunRecord
 from memdoor.bench.revision import row_revision
-from memdoor.problems.model import Problem
+from memdoor.core.problem import Problem
 
 
 def select_problems(problems: Sequence[Problem], filters: ProblemFilter) -> list[Problem]:

@@ -78,9 +78,9 @@ from memdoor.commands.options import (
     at_least,
     check_team_size,
 )
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.messages import ModelResponse
 from memdoor.models.catalog import parameters_of
-from memdoor.models.types import ModelResponse
 
 TRACES = "traces"
 """Folder of the results directory holding one trace file per (problem, row): ``memdoor trace ID --dir DIR/traces``."""
@@ -229,7 +229,7 @@ def accepted_rows(args: argparse.Namespace) -> list[str]:
 
 def build_config(args: argparse.Namespace) -> BenchConfig:
     """Validate the flags argparse cannot check alone (no file touched) into a BenchConfig."""
-    from memdoor.runner import StrategySpec
+    from memdoor.run.config import StrategySpec
 
     rows = parse_rows(args.strategies, args.model, args.baseline)
     for row in rows:
@@ -308,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
 async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
     """The bench in one environment (its sandbox opened here and closed at the end, with ``pool``)."""
     from memdoor.memory import open_memory
-    from memdoor.runner import RunEnv, open_env
+    from memdoor.run.env import RunEnv, open_env
 
     traces = Path(args.out) / TRACES
     async with contextlib.AsyncExitStack() as stack:

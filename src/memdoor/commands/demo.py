@@ -29,7 +29,7 @@ from memdoor.commands.options import MAX_TOKENS_PER_CALL, SEED, check_team_size
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
 
     p.add_argument(
         "--model", default=DEFAULT_MODEL, metavar="SPEC", help=f"model of both rows (default {DEFAULT_MODEL})"
@@ -49,7 +49,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from memdoor.bench.demo import demo_config, demo_problems_path
     from memdoor.problems.load import load_problems
-    from memdoor.runner import StrategySpec
+    from memdoor.run.config import StrategySpec
 
     suite = args.problems or str(demo_problems_path())
     config = demo_config(suite, args.model, args.team, seed=args.seed, max_tokens=args.max_tokens)
@@ -71,7 +71,7 @@ async def _demo(config, problems, out: Path):
     from memdoor.bench.suite import new_run
     from memdoor.memory import open_memory
     from memdoor.models.pool import ModelPool
-    from memdoor.runner import open_env
+    from memdoor.run.env import open_env
 
     pool = ModelPool()
     for spec in config.rows[0].models:

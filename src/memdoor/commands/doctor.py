@@ -104,7 +104,7 @@ def render_review(review) -> str:
 
 
 def _languages(config: SandboxConfig) -> list:
-    from memdoor.errors import SandboxError
+    from memdoor.core.errors import SandboxError
     from memdoor.sandbox.lang.doctor import check_languages
     from memdoor.sandbox.open import open_sandbox
 

@@ -18,9 +18,9 @@ import sys
 from dataclasses import dataclass
 
 from memdoor.commands.options import SECONDS, at_least
-from memdoor.errors import ProblemFormatError, UsageError
-from memdoor.extract import extract_code
+from memdoor.core.errors import ProblemFormatError, UsageError
 from memdoor.problems.jsonl import iter_objects
+from memdoor.text.extract import extract_code
 
 ID_KEYS = ("problem_id", "question_id", "task_id")
 
@@ -91,7 +91,7 @@ def read_samples(path: str) -> list[Sample]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memdoor.grading import FailedGrading, grade_many
+    from memdoor.judging.programs import FailedGrading, grade_many
     from memdoor.problems.humaneval_x import excluded
     from memdoor.problems.languages import in_language
     from memdoor.problems.load import load_problems

@@ -17,7 +17,7 @@ import importlib.metadata
 import importlib.util
 import json
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 from memdoor.models.catalog import CATALOG, get_entry, known_names
 from memdoor.models.weights import WeightsStatus, WeightsStore
 

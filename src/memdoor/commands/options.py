@@ -102,7 +102,7 @@ SECONDS_OR_ZERO = FloatRange(0.0, MAX_SECONDS, closed=True)
 
 def check_team_size(agents: int, text: str) -> None:
     """UsageError when a strategy spec such as ``parallel:1000`` asks for more than MAX_AGENTS agents."""
-    from memdoor.errors import UsageError
+    from memdoor.core.errors import UsageError
 
     if agents > MAX_AGENTS:
         raise UsageError(f"bad strategy {text!r}: a team has at most {MAX_AGENTS} agents")

@@ -35,7 +35,7 @@ from memdoor.bench.serving import EXAMPLE, parse_setup
 from memdoor.bench.stats import RESAMPLES
 from memdoor.bench.store import ResultsStore
 from memdoor.commands.options import FloatRange, at_least
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

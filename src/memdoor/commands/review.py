@@ -37,7 +37,6 @@ import sys
 from pathlib import Path
 
 from memdoor.bench.config import parse_params
-from memdoor.budget import Budget
 from memdoor.commands.options import (
     AGENTS,
     MAX_AGENTS,
@@ -47,7 +46,8 @@ from memdoor.commands.options import (
     TOKENS,
     at_least,
 )
-from memdoor.errors import ReviewInputError, SandboxError
+from memdoor.core.budget import Budget
+from memdoor.core.errors import ReviewInputError, SandboxError
 
 FORMATS = ("markdown", "json", "sarif")
 INCOMPLETE = 3
@@ -56,7 +56,7 @@ FAIL_ON = ("info", "low", "medium", "high", "critical", "never")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
 
     p.add_argument("diff", metavar="DIFF", help="unified diff file, or - for standard input")
     p.add_argument("--repo", type=Path, default=Path("."), metavar="DIR", help="git checkout (default: .)")
@@ -165,7 +165,7 @@ def read_diff(source: str) -> str:
 
 def build_config(args: argparse.Namespace):
     from memdoor.review.session import ReviewConfig
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
 
     return ReviewConfig(
         agents=args.agents,
@@ -233,8 +233,8 @@ def check_test_options(args: argparse.Namespace) -> None:
 async def _review(prepared, config):
     from memdoor.models.pool import ModelPool
     from memdoor.review.session import run_review
-    from memdoor.runner import open_env
-    from memdoor.tracestore import default_trace_dir
+    from memdoor.run.env import open_env
+    from memdoor.run.tracestore import default_trace_dir
 
     async with contextlib.AsyncExitStack() as stack:
         pool = ModelPool()

@@ -33,14 +33,14 @@ from memdoor.commands.options import (
     FloatRange,
     at_least,
 )
-from memdoor.errors import UsageError, first_problem
+from memdoor.core.errors import UsageError, first_problem
 
 CONNECTION_SECONDS = FloatRange(0.0, 3600.0)
 """A connection timeout: more than 0, at most an hour."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
     from memdoor.server.config import TOKEN_ENV
     from memdoor.server.teams import DEFAULT_TEAMS
 
@@ -179,7 +179,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def parse_strategy_options(items: list[str]) -> dict[str, dict[str, object]]:
     """``["hybrid.repair_rounds=3"]`` → ``{"hybrid": {"repair_rounds": 3}}`` (values parsed as JSON if they can be)."""
-    from memdoor.runner import parse_options
+    from memdoor.run.config import parse_options
 
     out: dict[str, dict[str, object]] = {}
     for item in items:
@@ -203,10 +203,10 @@ def review_repo(text: str | None):
 
 
 def build_config(args: argparse.Namespace):
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
+    from memdoor.run.tracestore import default_trace_dir
     from memdoor.server.config import ServeConfig
     from memdoor.server.teams import DEFAULT_TEAMS
-    from memdoor.tracestore import default_trace_dir
 
     try:
         return ServeConfig(

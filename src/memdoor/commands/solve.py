@@ -30,7 +30,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from memdoor.budget import Budget
 from memdoor.commands.options import (
     AGENTS,
     FLOPS,
@@ -42,13 +41,14 @@ from memdoor.commands.options import (
     at_least,
     check_team_size,
 )
-from memdoor.errors import UsageError
-from memdoor.registry import names
-from memdoor.solution import Solution
+from memdoor.core.budget import Budget
+from memdoor.core.errors import UsageError
+from memdoor.core.registry import names
+from memdoor.core.solution import Solution
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from memdoor.runner import DEFAULT_MODEL
+    from memdoor.run.config import DEFAULT_MODEL
 
     p.add_argument(
         "problems",
@@ -144,7 +144,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def build_config(args: argparse.Namespace):
     from memdoor.problems.languages import parse_languages
-    from memdoor.runner import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
+    from memdoor.run.config import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
 
     if getattr(args, "team", None) == "best":
         return best_config(args)
@@ -202,7 +202,7 @@ def usable_models(args: argparse.Namespace) -> Callable[[list[str]], bool]:
 def best_config(args: argparse.Namespace):
     """--team best: the measured configuration that solved the most within --budget-compute."""
     from memdoor.bench import preset
-    from memdoor.runner import SolveConfig, StrategySpec
+    from memdoor.run.config import SolveConfig, StrategySpec
 
     if args.budget_compute is None:
         raise UsageError("--team best needs --budget-compute FLOPS (e.g. 3e12): the compute it may spend")
@@ -329,8 +329,9 @@ def run(args: argparse.Namespace) -> int:
 
 async def _solve(problem, config, live: bool, redis: str | None = None) -> Solution:
     from memdoor.models.pool import ModelPool
-    from memdoor.runner import open_env, solve_problem
-    from memdoor.tracestore import default_trace_dir
+    from memdoor.run.env import open_env
+    from memdoor.run.solve import solve_problem
+    from memdoor.run.tracestore import default_trace_dir
 
     async with contextlib.AsyncExitStack() as stack:
         if redis:  # the agents' models are served by `memdoor worker` processes; the memory is Redis
@@ -348,7 +349,7 @@ async def _solve(problem, config, live: bool, redis: str | None = None) -> Solut
                 pool.get(spec)
         on_event = None
         if live:
-            from memdoor.live import LiveView
+            from memdoor.run.live import LiveView
 
             on_event = stack.enter_context(LiveView(f"{problem.id} — {config.strategy}")).on_event
         env = await stack.enter_async_context(

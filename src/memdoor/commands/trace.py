@@ -11,10 +11,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from memdoor.errors import UsageError
-from memdoor.live import render_record
-from memdoor.trace import Trace, TraceEvent
-from memdoor.tracestore import TraceRecord, default_trace_dir, load_trace
+from memdoor.core.errors import UsageError
+from memdoor.core.trace import Trace, TraceEvent
+from memdoor.run.live import render_record
+from memdoor.run.tracestore import TraceRecord, default_trace_dir, load_trace
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -35,7 +35,7 @@ from memdoor.commands.options import (
     at_least,
     check_team_size,
 )
-from memdoor.errors import UsageError, first_problem
+from memdoor.core.errors import UsageError, first_problem
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     pool = ModelPool()
     model = pool.get(config.model) if config.model else None  # ModelSpecError: exit 2, one line
     if config.leads:
-        from memdoor.runner import StrategySpec
+        from memdoor.run.config import StrategySpec
 
         spec = StrategySpec.parse(config.seed.strategy, agents=config.seed.agents or 1)
         check_team_size(spec.agents, config.seed.strategy)

@@ -2,7 +2,7 @@
 and the registry of live agents.
 
 Whether Redis is down is decided by the exception's type (:data:`REDIS_DOWN`), never by its text.
-A Redis URL reaches logs and error messages only through :func:`memdoor.net.redact_url` /
+A Redis URL reaches logs and error messages only through :func:`memdoor.core.net.redact_url` /
 :func:`describe` (no password). TLS: a ``rediss://`` URL, with ``ssl_ca_certs=FILE`` in its query
 (or :func:`with_ca`) when the server's certificate is signed by a private CA.
 """
@@ -21,9 +21,9 @@ from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memdoor.core.errors import MemoryStoreError, RedisTLSError, UsageError
+from memdoor.core.net import redact_url, scrub
 from memdoor.distributed.jobs import Keys
-from memdoor.errors import MemoryStoreError, RedisTLSError, UsageError
-from memdoor.net import redact_url, scrub
 
 REDIS_DOWN: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError)
 """Errors that mean "Redis cannot be reached right now" (including a server still loading its data)."""

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from memdoor.errors import MemdoorError
+    from memdoor.core.errors import MemdoorError
     from memdoor.models.engine import Engine, EngineConfig, available_cores
     from memdoor.models.local import LocalModel
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
-from memdoor.models.types import Message, ModelResponse
+from memdoor.core.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.messages import Message, ModelResponse
 
 GROUP = "workers"
 """The consumer group every worker of a model's stream belongs to."""

@@ -6,7 +6,7 @@ stream of its model; whichever live worker serving that model takes it, and the 
 result is stored. The orchestrator's ledger, budget and trace record each call exactly once.
 
 While it waits, the orchestrator re-adds a job that vanished from its stream without a result
-(Redis restarted without its data), and gives up with :class:`~memdoor.errors.ModelUnavailable`
+(Redis restarted without its data), and gives up with :class:`~memdoor.core.errors.ModelUnavailable`
 when no live worker serves the model for ``wait_for_worker`` seconds or Redis stays unreachable
 past the deadline.
 
@@ -28,13 +28,13 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio as aioredis
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memdoor.core.errors import ForgedRecord, ModelTimeout, ModelUnavailable
+from memdoor.core.messages import Message, ModelResponse
+from memdoor.core.net import redact_url
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal
 from memdoor.distributed.jobs import Job, JobResult, Keys, request_digest
 from memdoor.distributed.signing import RESULT, TeamKey
-from memdoor.errors import ForgedRecord, ModelTimeout, ModelUnavailable
 from memdoor.models.pool import ModelPool
-from memdoor.models.types import Message, ModelResponse
-from memdoor.net import redact_url
 
 log = logging.getLogger("memdoor.remote")
 
@@ -273,7 +273,7 @@ class RemoteRun:
 
 
 class RemoteModel:
-    """A :class:`memdoor.protocols.Model` whose calls are answered by workers serving ``spec``."""
+    """A :class:`memdoor.core.protocols.Model` whose calls are answered by workers serving ``spec``."""
 
     def __init__(self, spec: str, run: RemoteRun):
         self.spec = spec

@@ -33,19 +33,19 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError
+from memdoor.core.problem import Problem
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
 from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
 from memdoor.distributed.signing import ANSWER, TeamKey
-from memdoor.errors import MemdoorError, ModelError, ProblemFormatError
-from memdoor.problems.model import Problem
 
 if TYPE_CHECKING:
-    from memdoor.runner import RunEnv
-    from memdoor.solution import Solution
-    from memdoor.trace import TraceEvent
+    from memdoor.core.solution import Solution
+    from memdoor.core.trace import TraceEvent
+    from memdoor.run.env import RunEnv
 
 log = logging.getLogger("memdoor.worker")
 
@@ -293,8 +293,9 @@ class SeedLeader:
         return await self._orchestrate(task, problem)
 
     async def _orchestrate(self, task: SeedTask, problem: Problem) -> dict[str, Any]:
-        from memdoor.budget import Budget
-        from memdoor.runner import SolveConfig, StrategySpec, solve_problem
+        from memdoor.core.budget import Budget
+        from memdoor.run.config import SolveConfig, StrategySpec
+        from memdoor.run.solve import solve_problem
 
         opts, wcfg = self.options, self.config
         started = time.monotonic()
@@ -354,7 +355,7 @@ class SeedLeader:
     async def _shared_env(self) -> RunEnv:
         """The sandbox and memory this leader's tasks share: opened at the first task (by the one
         environment builder), closed when the leader stops."""
-        from memdoor.runner import open_env
+        from memdoor.run.env import open_env
 
         async with self._env_lock:
             if self._env is None:

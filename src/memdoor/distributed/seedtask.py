@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memdoor.errors import ProblemFormatError, first_problem
-from memdoor.problems.model import Problem, TestCase
+from memdoor.core.errors import ProblemFormatError, first_problem
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.prompt_examples import find_target
 
 

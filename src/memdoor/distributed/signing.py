@@ -6,7 +6,7 @@ HMAC-SHA256 over ``[kind, key, record]`` in canonical JSON (sorted keys, no spac
 its signature), where ``key`` is the Redis key the record is written to. The key names the team's
 prefix and the job id (run, request digest, repeat) or the task id, so a valid signature copied onto
 another job, task or team does not verify. Readers holding the key refuse anything else
-(:class:`~memdoor.errors.ForgedRecord`). The key itself is never printed: ``repr`` shows ``TeamKey(***)``.
+(:class:`~memdoor.core.errors.ForgedRecord`). The key itself is never printed: ``repr`` shows ``TeamKey(***)``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memdoor.errors import ForgedRecord, UsageError
+from memdoor.core.errors import ForgedRecord, UsageError
 
 ENV_KEY = "MEMDOOR_TEAM_KEY"
 ENV_KEY_FILE = "MEMDOOR_TEAM_KEY_FILE"

@@ -36,6 +36,9 @@ import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.exceptions import RedisError, ResponseError
 
+from memdoor.core.errors import MemoryStoreError, ModelError
+from memdoor.core.net import redact_url
+from memdoor.core.protocols import Model
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import (
     REDIS_DOWN,
@@ -48,9 +51,6 @@ from memdoor.distributed.conn import (
 )
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
 from memdoor.distributed.signing import RESULT, TeamKey
-from memdoor.errors import MemoryStoreError, ModelError
-from memdoor.net import redact_url
-from memdoor.protocols import Model
 
 log = logging.getLogger("memdoor.worker")
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memdoor.errors import UsageError
-from memdoor.net import redact_url
+from memdoor.core.errors import UsageError
+from memdoor.core.net import redact_url
 
 if TYPE_CHECKING:
-    from memdoor.protocols import Memory
+    from memdoor.core.protocols import Memory
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 

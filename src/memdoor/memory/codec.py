@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memdoor.errors import MemoryStoreError
+from memdoor.core.errors import MemoryStoreError
 
 
 def encode(value: Any) -> str:

@@ -10,7 +10,7 @@ percent-escaped so no two (task, kind) pairs can share a key):
   protocol reads ``memory:<id>``) and ``final_mirror_key`` writes a second copy.
 - ``P tasks`` — a sorted set of task ids, scored by the time of their last write.
 
-Every value is JSON text. Errors talking to Redis become :class:`memdoor.errors.MemoryStoreError`,
+Every value is JSON text. Errors talking to Redis become :class:`memdoor.core.errors.MemoryStoreError`,
 decided by the exception's type.
 """
 
@@ -27,9 +27,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
-from memdoor.errors import MemoryStoreError, UsageError, validation_problems
+from memdoor.core.errors import MemoryStoreError, UsageError, validation_problems
+from memdoor.core.net import redact_url, scrub
 from memdoor.memory.codec import decode, encode, encode_entry
-from memdoor.net import redact_url, scrub
 
 
 class RedisMemoryConfig(BaseModel):
@@ -76,7 +76,7 @@ def _text(raw: bytes | str) -> str:
 
 
 class RedisMemory:
-    """The :class:`memdoor.protocols.Memory` API over Redis; many processes may share one store.
+    """The :class:`memdoor.core.protocols.Memory` API over Redis; many processes may share one store.
 
     A client belongs to the event loop it is first used in: open one per process (or per loop).
     """

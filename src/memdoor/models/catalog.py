@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdoor.errors import ModelSpecError
+from memdoor.core.errors import ModelSpecError
 
 
 class WeightPart(BaseModel):

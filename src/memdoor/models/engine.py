@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdoor.errors import ModelUnavailable, WeightsError
+from memdoor.core.errors import ModelUnavailable, WeightsError
 
 
 def available_cores() -> int:

@@ -28,11 +28,17 @@ from urllib.parse import parse_qsl
 import httpx
 from pydantic import ValidationError
 
-from memdoor.errors import ModelError, ModelSpecError, ModelTimeout, ModelUnavailable, validation_problems
+from memdoor.core.errors import (
+    ModelError,
+    ModelSpecError,
+    ModelTimeout,
+    ModelUnavailable,
+    validation_problems,
+)
+from memdoor.core.messages import Completion, Message, ModelResponse, Usage
 from memdoor.models.catalog import CatalogEntry, get_entry
 from memdoor.models.engine import Engine, EngineConfig
 from memdoor.models.gather import all_or_nothing
-from memdoor.models.types import Completion, Message, ModelResponse, Usage
 from memdoor.models.weights import WeightsNotInstalled, WeightsStore, find_parts
 
 
@@ -41,7 +47,7 @@ class ContextOverflow(ModelError):
 
 
 class LocalModel:
-    """An embedded model fitting :class:`memdoor.protocols.Model`. One instance = one loaded engine.
+    """An embedded model fitting :class:`memdoor.core.protocols.Model`. One instance = one loaded engine.
 
     ``name`` is a catalog name (weights assembled into ``store``) or a path to a ``.gguf`` file.
     A catalog model whose weights are neither assembled nor installed fails here, before any work,

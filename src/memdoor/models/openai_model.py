@@ -35,12 +35,12 @@ from urllib.parse import parse_qsl, urlsplit
 import openai
 from pydantic import ConfigDict, Field, ValidationError
 
-from memdoor.errors import ModelError, ModelSpecError, validation_problems
+from memdoor.core.errors import ModelError, ModelSpecError, validation_problems
+from memdoor.core.messages import Completion, Message, ModelResponse, Usage
+from memdoor.core.net import is_loopback_url
 from memdoor.models.gather import all_or_nothing
 from memdoor.models.pool import ModelPool, split_model_url, split_options
 from memdoor.models.retry import FailureKind, RetryConfig, Transient, call_with_retries
-from memdoor.models.types import Completion, Message, ModelResponse, Usage
-from memdoor.net import is_loopback_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENV_VARS = ("MEMDOOR_API_KEY", "OPENAI_API_KEY")
@@ -210,7 +210,7 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 class OpenAIModel:
-    """A chat model behind an OpenAI-compatible endpoint. Fits :class:`memdoor.protocols.Model`.
+    """A chat model behind an OpenAI-compatible endpoint. Fits :class:`memdoor.core.protocols.Model`.
 
     ``slots`` is the endpoint's concurrency semaphore; without one the model makes its own with
     ``config.concurrency`` slots (a :class:`~memdoor.models.pool.ModelPool` shares one per endpoint).

@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from memdoor.errors import ModelSpecError, UsageError
-from memdoor.protocols import Model
-from memdoor.registry import REGISTRY, load
+from memdoor.core.errors import ModelSpecError, UsageError
+from memdoor.core.protocols import Model
+from memdoor.core.registry import REGISTRY, load
 
 
 def split_spec(spec: str) -> tuple[str, str]:

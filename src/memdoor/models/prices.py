@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.messages import Usage
 from memdoor.models.pool import split_model_url, split_options
-from memdoor.models.types import Usage
 
 PRICES_ENV = "MEMDOOR_PRICES"
 
@@ -170,4 +170,4 @@ def price(model_spec: str, usage: Usage) -> float | None:
 
 
 price_of = price
-"""Alias of :func:`price` (the name :mod:`memdoor.runner` looks up)."""
+"""Alias of :func:`price` (the name :mod:`memdoor.run.solve` looks up)."""

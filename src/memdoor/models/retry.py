@@ -2,9 +2,9 @@
 
 A backend supplies a *classifier*: it maps an exception to a :class:`Transient` (retry it: rate
 limited, timed out, or unavailable) or to ``None`` (not retryable: it propagates unchanged). When the
-retries run out, :func:`call_with_retries` raises the matching :class:`memdoor.errors.ModelError`
-subclass (:class:`~memdoor.errors.RateLimited`, :class:`~memdoor.errors.ModelTimeout`,
-:class:`~memdoor.errors.ModelUnavailable`) with a one-line message, chained to the last failure, and
+retries run out, :func:`call_with_retries` raises the matching :class:`memdoor.core.errors.ModelError`
+subclass (:class:`~memdoor.core.errors.RateLimited`, :class:`~memdoor.core.errors.ModelTimeout`,
+:class:`~memdoor.core.errors.ModelUnavailable`) with a one-line message, chained to the last failure, and
 with ``retries`` and ``latency_s`` set on it so a ledger can record what the failed call cost.
 """
 
@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
+from memdoor.core.errors import ModelError, ModelTimeout, ModelUnavailable, RateLimited
 
 T = TypeVar("T")
 
@@ -74,7 +74,7 @@ Classifier = Callable[[BaseException], "Transient | None"]
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[T]):
+class Retried(Generic[T]):
     """The value of a successful call and how many retries it took."""
 
     value: T
@@ -106,7 +106,7 @@ async def call_with_retries(
     rng: random.Random | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
-) -> Outcome[T]:
+) -> Retried[T]:
     """Run ``attempt()`` until it succeeds, retrying the failures ``classify`` calls transient.
 
     ``what`` names the call in the final error message (e.g. the model spec). Exceptions that
@@ -117,7 +117,7 @@ async def call_with_retries(
     retries = 0
     while True:
         try:
-            return Outcome(await attempt(), retries)
+            return Retried(await attempt(), retries)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from memdoor.errors import ModelError, ModelSpecError
-from memdoor.models.types import Completion, Message, ModelResponse, Usage
+from memdoor.core.errors import ModelError, ModelSpecError
+from memdoor.core.messages import Completion, Message, ModelResponse, Usage
 
 Responder = Callable[[Sequence[Message]], "str | Exception"]
 

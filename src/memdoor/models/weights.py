@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import WeightsError
+from memdoor.core.errors import WeightsError
 from memdoor.models.catalog import CatalogEntry, WeightPart
 
 CHUNK = 8 * 1024 * 1024

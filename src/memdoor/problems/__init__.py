@@ -1,5 +1,5 @@
 """Problems: one :class:`Problem` model and loaders for the formats Memdoor reads."""
 
-from memdoor.problems.model import Problem, TestCase, TestKind
+from memdoor.core.problem import Problem, TestCase, TestKind
 
 __all__ = ["Problem", "TestCase", "TestKind"]

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from memdoor.problems.model import TestCase
+from memdoor.core.problem import TestCase
 
 _ARROWS = r"(?:==>|==|➞|->|=>|should return|returns|should be)"
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.inflate import limit_for
 from memdoor.problems.jsonl import parse_object
-from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.prompt_examples import Target, example_calls, find_target, functional_examples
 
 

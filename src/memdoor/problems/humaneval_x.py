@@ -19,10 +19,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.humaneval import jsonl_lines
 from memdoor.problems.jsonl import parse_object
-from memdoor.problems.model import Problem, TestCase
 
 Language = Literal["javascript", "rust"]
 SUITES: dict[str, Language] = {"humaneval-js": "javascript", "humaneval-rust": "rust"}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memdoor.errors import ProblemFormatError
+from memdoor.core.errors import ProblemFormatError
 
 
 def parse_json(text: str | bytes) -> Any:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memdoor.errors import UsageError
-from memdoor.problems.model import Problem
+from memdoor.core.errors import UsageError
+from memdoor.core.problem import Problem
 
 LANGUAGES = ("python", "javascript", "rust")
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memdoor.errors import ProblemFormatError, first_problem
+from memdoor.core.errors import ProblemFormatError, first_problem
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.inflate import inflate
 from memdoor.problems.jsonl import iter_objects, parse_json
-from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.safepickle import loads_str
 
 REQUIRED = ("question_id", "question_content", "public_test_cases", "private_test_cases")

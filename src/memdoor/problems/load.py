@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from memdoor.errors import ProblemFormatError, UsageError
+from memdoor.core.errors import ProblemFormatError, UsageError
+from memdoor.core.problem import Problem
 from memdoor.problems.humaneval import load_humaneval
 from memdoor.problems.humaneval_x import SUITES as HUMANEVAL_X
 from memdoor.problems.humaneval_x import load_humaneval_x
 from memdoor.problems.livecodebench import load_jsonl
-from memdoor.problems.model import Problem
 from memdoor.problems.userfile import SUFFIXES, load_dir, load_file
 
 

@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from memdoor.core.problem import TestCase
 from memdoor.problems.doctests import docstring_examples
-from memdoor.problems.model import TestCase
 
 DEFAULT_FUNCTION = "solution"
 """The placeholder name of a function a request wants but does not name (the team then chooses the

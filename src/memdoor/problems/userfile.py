@@ -30,9 +30,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memdoor.errors import ProblemFormatError, first_problem
+from memdoor.core.errors import ProblemFormatError, first_problem
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.jsonl import parse_json
-from memdoor.problems.model import Problem, TestCase
 
 SUFFIXES = (".yaml", ".yml", ".json")
 _KNOWN = {

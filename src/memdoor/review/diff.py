@@ -22,7 +22,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError
 
 MAX_DIFF_BYTES = 2_000_000
 """The largest diff accepted (bytes); beyond it the review is refused rather than silently truncated."""

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 from memdoor.review.testrun import TestRun, TestRunConfig, run_tests
 from memdoor.review.testsight import sight_for
 from memdoor.sandbox.cgroups import Cgroups

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from memdoor.errors import first_problem
+from memdoor.core.errors import first_problem
 
 SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
 """Severities, least to most severe (``--fail-on`` takes one of them)."""

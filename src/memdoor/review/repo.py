@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError
 from memdoor.review.diff import FileDiff
 
 GIT_TIMEOUT_S = 120.0

@@ -19,14 +19,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdoor.budget import Budget, BudgetTracker
-from memdoor.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError, SandboxError
-from memdoor.judge import Judge
-from memdoor.ledger import Ledger
+from memdoor.agents.calls import CallContext
+from memdoor.agents.team import Agent, team_configs
+from memdoor.core.budget import Budget, BudgetTracker
+from memdoor.core.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError, SandboxError
+from memdoor.core.ledger import Ledger
+from memdoor.core.messages import Message
+from memdoor.core.trace import Trace
 from memdoor.models.catalog import parameters_of
-from memdoor.models.types import Message
 from memdoor.prompts import render
-from memdoor.registry import load
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
@@ -38,11 +39,9 @@ from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
 from memdoor.review.testsight import sight_for
 from memdoor.review.teststage import TestStage, base_copy, base_problem, compare, unusable_reason
-from memdoor.runner import DEFAULT_MODEL, RunEnv
-from memdoor.strategies.context import RunContext
-from memdoor.team import Agent, team_configs
-from memdoor.trace import Trace
-from memdoor.tracestore import TraceRecord, save_trace
+from memdoor.run.config import DEFAULT_MODEL
+from memdoor.run.env import RunEnv
+from memdoor.run.tracestore import TraceRecord, save_trace
 
 FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
 
@@ -235,7 +234,7 @@ def messages_for(part: Part, tests: str) -> list[Message]:
 
 
 async def ask_agent(
-    agent: Agent, part: Part, ctx: RunContext, tests: str, logprobs: bool, format_retries: int = 1
+    agent: Agent, part: Part, ctx: CallContext, tests: str, logprobs: bool, format_retries: int = 1
 ) -> AgentReview:
     """One agent's review of one part. An answer without readable JSON gets up to ``format_retries``
     follow-ups asking for the JSON block alone (small models often describe a bug and never write the
@@ -294,7 +293,7 @@ async def run_tests_async(
     return await asyncio.to_thread(lambda: run_tests(fresh_copy(src, dest), command, limits))
 
 
-async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: RunContext) -> TestStage:
+async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext) -> TestStage:
     """The test command on the base, then (when it ran there) on the changed code, compared
     (:mod:`memdoor.review.teststage`). SandboxError when the sandbox cannot run it."""
     command = config.test or ""
@@ -329,7 +328,7 @@ def _completion(report: ReviewReport, reviews: list[AgentReview], stage: TestSta
         report.incomplete("every model call failed")
 
 
-async def checked_patch(consensus: Consensus, prepared: Prepared, config: ReviewConfig, ctx: RunContext):
+async def checked_patch(consensus: Consensus, prepared: Prepared, config: ReviewConfig, ctx: CallContext):
     """The patch of the consensus suggestions, applied with ``git apply`` to a copy and tested there."""
     patch = assemble(consensus.findings, prepared.changed)
     if patch is None or not patch.diff:
@@ -353,10 +352,8 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
     """Review ``prepared`` with a team of ``config.agents``. Never loses a run: the report is recorded
     (memory and ``env.trace_dir``) whatever happens; errors of the run are in ``report.error``."""
     trace = Trace()
-    ctx = RunContext(
-        judge=Judge(env.sandbox, env.sandbox_slots),
+    ctx = CallContext(
         memory=env.memory,
-        selector=load("selector", "vote")(),
         budget=BudgetTracker(config.budget),
         ledger=Ledger(),
         trace=trace,

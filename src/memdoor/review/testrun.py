@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 from memdoor.review.testresults import TestResults, parse_results
 from memdoor.review.testsight import Sight
 from memdoor.sandbox.cgroups import Cgroups, Group

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError
 from memdoor.review.consensus import Group
 from memdoor.review.diff import FileDiff
 from memdoor.review.repo import git

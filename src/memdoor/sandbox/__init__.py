@@ -3,8 +3,8 @@
 Use :func:`open_sandbox` with a :class:`SandboxConfig`; the returned object's ``run`` is thread-safe.
 """
 
+from memdoor.core.verdict import Status, TestResult, Verdict
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.open import open_sandbox
-from memdoor.sandbox.verdict import Status, TestResult, Verdict
 
 __all__ = ["SandboxConfig", "Status", "TestResult", "Verdict", "open_sandbox"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 
 Mode = Literal["cgroup v1", "cgroup v2"]
 CONTROLLERS = ("memory", "pids", "cpu")

@@ -8,8 +8,8 @@ honest version of the same program passes.
 
 from __future__ import annotations
 
-from memdoor.problems.model import TestCase
-from memdoor.protocols import Sandbox
+from memdoor.core.problem import TestCase
+from memdoor.core.protocols import Sandbox
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.probe_kit import Check
 

@@ -13,7 +13,7 @@ import os
 import shlex
 import shutil
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH as _TOOL_PATH
 from memdoor.sandbox.supervisor import Supervisor

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memdoor.errors import SandboxError
-from memdoor.problems.model import TestCase
+from memdoor.core.errors import SandboxError
+from memdoor.core.problem import TestCase
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.isolation import interpreter_ok, make
 from memdoor.sandbox.supervisor import Supervisor

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 from memdoor.sandbox.cgroups import Group
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid
 

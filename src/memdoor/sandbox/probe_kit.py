@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memdoor.problems.model import TestCase
-from memdoor.protocols import Sandbox
-from memdoor.sandbox.verdict import Verdict
+from memdoor.core.problem import TestCase
+from memdoor.core.protocols import Sandbox
+from memdoor.core.verdict import Verdict
 
 CheckStatus = Literal["ok", "warn", "fail"]
 

@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from memdoor.errors import SandboxError
-from memdoor.problems.model import TestCase
-from memdoor.protocols import Sandbox
+from memdoor.core.errors import SandboxError
+from memdoor.core.problem import TestCase
+from memdoor.core.protocols import Sandbox
+from memdoor.core.verdict import Verdict
 from memdoor.sandbox import check_probes, resource_probes
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.open import open_sandbox
 from memdoor.sandbox.probe_kit import Check, DoctorReport, json_line, record
-from memdoor.sandbox.verdict import Verdict
 
 _CANARY = "MEMDOOR_DOCTOR_CANARY_KEY"
 _ENV_ALLOWED = {"PATH", "HOME", "PWD", "LC_CTYPE", "LANG", "TMPDIR", "OMP_NUM_THREADS", "SHLVL", "_"}

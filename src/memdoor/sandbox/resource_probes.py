@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from memdoor.problems.model import TestCase
-from memdoor.protocols import Sandbox
+from memdoor.core.problem import TestCase
+from memdoor.core.protocols import Sandbox
 from memdoor.sandbox.cgroups import CONTROLLERS, Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.open import open_sandbox

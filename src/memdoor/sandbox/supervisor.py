@@ -23,17 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memdoor.errors import SandboxError, UsageError
+from memdoor.core.errors import SandboxError, UsageError
+from memdoor.core.verdict import Status, TestResult, Verdict
 from memdoor.sandbox import compare
 from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.prestart import Prestarter, Started
 from memdoor.sandbox.program import compile_harness, harness_source
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
-from memdoor.sandbox.verdict import Status, TestResult, Verdict
 
 if TYPE_CHECKING:
-    from memdoor.problems.model import TestCase
+    from memdoor.core.problem import TestCase
 
 _HEAD = struct.Struct(">II")
 _MAX_HEADER = 64 * 1024

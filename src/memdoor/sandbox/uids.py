@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
 
 
 def lock_dirs(preferred: str) -> tuple[Path, Path]:

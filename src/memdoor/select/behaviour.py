@@ -20,9 +20,9 @@ import json
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from memdoor.problems.model import TestKind
+from memdoor.core.problem import TestKind
+from memdoor.core.verdict import TestResult
 from memdoor.sandbox.compare import stdin_key
-from memdoor.sandbox.verdict import TestResult
 
 FAILED_TO_RUN = frozenset({"runtime_error", "time_limit", "memory_limit", "compile_error", "skipped"})
 

@@ -1,6 +1,6 @@
 """The vote selector: filter by public tests, group by behaviour, then the k-of-N rule or confidence.
 
-It decides only: candidates run through the :class:`~memdoor.protocols.CodeRunner` it is given, and
+It decides only: candidates run through the :class:`~memdoor.core.protocols.CodeRunner` it is given, and
 the strategy records the decision (see :meth:`memdoor.strategies.base.TeamRun.select`).
 
 1. Every distinct candidate code runs on the public tests (a verdict the candidate already carries
@@ -34,15 +34,15 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memdoor.errors import UsageError, validation_problems
+from memdoor.core.candidates import Candidate, Duel, DuelWhen, Selection
+from memdoor.core.errors import UsageError, validation_problems
 from memdoor.problems.languages import answer_in
 from memdoor.select.behaviour import behaviour_key, group_by_key, result_key
-from memdoor.select.types import Candidate, Duel, DuelWhen, Selection
 
 if TYPE_CHECKING:
-    from memdoor.problems.model import Problem, TestCase
-    from memdoor.protocols import CodeRunner, Referee
-    from memdoor.sandbox.verdict import TestResult, Verdict
+    from memdoor.core.problem import Problem, TestCase
+    from memdoor.core.protocols import CodeRunner, Referee
+    from memdoor.core.verdict import TestResult, Verdict
 
 Weighting = Literal["sum", "mean", "max"]
 

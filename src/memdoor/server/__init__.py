@@ -4,7 +4,7 @@
 - :mod:`.config` — :class:`~.config.ServeConfig`, every setting of a server;
 - :mod:`.schema` — the OpenAI request and response shapes;
 - :mod:`.errors` — HTTP errors as types, rendered in OpenAI's error shape;
-- :mod:`.examples` and :mod:`.chat` — a conversation's coding request as a :class:`~memdoor.problems.model.Problem`
+- :mod:`.examples` and :mod:`.chat` — a conversation's coding request as a :class:`~memdoor.core.problem.Problem`
   (tests taken from the examples it shows);
 - :mod:`.admission` — the run slots and the waiting queue (429 when full);
 - :mod:`.service` — one request's team run (deadline, token budget, events, usage);

@@ -31,10 +31,11 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from memdoor.errors import first_problem
+from memdoor.core.errors import first_problem
+from memdoor.core.protocols import Sandbox
+from memdoor.core.trace import TraceEvent
 from memdoor.models.pool import ModelPool
 from memdoor.problems.jsonl import parse_json
-from memdoor.protocols import Sandbox
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import (
     APIError,
@@ -49,9 +50,8 @@ from memdoor.server.errors import (
 )
 from memdoor.server.review import ReviewService
 from memdoor.server.schema import ChatRequest, completion_body, model_card
-from memdoor.server.service import Outcome, TeamService
+from memdoor.server.service import ServedRun, TeamService
 from memdoor.server.stream import team_stream
-from memdoor.trace import TraceEvent
 
 TRACE_HEADER = "x-memdoor-trace-id"
 
@@ -157,7 +157,7 @@ def create_app(
 ) -> FastAPI:
     """The server application. ``pool``/``sandbox`` default to new ones made at startup and closed at
     shutdown (ones given are the caller's to close); tests pass a pool holding scripted models."""
-    from memdoor.runner import open_env
+    from memdoor.run.env import open_env
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -250,7 +250,7 @@ def create_app(
                 on_start=on_start,
             )
         )
-        tasks: set[asyncio.Task[Outcome]] = request.app.state.tasks
+        tasks: set[asyncio.Task[ServedRun]] = request.app.state.tasks
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         streaming = False

@@ -18,8 +18,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.languages import requested_language
-from memdoor.problems.model import Problem, TestCase
 from memdoor.problems.prompt_examples import (
     DEFAULT_FUNCTION,
     Target,

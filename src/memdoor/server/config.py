@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from memdoor.errors import UsageError
-from memdoor.runner import DEFAULT_MODEL, StrategySpec
+from memdoor.core.errors import UsageError
+from memdoor.run.config import DEFAULT_MODEL, StrategySpec
 from memdoor.server.teams import DEFAULT_TEAMS, team_table
 
 TOKEN_ENV = "MEMDOOR_SERVE_TOKEN"

@@ -15,10 +15,10 @@ import threading
 import time
 from typing import Any
 
-from memdoor.errors import UsageError
+from memdoor.core.errors import UsageError
+from memdoor.core.net import is_loopback_host
+from memdoor.core.protocols import Sandbox
 from memdoor.models.pool import ModelPool
-from memdoor.net import is_loopback_host
-from memdoor.protocols import Sandbox
 from memdoor.server.config import TOKEN_ENV, ServeConfig
 
 

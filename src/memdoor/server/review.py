@@ -22,8 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memdoor.budget import Budget
-from memdoor.errors import ReviewInputError
+from memdoor.core.budget import Budget
+from memdoor.core.errors import ReviewInputError
 from memdoor.memory.inproc import InProcMemory
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import (
@@ -35,12 +35,12 @@ from memdoor.review.session import (
     run_review,
 )
 from memdoor.review.workspace import workspace
-from memdoor.runner import RunEnv
+from memdoor.run.env import RunEnv
 from memdoor.server.admission import Admission
 from memdoor.server.config import ServeConfig
 from memdoor.server.errors import BudgetSpent, DeadlineExceeded, InvalidRequest
 from memdoor.server.schema import ChatRequest, ChatUsage, chunk_body, completion_body
-from memdoor.server.service import Limits, request_limits
+from memdoor.server.service import RequestLimits, request_limits
 from memdoor.server.stream import sse
 
 PREFIX = "memdoor/review-"
@@ -72,7 +72,7 @@ class ReviewService:
         self.admission = admission
         self.ids = review_ids(config)
 
-    def review_config(self, model: str, request: ChatRequest, limits: Limits) -> ReviewConfig:
+    def review_config(self, model: str, request: ChatRequest, limits: RequestLimits) -> ReviewConfig:
         """The review's settings: the server's, within ``limits``."""
         return ReviewConfig(
             agents=int(model.removeprefix(PREFIX)),

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdoor.ledger import Ledger
+from memdoor.core.ledger import Ledger
 
 
 class TextPart(BaseModel):
@@ -104,7 +104,7 @@ class ChatRequest(BaseModel):
 
 class ChatUsage(BaseModel):
     """The ``usage`` of an answer, in OpenAI's shape: tokens of the whole team (every agent's calls,
-    test writing included). Not :class:`memdoor.models.types.Usage`, which is one call's usage."""
+    test writing included). Not :class:`memdoor.core.messages.Usage`, which is one call's usage."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0

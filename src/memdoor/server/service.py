@@ -1,7 +1,7 @@
 """One chat request, one team run: plan it, admit it, run it under its limits, report what it cost.
 
 :meth:`TeamService.plan` checks a request without doing any work (unknown team → 404, bad request
-→ 400); :meth:`TeamService.run` waits for a run slot and calls :func:`memdoor.runner.solve_problem`
+→ 400); :meth:`TeamService.run` waits for a run slot and calls :func:`memdoor.run.solve.solve_problem`
 — the same entry point as ``memdoor solve`` — with the request's deadline (queue wait included) and
 token budget; when the request shows no examples, the runner has the team write test inputs first
 (a call budgeted and recorded like the others: ``SolveConfig.test_inputs``). Outcomes
@@ -20,11 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memdoor.budget import Budget
-from memdoor.errors import MemdoorError, UsageError
+from memdoor.core.budget import Budget
+from memdoor.core.errors import MemdoorError, UsageError
+from memdoor.core.problem import Problem
+from memdoor.core.solution import Solution
+from memdoor.core.trace import TraceEvent
 from memdoor.memory.inproc import InProcMemory
-from memdoor.problems.model import Problem
-from memdoor.runner import RunEnv, SolveConfig, StrategySpec, solve_problem
+from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.env import RunEnv
+from memdoor.run.solve import solve_problem
 from memdoor.server.admission import Admission, Ticket
 from memdoor.server.chat import ChatProblem, chat_problem
 from memdoor.server.config import ServeConfig
@@ -38,8 +42,6 @@ from memdoor.server.errors import (
 )
 from memdoor.server.schema import ChatRequest, ChatUsage, lower_limit
 from memdoor.server.teams import parse_team, team_id
-from memdoor.solution import Solution
-from memdoor.trace import TraceEvent
 
 log = logging.getLogger("memdoor.serve")
 
@@ -60,7 +62,7 @@ class PlannedRequest:
 
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
+class RequestLimits:
     """One request's limits: the server's, lowered by the request's own."""
 
     max_tokens: int
@@ -68,7 +70,7 @@ class Limits:
     budget_tokens: int | None
 
 
-def request_limits(config: ServeConfig, request: ChatRequest, what: str) -> Limits:
+def request_limits(config: ServeConfig, request: ChatRequest, what: str) -> RequestLimits:
     """The limits of ``request`` to a ``what`` (a team, a review); InvalidRequest for n > 1 or a cap below 16."""
     if request.n != 1:
         raise InvalidRequest(f"a {what} gives one answer: n must be 1", param="n")
@@ -76,7 +78,7 @@ def request_limits(config: ServeConfig, request: ChatRequest, what: str) -> Limi
     if cap < 16:
         raise InvalidRequest(f"max_tokens must be at least 16 for a {what}", param="max_tokens")
     opts = request.memdoor
-    return Limits(
+    return RequestLimits(
         max_tokens=cap,
         timeout_s=lower_limit(config.timeout_s, opts.timeout if opts else None),
         budget_tokens=lower_limit(config.budget_tokens, opts.budget_tokens if opts else None),
@@ -84,7 +86,7 @@ def request_limits(config: ServeConfig, request: ChatRequest, what: str) -> Limi
 
 
 @dataclasses.dataclass
-class Outcome:
+class ServedRun:
     """A finished run the client gets as an answer."""
 
     job: PlannedRequest
@@ -232,7 +234,7 @@ class TeamService:
         *,
         on_event: Callable[[TraceEvent], None] | None = None,
         on_start: Callable[[str], None] | None = None,
-    ) -> Outcome:
+    ) -> ServedRun:
         """Wait for a slot and run the team, all within the job's deadline; always releases ``ticket``.
 
         ``on_start(trace_id)`` is called when the team starts; ``on_event`` with every trace event.
@@ -267,7 +269,7 @@ class TeamService:
         job: PlannedRequest,
         on_start: Callable[[str], None],
         on_event: Callable[[TraceEvent], None] | None,
-    ) -> Outcome:
+    ) -> ServedRun:
         problem, source = job.chat.problem, job.chat.tests_source
         config = job.config.model_copy(
             update={
@@ -300,4 +302,4 @@ class TeamService:
                 or f"no candidate had a code block (stopped: {solution.stopped})"
             )
             raise NoSolution(f"the team produced no code: {why}", trace_id=solution.trace_id)
-        return Outcome(job, solution, problem, source)
+        return ServedRun(job, solution, problem, source)

@@ -25,12 +25,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from memdoor.live import describe
+from memdoor.core.trace import TraceEvent
+from memdoor.run.live import describe
 from memdoor.server.admission import Ticket
 from memdoor.server.errors import APIError, InternalError
 from memdoor.server.schema import chunk_body
-from memdoor.server.service import Outcome
-from memdoor.trace import TraceEvent
+from memdoor.server.service import ServedRun
 
 log = logging.getLogger("memdoor.serve")
 
@@ -59,7 +59,7 @@ def progress_line(ev: TraceEvent) -> str:
 
 async def team_stream(
     *,
-    task: asyncio.Task[Outcome],
+    task: asyncio.Task[ServedRun],
     events: asyncio.Queue[TraceEvent],
     ticket: Ticket,
     completion_id: str,

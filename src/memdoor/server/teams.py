@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from memdoor.errors import UsageError
-from memdoor.runner import StrategySpec
+from memdoor.core.errors import UsageError
+from memdoor.run.config import StrategySpec
 
 PREFIX = "memdoor/"
 

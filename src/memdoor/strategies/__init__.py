@@ -1,9 +1,9 @@
 """Team topologies: single, parallel, sequential, shared, hybrid, sstar, cascade, adaptive.
 
-Every strategy gets the *public view* of a problem (no hidden tests), a :class:`~memdoor.team.Team`
+Every strategy gets the *public view* of a problem (no hidden tests), a :class:`~memdoor.agents.team.Team`
 and a :class:`~memdoor.strategies.context.RunContext` (judge, memory, selector, budget, ledger,
-trace), and returns a :class:`~memdoor.solution.Solution`. Grading on hidden tests happens afterwards,
-in :mod:`memdoor.runner`.
+trace), and returns a :class:`~memdoor.core.solution.Solution`. Grading on hidden tests happens afterwards,
+in :mod:`memdoor.run.grade`.
 
 ============  ==========================================================  ===========================
 name          what the team does                                          options (its ``Config``)

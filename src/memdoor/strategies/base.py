@@ -17,19 +17,19 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdoor.errors import BudgetExceeded, ModelError, UsageError
-from memdoor.extract import candidate_code
-from memdoor.models.types import Completion, Message
+from memdoor.agents.team import Agent, Team
+from memdoor.core.candidates import Candidate, DuelWhen, Selection
+from memdoor.core.errors import BudgetExceeded, ModelError, UsageError
+from memdoor.core.messages import Completion, Message
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.protocols import Referee
+from memdoor.core.solution import AgentFailure, Solution
+from memdoor.core.verdict import Verdict
 from memdoor.problems.languages import answer_in
-from memdoor.problems.model import Problem, TestCase
-from memdoor.protocols import Referee
-from memdoor.sandbox.verdict import Verdict
-from memdoor.select.types import Candidate, DuelWhen, Selection
-from memdoor.solution import AgentFailure, Solution
 from memdoor.strategies import messages
 from memdoor.strategies.context import RunContext
 from memdoor.strategies.testgen import record_inputs
-from memdoor.team import Agent, Team
+from memdoor.text.extract import candidate_code
 
 INPUTS_ROUND = 3
 """The round (seed offset) of an inputs call: one for every strategy, so in a bench the rows asking the
@@ -385,7 +385,7 @@ class TeamRun:
 class Strategy(Protocol):
     """A team topology (what the runner calls). Gets the public view of a problem; returns a Solution.
 
-    It lives here, not in :mod:`memdoor.protocols`, because it speaks of a Team and a RunContext,
+    It lives here, not in :mod:`memdoor.core.protocols`, because it speaks of a Team and a RunContext,
     which themselves use the ports there (see docs/architecture.md).
     """
 

@@ -20,11 +20,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from memdoor.select.types import Candidate, DuelWhen, Selection
+from memdoor.agents.team import Agent
+from memdoor.core.candidates import Candidate, DuelWhen, Selection
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
 from memdoor.strategies.referee import AgentReferee
-from memdoor.team import Agent
 
 
 class HybridConfig(StrategyConfig):

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memdoor.models.types import Message
-from memdoor.problems.model import Problem, TestCase
+from memdoor.core.messages import Message
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.verdict import Verdict
 from memdoor.problems.prompt_examples import calls_in_code, json_input
 from memdoor.prompts import lines, render
 from memdoor.prompts.languages import FENCES, in_language, system_note
-from memdoor.sandbox.verdict import Verdict
 
 CAP = 600
 """Characters of one test input/output shown to an agent before it is cut."""

@@ -13,12 +13,12 @@ import builtins
 import keyword
 import re
 
-from memdoor.errors import BudgetExceeded, ModelError
-from memdoor.models.types import Message
-from memdoor.problems.model import Problem
+from memdoor.agents.team import Agent
+from memdoor.core.errors import BudgetExceeded, ModelError
+from memdoor.core.messages import Message
+from memdoor.core.problem import Problem
 from memdoor.prompts import render
 from memdoor.strategies.context import RunContext
-from memdoor.team import Agent
 
 NAMING_TOKENS = 32
 """Completion cap of the naming call (a name, in backticks)."""

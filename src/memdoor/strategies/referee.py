@@ -1,5 +1,5 @@
 """A referee made of a team's agent: asked which of two outputs is right for one input (S*'s judged
-comparison, :class:`memdoor.protocols.Referee`). The call is the agent's like any other: budgeted,
+comparison, :class:`memdoor.core.protocols.Referee`). The call is the agent's like any other: budgeted,
 recorded in the ledger, trace and memory (kind ``duels``). A spent budget or a failed agent means
 "cannot tell", so selection still ends with an answer (and the agent stays in the team).
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memdoor.errors import BudgetExceeded
-from memdoor.problems.model import Problem, TestCase
+from memdoor.agents.team import Agent
+from memdoor.core.errors import BudgetExceeded
+from memdoor.core.problem import Problem, TestCase
 from memdoor.strategies import messages
 from memdoor.strategies.base import TeamRun
-from memdoor.team import Agent
 
 
 class AgentReferee:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from memdoor.select.types import Candidate, Selection
+from memdoor.agents.team import Agent
+from memdoor.core.candidates import Candidate, Selection
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
-from memdoor.team import Agent
 
 
 class SequentialConfig(StrategyConfig):

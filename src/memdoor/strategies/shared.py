@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from memdoor.select.types import Candidate
+from memdoor.agents.team import Agent
+from memdoor.core.candidates import Candidate
 from memdoor.strategies import messages
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
-from memdoor.team import Agent
 
 Board = dict[str, dict[str, Any]]
 """Agent id → its latest draft entry in memory."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdoor.select.types import Candidate, Selection
+from memdoor.core.candidates import Candidate, Selection
 from memdoor.strategies.base import BaseStrategy, StrategyConfig, TeamRun
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memdoor.errors import ModelError
-from memdoor.problems.model import Problem, TestCase
+from memdoor.agents.team import Agent
+from memdoor.core.errors import ModelError
+from memdoor.core.problem import Problem, TestCase
 from memdoor.strategies import messages
 from memdoor.strategies.context import RunContext
-from memdoor.team import Agent
 
 TEST_WRITING_TOKENS = 512
 """Completion cap of a test-writing call (lower when the run's per-call cap is lower)."""

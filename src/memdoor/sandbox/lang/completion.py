@@ -8,15 +8,15 @@ lacks that proof is a ``runtime_error`` whose detail says so (:data:`OFFICIAL_PA
 
 from __future__ import annotations
 
-from memdoor.sandbox.lang.process import Outcome
-from memdoor.sandbox.verdict import TestResult
+from memdoor.core.verdict import TestResult
+from memdoor.sandbox.lang.process import CommandResult
 
 OFFICIAL_PASSES = (
     "differs from the official harness, which would pass it (it looks only at the exit status and output)"
 )
 
 
-def strip_end_line(outcome: Outcome, *accepted: str) -> str | None:
+def strip_end_line(outcome: CommandResult, *accepted: str) -> str | None:
     """The harness's end line (one of ``accepted``, a prefix each), removed from ``outcome.stdout`` with the
     newline the harness writes before it; None (stdout unchanged) when stdout does not end with one."""
     text = outcome.stdout

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memdoor.errors import MemdoorError
-from memdoor.problems.model import TestCase
+from memdoor.core.errors import MemdoorError
+from memdoor.core.problem import TestCase
 from memdoor.sandbox.lang.process import Isolation
 from memdoor.sandbox.lang.run import LANGUAGES, run_program, tool_for
 

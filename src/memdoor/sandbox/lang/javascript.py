@@ -11,28 +11,28 @@ from __future__ import annotations
 import re
 import secrets
 
+from memdoor.core.verdict import TestResult
 from memdoor.sandbox import compare
 from memdoor.sandbox.lang import completion, js_harness
 from memdoor.sandbox.lang.process import (
+    CommandLimits,
+    CommandResult,
     Isolation,
-    Limits,
-    Outcome,
     candidate_limits,
     limit_result,
     run_isolated,
 )
 from memdoor.sandbox.lang.toolchain import Tool
-from memdoor.sandbox.verdict import TestResult
 
 _ERROR_LINE = re.compile(r"^[A-Za-z_$][\w$.]*: ")
 
 
-def limits_for(sandbox: Isolation) -> Limits:
+def limits_for(sandbox: Isolation) -> CommandLimits:
     # V8 reserves far more address space than it uses: RLIMIT_AS only where no group bounds the memory.
     return candidate_limits(sandbox.config, address_space=sandbox.cgroups is None)
 
 
-def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
+def _ended(outcome: CommandResult, sandbox: Isolation) -> TestResult | None:
     """The result when the run ended for a limit or abnormally; None when it exited by itself with 0."""
     limited = limit_result(outcome, sandbox.config)
     if limited is not None:
@@ -50,7 +50,7 @@ def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
     return None
 
 
-def _node(sandbox: Isolation, node: Tool, source: str) -> Outcome:
+def _node(sandbox: Isolation, node: Tool, source: str) -> CommandResult:
     """``node main.js`` on ``source`` in a fresh sandbox."""
     files = [("main.js", source.encode("utf-8", "surrogatepass"), 0o644)]
     return run_isolated(
@@ -114,7 +114,7 @@ def run_stdin(sandbox: Isolation, node: Tool, program: str, stdin: str, expected
 
 
 def stdin_result(
-    sandbox: Isolation, outcome: Outcome, expected: str | None, ended: TestResult | None
+    sandbox: Isolation, outcome: CommandResult, expected: str | None, ended: TestResult | None
 ) -> TestResult:
     """A stdin test's result from a run's outcome (``ended``: its abnormal end, if any)."""
     if ended is not None:
@@ -158,7 +158,9 @@ def run_functional(
     return called_result(sandbox, outcome, marker, expected)
 
 
-def called_result(sandbox: Isolation, outcome: Outcome, marker: str, expected: str | None) -> TestResult:
+def called_result(
+    sandbox: Isolation, outcome: CommandResult, marker: str, expected: str | None
+) -> TestResult:
     """A function-call test's result from the run's stdout: the text after the last ``marker`` line, the
     returned value's JSON (JavaScript) or Debug text (Rust); compared by Python's functional rule when it
     is JSON, else as text."""

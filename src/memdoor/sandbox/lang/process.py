@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Protocol
 
-from memdoor.errors import SandboxError
+from memdoor.core.errors import SandboxError
+from memdoor.core.verdict import TestResult
 from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.supervisor import TOOL_PATH
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
-from memdoor.sandbox.verdict import TestResult
 
 
 class Isolation(Protocol):
@@ -38,7 +38,7 @@ class Isolation(Protocol):
 
 
 @dataclass(frozen=True)
-class Limits:
+class CommandLimits:
     """What one command may use. ``address_space``: also set RLIMIT_AS to ``memory_mb`` (JIT runtimes and
     compilers reserve far more address space than they use, so they get it only where no group limits them)."""
 
@@ -51,7 +51,7 @@ class Limits:
 
 
 @dataclass
-class Outcome:
+class CommandResult:
     """How the command ended. ``exit_code``: the sandbox's exit status, which is the command's (above 128 when
     a signal ended it); None when it was stopped for a limit (``timed_out``, ``overflow``)."""
 
@@ -64,9 +64,9 @@ class Outcome:
     seconds: float = 0.0
 
 
-def candidate_limits(config: SandboxConfig, *, address_space: bool) -> Limits:
+def candidate_limits(config: SandboxConfig, *, address_space: bool) -> CommandLimits:
     """A candidate's run under the sandbox's settings (a test's time, the candidate's memory and processes)."""
-    return Limits(
+    return CommandLimits(
         timeout_s=config.timeout_s,
         memory_mb=config.memory_mb,
         max_processes=config.max_processes,
@@ -76,7 +76,7 @@ def candidate_limits(config: SandboxConfig, *, address_space: bool) -> Limits:
     )
 
 
-def limit_result(outcome: Outcome, config: SandboxConfig) -> TestResult | None:
+def limit_result(outcome: CommandResult, config: SandboxConfig) -> TestResult | None:
     """The result when the run was stopped for a limit (memory, time, output); None when it ended by itself."""
     s = outcome.seconds
     if outcome.oom_killed:
@@ -94,7 +94,7 @@ def launcher_source() -> str:
     return resources.files("memdoor.sandbox.lang").joinpath("launch.py").read_text(encoding="utf-8")
 
 
-def _rlimits(limits: Limits, config: SandboxConfig, own_uid: bool) -> dict[str, int]:
+def _rlimits(limits: CommandLimits, config: SandboxConfig, own_uid: bool) -> dict[str, int]:
     found = {
         "fsize": limits.max_file_mb << 20,
         "cpu": int(limits.timeout_s) + 5,
@@ -112,12 +112,12 @@ def run_isolated(
     sandbox: Isolation,
     argv: list[str],
     files: list[tuple[str, bytes, int]],
-    limits: Limits,
+    limits: CommandLimits,
     *,
     env: dict[str, str] | None = None,
     ro_paths: tuple[str, ...] = (),
     stdin_file: str | None = None,
-) -> Outcome:
+) -> CommandResult:
     """Run ``argv`` in a fresh sandbox after writing ``files`` ((name, bytes, mode) in /tmp); never raises
     for anything the command does, SandboxError when the sandbox cannot start."""
     config = sandbox.config
@@ -149,7 +149,7 @@ def run_isolated(
             UidPool.release(lease)
 
 
-def _run(command: list[str], job: bytes, limits: Limits) -> Outcome:
+def _run(command: list[str], job: bytes, limits: CommandLimits) -> CommandResult:
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -162,7 +162,7 @@ def _run(command: list[str], job: bytes, limits: Limits) -> Outcome:
         )
     except OSError as e:
         raise SandboxError(f"cannot start the sandbox: {e}") from e
-    out = Outcome()
+    out = CommandResult()
     try:
         _converse(proc, job, limits, started, out)
     finally:
@@ -178,7 +178,9 @@ def _run(command: list[str], job: bytes, limits: Limits) -> Outcome:
     return out
 
 
-def _converse(proc: subprocess.Popen, job: bytes, limits: Limits, started: float, out: Outcome) -> None:
+def _converse(
+    proc: subprocess.Popen, job: bytes, limits: CommandLimits, started: float, out: CommandResult
+) -> None:
     """Write the job, read both outputs until they end, the deadline passes or they exceed the cap."""
     pending = memoryview(job)
     os.set_blocking(proc.stdin.fileno(), False)

@@ -10,12 +10,12 @@ import functools
 import time
 from collections.abc import Sequence
 
-from memdoor.errors import SandboxError, UsageError
-from memdoor.problems.model import TestCase
+from memdoor.core.errors import SandboxError, UsageError
+from memdoor.core.problem import TestCase
+from memdoor.core.verdict import TestResult, Verdict
 from memdoor.sandbox.lang import javascript, rust
 from memdoor.sandbox.lang.process import Isolation
 from memdoor.sandbox.lang.toolchain import Tool, find_node, find_rust
-from memdoor.sandbox.verdict import TestResult, Verdict
 
 LANGUAGES = ("javascript", "rust")
 

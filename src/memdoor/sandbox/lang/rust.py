@@ -20,18 +20,18 @@ import json
 import secrets
 import shlex
 
+from memdoor.core.verdict import TestResult
 from memdoor.sandbox.lang import completion, rust_call, rust_report
 from memdoor.sandbox.lang.javascript import called_result, stdin_result
 from memdoor.sandbox.lang.process import (
+    CommandLimits,
+    CommandResult,
     Isolation,
-    Limits,
-    Outcome,
     candidate_limits,
     limit_result,
     run_isolated,
 )
 from memdoor.sandbox.lang.toolchain import Tool
-from memdoor.sandbox.verdict import TestResult
 
 COMPILE_TIMEOUT_S = 60.0
 COMPILE_MEMORY_MB = 2048
@@ -74,9 +74,9 @@ def compile_script(rustc: Tool, test: bool) -> str:
     )
 
 
-def _compile_limits(sandbox: Isolation) -> Limits:
+def _compile_limits(sandbox: Isolation) -> CommandLimits:
     c = sandbox.config
-    return Limits(
+    return CommandLimits(
         timeout_s=COMPILE_TIMEOUT_S,
         memory_mb=max(c.memory_mb, COMPILE_MEMORY_MB),
         max_processes=max(c.max_processes, 64),
@@ -86,7 +86,7 @@ def _compile_limits(sandbox: Isolation) -> Limits:
     )
 
 
-def _run_limits(sandbox: Isolation) -> Limits:
+def _run_limits(sandbox: Isolation) -> CommandLimits:
     return candidate_limits(sandbox.config, address_space=True)
 
 
@@ -137,7 +137,7 @@ def build(sandbox: Isolation, rustc: Tool, source: str, *, test: bool) -> bytes 
     return outcome.stdout
 
 
-def _execute(sandbox: Isolation, binary: bytes, args: list[str], stdin: str | None) -> Outcome:
+def _execute(sandbox: Isolation, binary: bytes, args: list[str], stdin: str | None) -> CommandResult:
     files = [("bin", binary, 0o755)]
     if stdin is not None:
         files.append(("input.txt", stdin.encode("utf-8", "surrogatepass"), 0o644))
@@ -150,7 +150,7 @@ def _execute(sandbox: Isolation, binary: bytes, args: list[str], stdin: str | No
     )
 
 
-def _ended(outcome: Outcome, sandbox: Isolation) -> TestResult | None:
+def _ended(outcome: CommandResult, sandbox: Isolation) -> TestResult | None:
     limited = limit_result(outcome, sandbox.config)
     if limited is not None:
         return limited

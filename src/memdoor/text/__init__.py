@@ -1,0 +1,1 @@
+"""Answer clean-up: the code out of a model's answer, without demo lines or console output."""

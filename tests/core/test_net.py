@@ -1,0 +1,71 @@
+"""One loopback rule for model endpoints (URLs, no DNS) and the server's bind address (names resolved)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdoor.core.net import is_loopback_host, is_loopback_url, redact_url, scrub
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://127.1.2.3/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://10.0.0.5:8000/v1", False),
+        ("http://gpu-box:8000/v1", False),
+        ("not a url", False),
+    ],
+)
+def test_a_url_is_loopback_when_its_host_says_so(url, loopback):
+    assert is_loopback_url(url) is loopback
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("127.8.0.1", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.1.2.3", False),
+        ("no-such-host.invalid", False),
+        ("", False),
+    ],
+)
+def test_a_bind_host_is_loopback_when_every_address_is(host, loopback):
+    assert is_loopback_host(host, resolve=True) is loopback
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:hunter2-pw@10.0.0.5:6379/0", "redis://:***@10.0.0.5:6379/0"),
+        (
+            "rediss://team:hunter2-pw@h:6380/0?ssl_ca_certs=/ca.pem",
+            "rediss://team:***@h:6380/0?ssl_ca_certs=/ca.pem",
+        ),
+        ("redis://hunter2-pw@h/0", "redis://***@h/0"),  # a lone userinfo may be a password too
+        ("redis://:p@ss/w:rd@h:6379/0", "redis://:***@h:6379/0"),  # unescaped "@" and "/" in it
+        ("redis://h:6379/0?password=hunter2-pw&db=1", "redis://h:6379/0?password=***&db=1"),
+        ("unix:///run/redis.sock?db=0&password=hunter2-pw", "unix:///run/redis.sock?db=0&password=***"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+    ],
+)
+def test_redact_url_hides_every_password(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_scrub_removes_the_url_and_pieces_of_its_password_from_any_text():
+    url = "redis://:abcd9/efgh7@127.0.0.1:6379/0"  # a parser cuts this password at "/"
+    message = f"Port could not be cast to integer value as 'abcd9' (url {url})"
+    scrubbed = scrub(message, url)
+    assert "abcd9" not in scrubbed and "efgh7" not in scrubbed
+    assert "redis://:***@127.0.0.1:6379/0" in scrubbed
+    assert scrub("Error 111 connecting to 127.0.0.1:6379.", url) == "Error 111 connecting to 127.0.0.1:6379."
