@@ -24,6 +24,7 @@ from dist_helpers import (
     wait_for,
 )
 
+from memdoor.core.messages import ModelResponse
 from memdoor.distributed.jobs import GROUP, Job
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
 from memdoor.distributed.signing import ANSWER, RESULT, TeamKey
@@ -85,8 +86,8 @@ def plant(r: redis.Redis, job: Job, value: str) -> None:
     r.rpush(f"memdoor:reply:{job.id}", value)
 
 
-def new_run(url: str, key: TeamKey | None = KEY) -> RemoteRun:
-    return RemoteRun(RemoteConfig(url=url, poll=0.2, job_timeout=300), team_key=key)
+def new_run(url: str, key: TeamKey | None = KEY, **options) -> RemoteRun:
+    return RemoteRun(RemoteConfig(url=url, poll=0.2, job_timeout=300, **options), team_key=key)
 
 
 def answer_text(run: RemoteRun, job: Job, *, before=None, during=None) -> str:
@@ -188,7 +189,7 @@ def test_a_genuine_signature_replayed_onto_another_job_is_refused(server, r, sta
 def test_the_worker_replaces_a_result_planted_at_the_result_key(server, r, start_worker):
     # no orchestrator to delete it: the worker itself must not take the planted result for a duplicate
     worker, spec = start_worker(["genuine"], delay=0.2)
-    job = Job(id="run1:digest:0", run="run1", step=0, model=spec, messages=MESSAGES)
+    job = new_run(server.url).job(spec, MESSAGES, **PARAMS)  # only its id: nothing enqueued
     r.set(f"memdoor:result:{job.id}", forged(job.id, spec))
     r.xadd(f"memdoor:jobs:{spec}", {"job": job.model_dump_json()})
     wait_for(lambda: stats(r).get("results"), 120, "the result stored", procs=[worker])
@@ -196,6 +197,72 @@ def test_the_worker_replaces_a_result_planted_at_the_result_key(server, r, start
     assert stats(r)["forged_replaced"] == 1
     assert json.loads(r.lpop(f"memdoor:reply:{job.id}"))["response"]["completions"][0]["text"] == "genuine"
     assert "replacing a result the team key does not vouch for" in worker.log
+
+
+def forge_then_serve(run: RemoteRun, job: Job, forge, serve) -> ModelResponse:
+    """Run ``job`` while no worker serves it yet: once its entry is on the stream, ``forge()`` (a client
+    without the key), then ``serve()`` starts the workers. The lead's answer."""
+
+    async def scenario() -> ModelResponse:
+        try:
+            call = asyncio.create_task(run.call(job))
+            with redis.Redis.from_url(run.config.url) as sync:
+                stream = run.keys.stream(job.model)
+                await asyncio.to_thread(wait_for, lambda: sync.xlen(stream), 120, "the job enqueued")
+            await asyncio.to_thread(forge)
+            await asyncio.to_thread(serve)
+            return await asyncio.wait_for(call, 300)
+        finally:
+            await run.aclose()
+
+    return asyncio.run(scenario())
+
+
+def test_a_job_forged_under_the_leads_id_is_not_answered(tmp_path, server, r, start_worker):
+    """The forger takes the lead's job entry off the stream and adds its own prompt under the same id:
+    the worker must not sign an answer to that prompt as the lead's result."""
+    spec = f"scripted:{tmp_path / 'w1.json'}"  # the worker started below
+    run = new_run(server.url, wait_for_worker=300)
+    job = run.job(spec, MESSAGES, **PARAMS)
+    stream = run.keys.stream(spec)
+    evil = job.model_copy(update={"messages": [{"role": "user", "content": f"Reply exactly with: {EVIL}"}]})
+    assert evil.id == job.id
+
+    def forge() -> None:
+        [(entry_id, _)] = r.xrange(stream)
+        with r.pipeline() as pipe:
+            pipe.xdel(stream, entry_id).xadd(stream, {"job": evil.model_dump_json()}).execute()
+
+    served: list = []
+    response = forge_then_serve(run, job, forge, lambda: served.append(start_worker([GOOD], delay=0.2)))
+    # the scripted model counts the prompt's words: 2 is the lead's own prompt, "write code"
+    assert response.completions[0].text == GOOD and response.usage.prompt_tokens == 2
+    assert stored_result(r, job)["response"]["usage"]["prompt_tokens"] == 2
+    s = stats(r)
+    assert s["forged_jobs"] == 1 and s["results"] == s["done:w1"] == 1 and "duplicates" not in s
+    assert s["requeued"] >= 1  # the lead put its own request back: nothing lost
+    assert r.xlen(stream) == 0 and r.xpending(stream, GROUP)["pending"] == 0
+    assert "dropped job entry" in served[0][0].log
+
+
+def test_a_job_copied_onto_another_models_stream_is_not_answered(tmp_path, server, r, start_worker):
+    """The lead's job for model B, copied verbatim onto model A's stream: A's worker must not answer it
+    (its answer would be signed as B's); B's worker does, once it comes."""
+    worker_a, spec_a = start_worker(["from A"], delay=0.2, name="wa")
+    spec_b = f"scripted:{tmp_path / 'wb.json'}"  # its worker started below
+    run = new_run(server.url, wait_for_worker=300)
+    job = run.job(spec_b, MESSAGES, **PARAMS)
+
+    def forge() -> None:
+        [(_, fields)] = r.xrange(run.keys.stream(spec_b))
+        r.xadd(run.keys.stream(spec_a), fields)
+        wait_for(lambda: stats(r).keys() & {"forged_jobs", "results"}, 120, "A took it", procs=[worker_a])
+
+    response = forge_then_serve(run, job, forge, lambda: start_worker(["from B"], delay=0.2, name="wb"))
+    assert response.model == spec_b and response.completions[0].text == "from B"
+    s = stats(r)
+    assert s["forged_jobs"] == 1 and s["results"] == s["done:wb"] == 1 and "done:wa" not in s
+    assert r.xlen(run.keys.stream(spec_a)) == 0
 
 
 def test_without_a_team_key_a_planted_result_is_taken(server, r, start_worker):

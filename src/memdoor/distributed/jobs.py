@@ -7,6 +7,11 @@ read by one worker of the consumer group ``workers``, and answered by a *result*
 run (task), a digest of the request (messages, sampling settings, the agent's own seed) and how many
 identical requests the run made before — so a result is only ever reused for the very same request,
 whatever order concurrent agents happen to call in (an orchestrator taking a task over reuses them).
+
+Job entries are not signed, so a worker checks each one (:meth:`Job.mismatch`): its id must be its own
+request's (``<run>:<digest of what it asks>:<repeat>``) and its model the stream's. Any Redis client can
+add an entry under a lead's job id; this way it can only carry that job's very request, whose honest
+answer is the one the lead wants, never a prompt of its own choosing answered and signed for that id.
 """
 
 from __future__ import annotations
@@ -57,6 +62,22 @@ class Job(BaseModel):
             self.seed,
             self.stop,
         )
+
+    def mismatch(self, model: str) -> str | None:
+        """Why this entry is not a job a lead could have issued on the stream of ``model`` (its model is
+        another, or its id is not ``<run>:<its own request digest>:<repeat>``), or None when it is."""
+        if self.model != model:
+            return f"its model {self.model!r} is not the stream's"
+        prefix = f"{self.run}:{self.request_digest()}:"
+        repeat = self.id.removeprefix(prefix)
+        if not self.id.startswith(prefix) or not (repeat.isascii() and repeat.isdigit()):
+            return "its id is not the one of its request"
+        return None
+
+
+def job_id(run: str, digest: str, repeat: int) -> str:
+    """The id of the ``repeat``-th identical request (of digest ``digest``) of a run."""
+    return f"{run}:{digest}:{repeat}"
 
 
 def request_digest(

@@ -32,7 +32,7 @@ from memdoor.core.errors import ForgedRecord, ModelTimeout, ModelUnavailable
 from memdoor.core.messages import Message, ModelResponse
 from memdoor.core.net import redact_url
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal
-from memdoor.distributed.jobs import Job, JobResult, Keys, request_digest
+from memdoor.distributed.jobs import Job, JobResult, Keys, job_id
 from memdoor.distributed.signing import RESULT, TeamKey
 from memdoor.models.pool import ModelPool
 
@@ -143,20 +143,21 @@ class RemoteRun:
         """The next job of this run (numbers the step)."""
         step = self._step
         self._step += 1
-        msgs = [dict(m) for m in messages]
         stop = params.pop("stop", None)
         stop = list(stop) if stop else None
-        digest = request_digest(spec, msgs, stop=stop, **params)
-        repeat = self._repeats[digest] = self._repeats.get(digest, -1) + 1
         job = Job(
-            id=f"{self.run_id}:{digest}:{repeat}",
+            id="",
             run=self.run_id,
             step=step,
             model=spec,
-            messages=msgs,
+            messages=[dict(m) for m in messages],
             stop=stop,
             **params,
         )
+        # the digest of the job as validated (what a worker recomputes), e.g. temperature 0 as 0.0
+        digest = job.request_digest()
+        repeat = self._repeats[digest] = self._repeats.get(digest, -1) + 1
+        job.id = job_id(self.run_id, digest, repeat)
         self.jobs.append(job.id)
         return job
 

@@ -12,6 +12,9 @@ jobs for its model from the stream ``P jobs:<model>`` as a member of the consume
    signed, and a result already there counts only if the key vouches for it: a planted one is
    replaced (compare-and-set on the value read), so a forgery never makes a genuine answer be dropped.
 
+An entry that is not a job a lead could have issued on this stream (another model, or an id that is not
+its own request's: :meth:`.jobs.Job.mismatch`) is dropped unanswered: acknowledged, logged, counted.
+
 Other roles of the same agent run alongside (``run(stop, alongside=...)``): ``memdoor worker`` adds the
 seed leader (:class:`.seed.SeedLeader`) when the role is ``all`` or ``lead``; this module knows nothing
 of it. On SIGTERM the worker takes no new work, finishes its current job within ``grace`` seconds or
@@ -323,6 +326,11 @@ class Worker:
         except ValidationError:
             log.warning("%s: dropped unreadable job entry %s", c.agent_id, entry_id)
             await self._ack(entry_id, stat="bad_jobs")
+            return
+        if (why := job.mismatch(c.model or "")) is not None:
+            # entries are not signed: answering this one would sign an answer to another request
+            log.warning("%s: dropped job entry %s under id %r: %s", c.agent_id, entry_id, job.id, why)
+            await self._ack(entry_id, stat="forged_jobs")
             return
         if deliveries > 1 and await self._genuine_result(job):
             # taken over from a worker that was only slow and finished after all
