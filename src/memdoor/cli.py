@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from memdoor import __version__
 from memdoor.core.errors import MemdoorError
+
+BROKEN_PIPE = 141
+"""Exit status when standard output's reader went away before a command was done (128 + SIGPIPE, as a
+shell reports a program a broken pipe killed)."""
 
 COMMANDS: dict[str, str] = {
     "grade": "grade candidate programs against a problem file's tests",
@@ -91,8 +97,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memdoor: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away before the command was done: not a success
+        quiet_stdout()
+        return BROKEN_PIPE
+
+
+def quiet_stdout() -> None:
+    """Point standard output at /dev/null after a broken pipe, so that flushing it at exit cannot fail
+    (Python would print a traceback and exit 120). A command that has computed its exit code before the
+    pipe broke (``memdoor review``) calls this and still returns that code."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":

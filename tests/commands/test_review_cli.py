@@ -207,3 +207,51 @@ def test_test_env_and_test_path_are_what_the_test_command_sees(home):
 def test_bad_test_options_are_one_line_exit_2(home, args, says):
     r = memdoor(home, "../change.diff", *models(home, "bug"), *args)
     assert r.returncode == 2 and r.stdout == "" and says in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_change_that_crashes_the_test_run_fails_even_with_a_test_already_failing(home):
+    """Issue 45 (security review): test_empty already fails on the base (mean([]) divides by zero); a
+    change that kills the runner before it prints anything must not pass as "nothing new failed"."""
+    repo = home / "repo"
+    (repo / "calc.py").write_text("import os\n\nos._exit(3)\n" + CALC)
+    crash = git(repo, "diff")
+    (repo / "calc.py").write_text(CALC)
+    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--test", TEST, "--json", stdin=crash)
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    assert out["complete"] is True and out["base_tests"]["exit_code"] == 1
+    assert [t["name"] for t in out["pre_existing"]] == ["test_calc.T.test_empty"]
+    (t,) = [f for f in out["findings"] if f["source"] == "tests"]
+    assert t["severity"] == "high" and "the change breaks the test run" in t["message"]
+    assert "exit 3" in t["message"] and "no unittest run" in t["message"]
+
+
+def test_an_unreadable_file_in_the_checkout_is_one_line_exit_2(home):
+    """Issue 41 (security review): a file of the checkout that cannot be read (an untracked file of mode
+    000) was an OSError traceback and exit 1. As root, the review runs without the capabilities that
+    read any file, as a user's would."""
+    secret = home / "repo" / "notes.txt"
+    secret.write_text("mine\n")
+    secret.chmod(0)
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    r = subprocess.run(
+        [*drop, sys.executable, "-m", "memdoor", "review", "../change.diff", *models(home, "bug")],
+        cwd=home / "repo", capture_output=True, text=True, timeout=300,
+        env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},
+    )  # fmt: skip
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.count("\n") == 1 and "notes.txt" in r.stderr and "Traceback" not in r.stderr
+    assert "cannot be copied" in r.stderr
+
+
+def test_a_closed_output_pipe_keeps_the_exit_code(home):
+    """Issue 41 (security review): `memdoor review … | head -0` with findings exited 0 (or 120)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdoor", "review", "../change.diff", "--agents", "2", *models(home, "bug")],
+        cwd=home / "repo", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},
+    )  # fmt: skip
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 1, err  # a high consensus finding, as with an open pipe
+    assert "Traceback" not in err and "BrokenPipeError" not in err

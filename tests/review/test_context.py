@@ -45,3 +45,16 @@ def test_deleted_file_is_skipped(tmp_path):
     (tmp_path / "k.py").write_text("b\n")
     parts, skipped = build_parts(parse_diff(diff), tmp_path, 10_000)
     assert [p.file for p in parts] == ["k.py"] and skipped[0].reason == "deleted by the diff"
+
+
+def test_lines_are_numbered_as_git_numbers_them(repo, tmp_path):
+    """Issue 41 (security review): a form feed, ``\\x1c``, ``\\x85`` or ``\\u2028`` inside a line does not
+    end it for git; the numbered code must not shift after one."""
+    text = "a = 1\n# page\x0cbreak\nb = '\u2028'\nc = '\x1c\x85'\nd = 4\n"
+    (repo / "odd.py").write_text(text)
+    git(repo, "add", "odd.py")
+    git(repo, "commit", "-qm", "odd")
+    diff = diff_of(repo, "odd.py", text.replace("d = 4", "d = -4"))
+    copy = changed_copy(repo, diff, tmp_path / "copy")
+    (part,), _ = build_parts(parse_diff(diff), copy, 24_000)
+    assert "5 | d = -4" in part.code.split("\n")

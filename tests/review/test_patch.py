@@ -63,3 +63,13 @@ def test_nothing_to_patch(tmp_path):
     assert assemble([group(6, 6, None)], d) is None
     unchanged = assemble([group(6, 6, CALC.splitlines()[5])], d)
     assert unchanged.diff == "" and "changes nothing" in unchanged.left_out[0]
+
+
+def test_suggestions_name_lines_as_git_counts_them(tmp_path):
+    """Issue 41 (security review): ``\\x0c`` or ``\\u2028`` inside a line is not a line break for git."""
+    d = changed(tmp_path, "# page\x0cbreak \u2028 here\n" + BUGGY)
+    patch = assemble([group(7, 7, FIX)], d)  # BUGGY's line 6, one line down
+    assert patch.findings == [0] and patch.left_out == []
+    apply_patch(d, patch.diff)
+    text = (d / "calc.py").read_text()
+    assert FIX in text and "len(xs) - 1" not in text and text.startswith("# page\x0cbreak \u2028 here\n")

@@ -136,3 +136,15 @@ def test_what_the_leased_uid_cannot_reach_is_named_unless_optional(tmp_path):
     assert seen.binds == [] and seen.path == "/usr/bin:/bin"
     (note,) = seen.hidden
     assert str(private / "venv") in note and "chmod o+x" in note
+
+
+def test_output_that_looks_like_bwrap_is_the_commands_and_a_real_start_failure_is_a_sandbox_error(work):
+    """Issue 45 (security review): a failing command whose output begins with ``bwrap:`` is a run, not a
+    sandbox that cannot start; bubblewrap's own failure (a bind it cannot make) still is."""
+    run = run_tests(work, "echo 'bwrap: Creating new namespace failed: fake'; exit 1")
+    assert not run.passed and run.exit_code == 1, run.output
+    assert run.output == "bwrap: Creating new namespace failed: fake\n"  # the start marker is not in it
+    missing = "/nonexistent-memdoor-bind"
+    config = TestRunConfig(sight=Sight(binds=[Bind(source=missing, dest=missing, why="a test")]))
+    with pytest.raises(SandboxError, match=f"cannot start: bwrap: .*{missing}"):
+        run_tests(work, "echo ran", config)

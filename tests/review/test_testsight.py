@@ -77,3 +77,23 @@ def test_a_relative_program_is_the_copys_never_the_hosts_directory(tmp_path, mon
     (tmp_path / "notes.txt").write_text("private\n")
     sight = sight_for("./bin/run-tests.sh --all", {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     assert sight.binds == []
+
+
+def test_a_user_installed_program_shows_its_bin_and_lib_never_the_rest_of_its_prefix(tmp_path):
+    """Issue 45 (security review): pytest from ``pip install --user`` is ``~/.local/bin/pytest``; its
+    prefix ``~/.local`` also holds ``~/.local/share`` (shell history, keyrings): never shown."""
+    home = tmp_path / "home"
+    local = home / ".local"
+    tool(local, "pytest")
+    (local / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (local / "share" / "keyrings").mkdir(parents=True)
+    env = {"PATH": f"{local / 'bin'}:/usr/bin:/bin", "HOME": str(home)}
+    sight = sight_for("pytest -q", env)
+    sources = {b.source for b in sight.binds}
+    assert str(local / "bin") in sources and str(local / "lib") in sources
+    assert str(local) not in sources and not sight.visible(str(local / "share" / "keyrings"))
+    assert sight.path.split(":")[0] == str(local / "bin")
+    venv = home / "project" / ".venv"  # a virtualenv under the home directory is its own prefix: whole
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    inside = sight_for("python3 -m pytest", {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(home)})
+    assert os.path.realpath(venv) in {b.source for b in inside.binds}

@@ -60,3 +60,38 @@ def test_when_the_base_shows_the_tests_did_not_run():
     some = "# Error: Cannot find module 'x'\nnot ok 1 - a\nok 2 - b\n1..2\n# pass 1\n# fail 1\n"
     assert base_problem(run("node --test", 1, some)) is None  # one test failed on it, others ran
     assert base_problem(run("make test", 2, "make: *** [test] Error 2\n")) is None  # unknown: it ran
+
+
+def test_a_change_that_breaks_the_run_is_a_finding_even_when_a_test_already_failed(repo):
+    """Issue 45 (security review): with a test already failing on the base, a change that makes the run
+    hang, run out of memory, crash the runner or break collection (no summary) was no finding at all."""
+    files = parse_diff(diff_of(repo, "calc.py", BUGGY))
+    base = run("python3 -m pytest -q", 1, summary("test_old"))
+    oom = run("python3 -m pytest -q", 137, "Killed\n").model_copy(update={"memory_exceeded": True})
+    heads = {
+        "time limit": run("python3 -m pytest -q", None, "t.py ..."),
+        "out of memory": oom,
+        "no pytest run": run("python3 -m pytest -q", 139, "Fatal Python error: Segmentation fault\n"),
+        "pytest exit 4": run("python3 -m pytest -q", 4, "ImportError while loading conftest '/tmp/repo/conftest.py'.\n"),
+    }  # fmt: skip
+    for says, head in heads.items():
+        stage = compare(base, head, files)
+        (g,) = stage.findings
+        assert g.message.startswith("the change breaks the test run: `python3 -m pytest -q`"), g.message
+        assert says in g.message and g.severity == "high" and (g.file, g.line) == ("calc.py", 6)
+        assert [f.name for f in stage.pre_existing] == ["t.py::test_old"]
+    script = run("./run-tests.sh", 1, summary("test_old"))  # a runner the command does not name
+    (g,) = compare(script, run("./run-tests.sh", 1, "Traceback (most recent call last):\n"), files).findings
+    assert "shows no pytest results" in g.message
+    ok = run("python3 -m pytest -q", 0, "3 passed in 0.1s\n")
+    (g,) = compare(ok, heads["time limit"], files).findings  # a passing base: the same finding
+    assert "breaks the test run" in g.message and "time limit" in g.message
+
+
+def test_not_found_is_the_shells_message_not_any_line_ending_so():
+    """An HTTP 404 line in a failing run is not "command not found" (issue 45, security review)."""
+    http = "FAILED t.py::test_get - requests.HTTPError\nGET /api/users/7: not found\n1 failed in 0.2s\n"
+    assert base_problem(run("make test", 1, http)) is None
+    assert base_problem(run("make test", 2, "/bin/sh: 1: pytest: not found\nmake: *** [test] Error 127\n"))
+    assert base_problem(run("make test", 2, "bash: line 1: pytest: command not found\n"))
+    assert "not found" in base_problem(run("tox", 127, ""))

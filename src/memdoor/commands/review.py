@@ -204,18 +204,24 @@ def run(args: argparse.Namespace) -> int:
     except SandboxError as e:  # before any stage ran: nothing computed is lost
         print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
         return INCOMPLETE
-    if fmt == "json":
-        print(json.dumps(to_json(report)))
-    elif fmt == "sarif":
-        print(json.dumps(to_sarif(report), indent=2))
-    else:
-        print(to_markdown(report), end="")
+    code = INCOMPLETE if not report.complete else (1 if report.fails() else 0)
+    try:
+        if fmt == "json":
+            print(json.dumps(to_json(report)))
+        elif fmt == "sarif":
+            print(json.dumps(to_sarif(report), indent=2))
+        else:
+            print(to_markdown(report), end="")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): the exit code still says what was found
+        from memdoor.cli import quiet_stdout
+
+        quiet_stdout()
     if report.error:
         print(f"memdoor: review: {report.error}", file=sys.stderr)
     if not report.complete:
         print(f"memdoor: review not completed: {report.incomplete_reason}", file=sys.stderr)
-        return INCOMPLETE
-    return 1 if report.fails() else 0
+    return code
 
 
 def check_test_options(args: argparse.Namespace) -> None:

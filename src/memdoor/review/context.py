@@ -34,11 +34,21 @@ class Skipped(BaseModel):
     reason: str
 
 
+def git_lines(text: str) -> list[str]:
+    r"""``text``'s lines as git numbers them: split at ``\n`` only (``str.splitlines`` also splits at
+    ``\x0c``, ``\x1c``, ``\x85``, ``\u2028``…, which would shift every line after one); a final
+    newline ends the last line, it does not start another."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def read_lines(root: Path, rel: str) -> list[str] | None:
     """The lines of ``root/rel`` (None when it is missing, not text, too large, a link or under one:
     :mod:`memdoor.review.files` never follows a link)."""
     text = read_text(root, rel)
-    return None if text is None else text.splitlines()
+    return None if text is None else git_lines(text)
 
 
 def numbered(lines: list[str], fd: FileDiff, around: int) -> str:
@@ -84,7 +94,7 @@ def build_parts(files: list[FileDiff], changed: Path, max_chars: int) -> tuple[l
         if entry.text is None:
             skipped.append(Skipped(file=fd.path, reason=f"not read after the change: {entry.reason}"))
             continue
-        lines = entry.text.splitlines()
+        lines = git_lines(entry.text)
         for around in CONTEXT_LINES:
             code = numbered(lines, fd, around)
             if len(fd.text) + len(code) <= max_chars:

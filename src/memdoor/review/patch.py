@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memdoor.review.consensus import Group
+from memdoor.review.context import git_lines
 from memdoor.review.files import read_text
 from memdoor.review.testrun import TestRun
 
@@ -59,7 +60,7 @@ def assemble(groups: Sequence[Group], changed: Path) -> Patch | None:
             continue
         if g.file not in lines_of:
             text_of[g.file] = read_text(changed, g.file)  # never through a link (files.py)
-            lines_of[g.file] = None if text_of[g.file] is None else str(text_of[g.file]).splitlines()
+            lines_of[g.file] = None if text_of[g.file] is None else git_lines(str(text_of[g.file]))
         lines = lines_of[g.file]
         where = f"{g.file}:{g.line}-{g.end_line}"
         if lines is None:

@@ -177,7 +177,8 @@ class Prepared(BaseModel):
 
 def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> Prepared:
     """Parse the diff, check that it applies to the checkout at ``repo``, make the changed copy in
-    ``workdir`` and split the work per file. ReviewInputError for bad input; nothing calls a model.
+    ``workdir`` and split the work per file. ReviewInputError for bad input (a file of the checkout that
+    cannot be read included); nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
@@ -190,8 +191,12 @@ def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> 
     os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
     if config.test and os.geteuid() == 0:
         check_reachable(workdir / "x")  # SandboxError now, before any copy or model call
-    changed = changed_copy(root, diff_text, workdir / "changed")
-    parts, skipped = build_parts(files, changed, config.max_part_chars)
+    try:  # the user's checkout: a file it cannot read is bad input, not a crash
+        changed = changed_copy(root, diff_text, workdir / "changed")
+        parts, skipped = build_parts(files, changed, config.max_part_chars)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
     if not parts:
         why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
         raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")

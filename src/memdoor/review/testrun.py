@@ -13,7 +13,9 @@ whole pid namespace; and, where Memdoor may create control groups (as the sandbo
 ``SandboxConfig.cgroups``), one group for the whole command — memory of all its processes and its
 ``/tmp`` together, a process count and an optional CPU quota — removed (killing what is left) after
 it. Output (stdout and stderr together) is capped by the file-size limit and its last ``keep_chars``
-characters are kept.
+characters are kept. The sandbox's shell writes a marker (``STARTED``) at the head of the output before
+anything of the command runs: a failed run without it is bubblewrap's own start-up failure (a
+SandboxError), whatever the command prints; the marker is not part of the run's output.
 """
 
 from __future__ import annotations
@@ -123,7 +125,13 @@ SOURCE = "/tmp/.memdoor-source"
 """Where the prepared copy is bound read-only; the command's writable copy is made from it inside."""
 COPY_FAILED = 125
 """Exit status of the copy step when the repository cannot be copied into the size-limited copy."""
+_STARTED = "memdoor: the test sandbox started"
+STARTED = f"{_STARTED}\n".encode()
+"""Written by the sandbox's shell before the copy and the command: the sandbox started."""
+HEAD_BYTES = 4096
+"""Where the marker is looked for (the start of the output)."""
 _COPY = (
+    f"echo '{_STARTED}'; "
     f"cp -R -P --preserve=mode,timestamps {SOURCE}/. {MOUNT}/ || "
     f'{{ echo "memdoor: the repository could not be copied into the test copy" >&2; exit {COPY_FAILED}; }}; '
     'exec /bin/sh -c "$1"'
@@ -236,11 +244,20 @@ def _not_in(repo: Path, sight: Sight) -> Sight:
     return sight.model_copy(update={"binds": binds})
 
 
-def _tail(path: Path, keep: int) -> str:
+def _started(path: Path) -> int | None:
+    """Where the command's output begins (after the marker); None when the sandbox never started."""
+    with path.open("rb") as f:
+        head = f.read(HEAD_BYTES)
+    at = head.find(STARTED)
+    return None if at < 0 else at + len(STARTED)
+
+
+def _tail(path: Path, keep: int, start: int = 0) -> str:
+    """The last ``keep`` characters of the output file after byte ``start``."""
     with path.open("rb") as f:
         f.seek(0, 2)
         size = f.tell()
-        f.seek(max(0, size - keep * 4))
+        f.seek(max(start, size - keep * 4))
         text = f.read().decode("utf-8", "replace")
     return text[-keep:] if keep else ""
 
@@ -290,12 +307,14 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
         seconds = time.monotonic() - started
         if lease is not None:
             lease.clean = reap_uid(lease.uid)
-        output = _tail(out_path, config.keep_chars)
-        results = parse_results(_tail(out_path, PARSE_CHARS))
+        start = _started(out_path)
+        if start is None and code is not None and code != 0:  # bubblewrap (or what runs it) failed
+            said = _tail(out_path, HEAD_BYTES).strip().splitlines() or [f"exit {code}, no output"]
+            raise SandboxError(f"the test sandbox cannot start: {said[0]}")
+        output = _tail(out_path, config.keep_chars, start or 0)
+        results = parse_results(_tail(out_path, PARSE_CHARS, start or 0))
         memory_exceeded = group is not None and group.oom_killed()
         limited_by = group.mode if group is not None else "rlimits"
-    if code is not None and code != 0 and output.startswith("bwrap:"):
-        raise SandboxError(f"the test sandbox cannot start: {output.strip().splitlines()[0]}")
     return TestRun(
         command=command,
         passed=code == 0,

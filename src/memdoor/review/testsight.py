@@ -12,7 +12,9 @@ inside is the user's, keeping only the entries that are visible there; the envir
 secrets) and the variables the user names (``--test-env NAME``), nothing else.
 
 Never bound: ``/`` or the user's home directory as a whole, a directory holding credentials (``SECRETS``:
-then only the program's own ``bin`` is), anything under ``/usr`` (already visible),
+then only the program's own ``bin`` is), the whole prefix of a program under the home directory
+(``~/.local`` of ``pip install --user``, next to ``~/.local/share``: only its ``bin`` and ``lib``/``lib64``
+are, unless the prefix is a virtualenv), anything under ``/usr`` (already visible),
 ``/proc``, ``/sys``, ``/dev``, ``/tmp`` itself, or a path that does not exist. Binds are opened here
 (``O_PATH``) and handed to bubblewrap as file descriptors, so a toolchain under a private home
 (``/root``) is visible to the unprivileged uid the command runs as without opening that home.
@@ -147,15 +149,28 @@ class _Builder:
         return True
 
     def program(self, found: str) -> None:
-        """The program's prefix, the prefix of what it links to, and a virtualenv's base interpreter."""
+        """The program's prefix, the prefix of what it links to, and a virtualenv's base interpreter.
+
+        Under the home directory a prefix that is not a virtualenv (``~/.local``, ``~/.nvm/versions/…``)
+        is shown as its ``bin`` and ``lib``/``lib64`` only: the rest of it is the user's data."""
         for p in (Path(found), Path(os.path.realpath(found))):
             prefix = _prefix(p)
             if prefix is None:
                 self.add(p.parent, "the test command's program")
                 continue
-            if not self.add(prefix, "the test command's program"):  # e.g. a cargo home: its bin only
+            if self._user_prefix(prefix):
+                self.add(p.parent, "the test command's program")
+                for lib in ("lib", "lib64"):
+                    self.add(prefix / lib, "the libraries of the test command's program", optional=True)
+            elif not self.add(prefix, "the test command's program"):  # e.g. a cargo home: its bin only
                 self.add(p.parent, "the test command's program")
             self.add(_venv_home(prefix), "the interpreter of its virtualenv")
+
+    def _user_prefix(self, prefix: Path) -> bool:
+        """Whether ``prefix`` is below the home directory and not a virtualenv (made to be shown whole)."""
+        real = os.path.realpath(prefix)
+        below = self.home is not None and real != self.home and _under(real, [self.home])
+        return below and not (prefix / "pyvenv.cfg").is_file()
 
 
 def sight_for(

@@ -7,9 +7,12 @@ memory limit — the stage stops and the review is **incomplete**: nothing is bl
 
 Otherwise each test that fails after the change and did not fail on the base is a finding (severity
 high, kind bug) naming the test, with its failure text and the changed lines; tests that already fail
-on the base are listed as pre-existing. Per-test results come from :mod:`memdoor.review.testresults`;
-with a runner it cannot read, the exit statuses alone are compared (base passed, change fails: one
-finding for the command). No model is asked.
+on the base are listed as pre-existing. A change that breaks the run itself — the changed code's run
+shows what would have stopped the stage on the base (a time or memory limit, pytest's exit 2–5, a
+runner that failed without naming a failing test), or no readable runner output where the base's was
+readable — is a finding too, whatever failed on the base: never an empty result. Per-test results come
+from :mod:`memdoor.review.testresults`; with a runner it cannot read on either side, the exit statuses
+alone are compared (base passed, change fails: one finding for the command). No model is asked.
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ PYTEST_EXITS = {
 TAIL_LINES = 12
 _MISSING = re.compile(r"No module named [^\n]+|Cannot find module [^\n]+")
 _SOME_PASSED = re.compile(r"\b[1-9]\d* passed\b|^# pass [1-9]|^ok \d+ - |\.\.\. ok$", re.MULTILINE)
-_NOT_FOUND = re.compile(r"(?:^|: )(?:[^\n]*: )?(?:command )?not found\s*$", re.MULTILINE)
+_NOT_FOUND = re.compile(  # the shell's own words: dash's `sh: 1: X: not found`, bash's `X: command not found`
+    r"^(?:\S*/)?(?:sh|dash|bash|ash|zsh|ksh)(?:: \d+: [^\s:]+: not found|(?:: line \d+)?: [^\s:]+: command not found)\s*$",
+    re.MULTILINE,
+)
 
 
 class TestStage(BaseModel):
@@ -99,12 +105,29 @@ def _last_line(run: TestRun) -> str:
     return lines[-1][:200] if lines else "no output"
 
 
-def unusable_reason(run: TestRun, why: str) -> str:
-    """One line: the command, its exit code and why (the last lines of its output go with it)."""
+def _why(run: TestRun, why: str) -> str:
+    """The command, its exit code and why, with its output's last line."""
     code = "no exit code" if run.exit_code is None else f"exit {run.exit_code}"
     last = _last_line(run)
     ends = "" if last in why or last == "no output" else f"; its output ends: {last}"
-    return f"the tests cannot run on the base: `{run.command}` ({code}): {why}{ends}"
+    return f"`{run.command}` ({code}): {why}{ends}"
+
+
+def unusable_reason(run: TestRun, why: str) -> str:
+    """One line: the command, its exit code and why (the last lines of its output go with it)."""
+    return f"the tests cannot run on the base: {_why(run, why)}"
+
+
+def broken_run(base: TestRun, head: TestRun) -> str | None:
+    """Why the changed code's run shows that the tests did not run (None: they ran, passing or not).
+
+    ``base`` is a usable run (:func:`base_problem` found nothing): what would have stopped the stage
+    there is the change's doing here, and so is output no runner can be read from where the base's
+    could."""
+    why = base_problem(head)
+    if why is None and base.results.runner is not None and head.results.runner != base.results.runner:
+        why = f"its output shows no {base.results.runner} results, as the base's did"
+    return why
 
 
 def changed_lines(files: list[FileDiff]) -> list[tuple[str, int, int]]:
@@ -140,8 +163,18 @@ def regression(name: str, text: str, files: list[FileDiff], *, new_run: bool = F
                  agents=[], confidence=1.0)  # fmt: skip
 
 
+def broken(head: TestRun, why: str, files: list[FileDiff]) -> Group:
+    """The finding for a change that breaks the test run itself (severity high)."""
+    path, first, last, spots = _where(files)
+    message = f"the change breaks the test run: {_why(head, why)} (changed lines: {spots or '-'})"
+    if tail(head):
+        message += f":\n{tail(head)}"
+    return Group(file=path, line=first, end_line=last, severity="high", kind="bug", message=message,
+                 agents=[], confidence=1.0)  # fmt: skip
+
+
 def compare(base: TestRun, head: TestRun, files: list[FileDiff]) -> TestStage:
-    """Findings and pre-existing failures of two usable runs."""
+    """Findings and pre-existing failures of two runs, the base's usable (:func:`base_problem` None)."""
     stage = TestStage(base=base, head=head, pre_existing=list(base.results.failed))
     if head.passed:
         return stage
@@ -151,8 +184,10 @@ def compare(base: TestRun, head: TestRun, files: list[FileDiff]) -> TestStage:
         stage.findings = [
             regression(f.name, f.text, files) for f in head.results.failed if f.name not in before
         ]
-        return stage
-    if base.passed:  # an unknown runner, or no failing test named: compare exit statuses
+    why = broken_run(base, head)
+    if why is not None:  # a pre-existing failure on the base never hides a run the change broke
+        stage.findings.append(broken(head, why, files))
+    elif not same_runner and base.passed:  # an unknown runner on both sides: compare exit statuses
         stage.findings = [regression(head.command, f"{head.outcome}\n{tail(head)}", files, new_run=True)]
     return stage
 
