@@ -106,3 +106,24 @@ def test_a_bad_setup_is_refused_before_anything_is_written(results_dir):
     assert not (results_dir / REPORT_MD).exists() and (results_dir / "run.json").read_bytes() == before
     unknown = run_cli("report", results_dir, "--serving", SETUP + ",model=openai:x@http://127.0.0.1:1/v1")
     assert unknown.returncode == 2 and "size is unknown" in unknown.stderr
+
+
+def test_no_reference_model_is_named_when_some_size_is_unknown(tmp_path):
+    """Tokens are then counted as they are, whatever the model: no model is printed as the reference."""
+    other = "scripted:answers.json"  # a model whose size the run was not given
+    rows = parse_rows(f"{ONE},single@{other}", [], [])
+    run = RunRecord(config=BenchConfig(suite="s.jsonl", rows=rows), problems_sha256="x", problem_count=1)
+    with ResultsStore.create_or_resume(tmp_path, run, [ProblemInfo(id="p0", position=0)]) as store:
+        for r in rows:
+            store.record(
+                ResultRecord(
+                    problem_id="p0", row=r.name, status="done", passed=True, code="x",
+                    prompt_tokens=500, completion_tokens=500, calls=1,
+                )
+            )  # fmt: skip
+    with ResultsStore.open(tmp_path) as store:
+        s = analyse(store, resamples=100, serving=parse_setup(SETUP)).serving
+    assert s is not None and s.reference_parameters is None
+    assert s.setup.model is None  # not the first model, whose tokens would be counted unscaled
+    assert s.rows[ONE].work_tokens == pytest.approx(1000) == s.rows[f"single@{other}"].work_tokens
+    assert any("some model's size is unknown" in a for a in s.assumptions)

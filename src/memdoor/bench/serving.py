@@ -119,7 +119,8 @@ def estimate(
     reference = setup.model
     if reference is None and models:
         sizes = [size(m) for m in models]
-        reference = models[sizes.index(max(sizes))] if None not in sizes else models[0]
+        # some size unknown: tokens count as they are, so no model is the reference
+        reference = models[sizes.index(max(sizes))] if None not in sizes else None
     ref_size = size(reference) if reference is not None else None
     if setup.model is not None and ref_size is None and any(size(m) is not None for m in models):
         raise UsageError(f"--serving model={setup.model}: its size is unknown (give a model the run knows)")
