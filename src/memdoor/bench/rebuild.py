@@ -13,7 +13,7 @@ from pathlib import Path
 from memdoor.bench import portable
 from memdoor.bench.records import ProblemInfo
 from memdoor.bench.store import ResultsStore
-from memdoor.bench.suite import select_problems
+from memdoor.bench.suite import problems_digest, select_problems
 from memdoor.core.errors import ResultsStoreError
 from memdoor.problems.load import load_problems
 
@@ -35,6 +35,11 @@ def rebuild(directory: Path) -> None:
     if run is None:
         raise ResultsStoreError(f"{directory}: {portable.RUN_JSON} cannot be read")
     problems = select_problems(load_problems(run.config.suite), run.config.filters)
+    if problems_digest(problems) != run.problems_sha256:
+        raise ResultsStoreError(
+            f"{directory}: its suite {run.config.suite} no longer gives the problems the run was made on "
+            "(their digest differs from the one in its run.json); run the report where that suite is"
+        )
     infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
     with ResultsStore.create_or_resume(directory, run, infos, argv=["memdoor", "report", str(directory)]):
         pass

@@ -271,7 +271,7 @@ class ResultsStore:
         if not path.exists():
             hint = ""
             if (Path(directory) / portable.RESULTS_JSONL).is_file():
-                hint = f"; it holds {portable.RESULTS_JSONL}: rerun its memdoor bench command to rebuild the database"
+                hint = f"; it holds {portable.RESULTS_JSONL}: memdoor report {directory} rebuilds the database from it"
             raise ResultsStoreError(f"{directory}: no bench results here ({DB_NAME} not found{hint})")
         return cls(Path(directory), _connect_readonly(path), None)
 
