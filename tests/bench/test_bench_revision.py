@@ -94,6 +94,17 @@ def test_the_prompt_digest_covers_the_templates_the_strategies_render():
     assert set(revision) == {"strategy", "strategies", "selector", "prompts"}
 
 
+def test_the_shared_fingerprint_covers_the_agents_and_the_language_wording_not_the_calibration():
+    """The team's agents (Agent.ask, seeds and prompt variants, CallContext) and the JavaScript/Rust prompt
+    wording (Python, so no template the prompt digest sees) decide every strategy's behaviour; the
+    calibration only estimates and decides no selector's choice."""
+    common = set(common_modules())
+    assert {"memdoor.agents", "memdoor.agents.team", "memdoor.agents.calls"} <= common
+    assert "memdoor.prompts.languages" in common and "memdoor.strategies.base" in common
+    assert "memdoor.select.vote" in selector_modules("vote")
+    assert "memdoor.select.calibration" not in selector_modules("vote")
+
+
 def run_with(revision: dict[str, str] | None) -> RunRecord:
     rows = [
         r.model_copy(update={"revision": revision or {}})

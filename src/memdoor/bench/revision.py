@@ -6,8 +6,10 @@ it is not a hash of source files. It is:
 
 - ``strategy``: the strategy's name and its revision number in :data:`STRATEGY_REVISIONS`,
 - ``strategies``: :data:`COMMON_REVISION`, the code every strategy shares (the run skeleton, the
-  messages, test generation, the referee),
-- ``selector``: the selector's name and its number in :data:`SELECTOR_REVISIONS`,
+  messages, test generation, the referee; the team's agents in ``memdoor.agents``; the per-language prompt
+  wording in ``memdoor.prompts.languages``),
+- ``selector``: the selector's name and its number in :data:`SELECTOR_REVISIONS` (the calibration, which
+  only estimates, left out),
 - ``prompts``: a digest of the texts of the prompt templates the strategies can render (the templates
   their code names; their file names left out, so a renamed template keeps it; any edit to a text
   changes it, also for rows that never render that template).
@@ -61,15 +63,28 @@ def strategy_modules(name: str) -> list[str]:
     return [_module_of("strategy", name)]
 
 
+SHARED_ELSEWHERE = ("memdoor.prompts.languages",)
+"""Modules outside ``memdoor.strategies`` whose code decides every strategy's behaviour and that the
+shared revision stands for too (beside the ``memdoor.agents`` package): the prompt wording per language
+(JavaScript, Rust) is Python code, not a template, so the prompt digest does not see it."""
+SELECTOR_ESTIMATES = ("memdoor.select.calibration",)
+"""Modules of ``memdoor.select`` that only estimate (a calibration fitted on results) and choose nothing:
+left out of the selectors' revision."""
+
+
 def common_modules() -> list[str]:
-    """The modules of ``memdoor.strategies`` that define no registered strategy: the shared code."""
+    """The code every strategy shares: the modules of ``memdoor.strategies`` that define no registered
+    strategy, the team's agents (``memdoor.agents``: asking a model, each agent's seed and prompt variant,
+    the call context) and :data:`SHARED_ELSEWHERE`."""
     own = {_module_of("strategy", n) for n in REGISTRY["strategy"]}
-    return [m for m in _package_modules("memdoor.strategies") if m not in own]
+    shared = [m for m in _package_modules("memdoor.strategies") if m not in own]
+    return sorted([*shared, *_package_modules("memdoor.agents"), *SHARED_ELSEWHERE])
 
 
 def selector_modules(name: str) -> list[str]:
-    """The modules a selector's revision number stands for: the whole ``memdoor.select`` package."""
-    return _package_modules("memdoor.select")
+    """The modules a selector's revision number stands for: the ``memdoor.select`` package but for
+    :data:`SELECTOR_ESTIMATES`."""
+    return [m for m in _package_modules("memdoor.select") if m not in SELECTOR_ESTIMATES]
 
 
 def _package_sources(package: str) -> list[Path]:
