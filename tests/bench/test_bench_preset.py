@@ -4,6 +4,7 @@ the budget, from the shipped measurement (made from a committed run) or the user
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
@@ -13,30 +14,44 @@ from bench_helpers import EXPECTED_SOLVED, run_cli
 
 from memdoor.bench import portable
 from memdoor.bench.analysis import analyse
-from memdoor.bench.preset import MeasuredRow, Measurement, choose, measurement, shipped
-from memdoor.bench.records import ProblemInfo
+from memdoor.bench.preset import (
+    SHIPPED_RUNS,
+    MeasuredRow,
+    MeasuredRun,
+    Measurement,
+    build,
+    choose,
+    from_directory,
+    shipped,
+)
 from memdoor.bench.store import ResultsStore
-from memdoor.bench.suite import select_problems
+from memdoor.commands.solve import build_config, configure
 from memdoor.core.errors import UsageError
-from memdoor.problems.load import load_problems
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"
+MEASURED_BUDGET = "1e+15"  # the compute budget per problem the bench fixture measures its rows with
 
 
 def row(name: str, models: list[str], solved: int, compute: float) -> MeasuredRow:
     return MeasuredRow(
-        name=name, strategy="single", models=models, solved=solved, total=10, compute_per_problem=compute
+        name=name,
+        source="runs/x",
+        strategy="single",
+        models=models,
+        solved=solved,
+        total=10,
+        compute_per_problem=compute,
     )
 
 
 M = Measurement(
-    source="runs/x",
     suite="s",
-    created_at="t",
-    budget_compute=None,
-    max_tokens=512,
-    seed=0,
+    runs=[
+        MeasuredRun(
+            source="runs/x", created_at="t", problems_sha256="d", budget_compute=None, max_tokens=512, seed=0
+        )
+    ],
     rows=[
         row("small", [SMALL], 5, 1e12),
         row("big", [BIG], 7, 3e12),
@@ -56,23 +71,42 @@ def test_the_most_solved_within_the_budget_ties_to_the_cheaper_among_the_models_
         choose(M, 5e11, anything)
     with pytest.raises(UsageError, match="uses only models you have"):
         choose(M, 9e12, lambda models: False)
+    stale_only = M.model_copy(update={"rows": [], "skipped": ["small (runs/x): no settings recorded"]})
+    with pytest.raises(UsageError, match=r"runs today as it ran .*small \(runs/x\): no settings recorded"):
+        choose(stale_only, 9e12, anything)
 
 
-def test_the_shipped_measurement_is_the_committed_run_as_its_report_gives_it(tmp_path):
+def test_the_shipped_measurement_is_the_committed_runs_as_their_reports_give_them(tmp_path):
+    """Rebuilt from the committed runs' portable files, it is the shipped file, row for row."""
     shipped_m = shipped()
-    source = REPO / shipped_m.source
-    if not (source / portable.RESULTS_JSONL).is_file():
-        pytest.skip(f"{shipped_m.source} is not in this checkout")
-    for name in (portable.RUN_JSON, portable.RESULTS_JSONL, portable.CALLS_JSONL):
-        shutil.copy(source / name, tmp_path / name)
-    run = portable.read_run(tmp_path)
-    problems = select_problems(load_problems(run.config.suite), run.config.filters)
-    infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
-    with ResultsStore.create_or_resume(tmp_path, run, infos):
-        pass
-    with ResultsStore.open(tmp_path) as store:
-        again = measurement(analyse(store, resamples=100), shipped_m.source)
-    assert again == shipped_m
+    assert [r.source for r in shipped_m.runs] == [f"benchmarks/results/{n}" for n in SHIPPED_RUNS]
+    directories = []
+    for run in shipped_m.runs:
+        source = REPO / run.source
+        if not (source / portable.RESULTS_JSONL).is_file():
+            pytest.skip(f"{run.source} is not in this checkout")
+        copy = tmp_path / source.name
+        copy.mkdir()
+        for name in (portable.RUN_JSON, portable.RESULTS_JSONL, portable.CALLS_JSONL):
+            shutil.copy(source / name, copy / name)
+        directories.append((run.source, copy))
+    assert build(directories) == shipped_m
+
+
+def test_the_shipped_rows_run_as_today_s_code_runs_them():
+    """The mixed teams come from the run whose mixed rows sampled by rank within their model, as today's
+    code does (humaneval-v2's ran before, and are skipped); every row says its run."""
+    m = shipped()
+    by_name = {r.name: r for r in m.rows}
+    mixed = [r for r in m.rows if len(set(r.models)) > 1]
+    assert mixed and all(r.source == "benchmarks/results/humaneval-ranked" for r in mixed)
+    cascade = by_name[f"cascade:2@{SMALL}*1+{BIG}*1"]
+    assert (cascade.solved, cascade.total) == (116, 164)  # as BENCHMARKS.md gives it, not v2's 101
+    assert any(
+        s.startswith(f"cascade:2@{SMALL}*1+{BIG}*1 (benchmarks/results/humaneval-v2): settings")
+        for s in m.skipped
+    )
+    assert len(by_name) == len(m.rows) and all(m.run_of(r) for r in m.rows)
 
 
 @pytest.fixture
@@ -81,7 +115,7 @@ def measured(tmp_path, problem_file, answers):
     spec = f"scripted:{answers}"
     done = run_cli(
         "bench", problem_file, "--model", spec, "--strategies", "single,parallel:3", "--params", f"{spec}=1e9",
-        "--out", out,
+        "--budget-compute", MEASURED_BUDGET, "--max-tokens", "600", "--out", out,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out
@@ -100,8 +134,10 @@ def test_solve_with_the_best_team_of_your_own_bench_directory(measured, problem_
     line = done.stderr.strip().splitlines()[-1]
     # both rows solved the same problems: the cheaper one is chosen, and the line says where from
     solved = len(EXPECTED_SOLVED)
-    assert line.startswith(f"team best at ≤ {budget} FLOPs per problem: single — solved {solved}/6")
-    assert str(out) in line
+    assert line.startswith(
+        f"team best at ≤ {budget} FLOPs per problem on average: single — solved {solved}/6"
+    )
+    assert str(out) in line and f"it runs as measured: a cap of {MEASURED_BUDGET} FLOPs per problem" in line
     answer = json.loads(done.stdout)
     assert answer["passed"] is True and answer["strategy"] == "single"
 
@@ -120,3 +156,45 @@ def test_bad_preset_input_is_one_line(measured, problem_file):
         assert len(done.stderr.strip().splitlines()) == 1 and words in done.stderr
     alone = run_cli("solve", problem_file, "--problem", "add", "--from", str(out))
     assert alone.returncode == 2 and "--from DIR goes with --team best" in alone.stderr
+
+
+def test_the_chosen_row_runs_with_the_budget_it_was_measured_with(measured, problem_file):
+    """--budget-compute chooses the row by its mean compute; it is not then a per-problem cap the row was
+    never measured under (a row whose mean is X spends more than X on some problems)."""
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    args = parser.parse_args(
+        [
+            str(problem_file),
+            "--problem",
+            "add",
+            "--team",
+            "best",
+            "--budget-compute",
+            "1e14",
+            "--from",
+            str(measured),
+        ]
+    )
+    config = build_config(args)
+    assert config.budget.compute == float(MEASURED_BUDGET) and config.max_tokens == 600  # the run's cap
+    assert "it runs as measured" in args.preset_line
+
+
+def test_rows_today_s_code_would_run_otherwise_are_left_out_of_a_committed_run(measured, tmp_path):
+    """A run as committed (portable files only) is rebuilt, as memdoor report rebuilds it; a row whose
+    recorded settings are not what today's code gives is skipped and named, not offered."""
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    for name in (portable.RUN_JSON, portable.RESULTS_JSONL, portable.CALLS_JSONL):
+        shutil.copy(measured / name, committed / name)
+    doc = json.loads((committed / portable.RUN_JSON).read_text())
+    rows = doc["config"]["rows"]
+    assert [r["name"] for r in rows] == ["single", "parallel:3"]
+    rows[1]["settings"]["temperatures"] = [0.9]  # made under another rule than today's
+    (committed / portable.RUN_JSON).write_text(json.dumps(doc))
+    m = from_directory(str(committed))
+    assert [r.name for r in m.rows] == ["single"]
+    assert len(m.skipped) == 1 and m.skipped[0].startswith(f"parallel:3 ({committed}): settings now differ")
+    assert "temperatures" in m.skipped[0]
+    assert m.runs[0].budget_compute == float(MEASURED_BUDGET)

@@ -1,17 +1,23 @@
 """The ``best`` team preset: the configuration a measurement says solves the most within a compute budget.
 
-``memdoor solve ... --team best --budget-compute X`` picks, among the rows of a bench run whose models
-the user has, the one that solved the most at a mean compute per problem of at most X (ties to the
-cheaper) — a point on that run's measured cost–accuracy frontier — and says which run it comes from.
-The run is the measurement shipped with memdoor (:data:`SHIPPED`, made from a committed results
-directory by :func:`measurement`), or the user's own bench directory (``--from DIR``: any models,
-remote ones included, with the sizes the run was given). A measurement holds for the suite it was made on;
-it does not say a cascade saves compute on other problems (measure your own with ``memdoor bench``).
+``memdoor solve ... --team best --budget-compute X`` picks, among the measured rows whose models the user
+has, the one that solved the most at a *mean* compute per problem of at most X (ties to the cheaper) — a
+point on the measured cost–accuracy frontier — and says which run it comes from. X only chooses: the
+chosen row then runs as it was measured, with its run's own budget (``--budget-compute`` of that bench),
+not with X as a per-problem cap (a row whose mean is X spends more than X on some problems).
+
+The measurement is the one shipped with memdoor (:data:`SHIPPED`, built by :func:`combine` from the
+committed runs :data:`SHIPPED_RUNS`, each row saying its run), or the user's own bench directory
+(``--from DIR``: any models, remote ones included, with the sizes the run was given; a committed run is
+rebuilt from its portable files first). Only rows today's code would run as they ran are measured
+(:func:`stale`: the settings a resumed bench compares, and the revision); the others are listed in
+``skipped``. A measurement holds for the suite it was made on; it does not say a cascade saves compute on
+other problems (measure your own with ``memdoor bench``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,17 +25,41 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memdoor.bench.analysis import Analysis, analyse
+from memdoor.bench.config import BenchConfig, RowSpec, settings_diff, solve_config
+from memdoor.bench.rebuild import rebuild, rebuildable
+from memdoor.bench.revision import row_revision
 from memdoor.bench.store import ResultsStore
-from memdoor.core.errors import UsageError
+from memdoor.core.errors import ResultsStoreError, UsageError
 
 SHIPPED = "presets/humaneval.json"
 """The measurement shipped with memdoor (beside this module)."""
+SHIPPED_RUNS = ("humaneval-ranked", "humaneval-rewrite", "humaneval-v2")
+"""The committed runs (under ``benchmarks/results``) the shipped measurement is built from, in order of
+precedence: a row two runs hold is taken from the earlier one (the mixed teams from ``humaneval-ranked``,
+the only one whose mixed rows sampled by rank within their model, as today's code does)."""
+
+
+class MeasuredRun(BaseModel):
+    """A bench run some rows of a measurement come from, with what they ran under."""
+
+    source: str = Field(description="The results directory.")
+    created_at: str = Field(description="When the run started.")
+    problems_sha256: str = Field(description="Digest of the run's problems (memdoor.bench.suite).")
+    budget_compute: float | None = Field(
+        description="The run's compute budget per problem and row (FLOPs; None: none): a chosen row runs "
+        "with it, as it was measured."
+    )
+    budget_tokens: int | None = Field(default=None, description="The run's token budget per problem and row.")
+    max_tokens: int = Field(description="The run's completion token cap per call.")
+    seed: int = Field(description="The run's base sampling seed.")
+    params: dict[str, float] = Field(default_factory=dict, description="Model sizes the run was given.")
 
 
 class MeasuredRow(BaseModel):
     """One configuration as a bench run measured it."""
 
     name: str = Field(description="Row name in the run.")
+    source: str = Field(description="The results directory the row comes from (its run in ``runs``).")
     strategy: str = Field(description="Strategy spec, e.g. ``cascade:5``.")
     models: list[str] = Field(description="Model spec per agent (one spec: every agent).")
     options: dict[str, Any] = Field(default_factory=dict, description="Strategy options the row set.")
@@ -42,25 +72,57 @@ class MeasuredRow(BaseModel):
 
 
 class Measurement(BaseModel):
-    """The rows of one bench run with known compute, and where they come from."""
+    """Rows with known compute measured on one suite, each from a run that says what it ran under."""
 
-    source: str = Field(description="The results directory the measurement was made from.")
-    suite: str = Field(description="The suite it ran on.")
-    created_at: str = Field(description="When the run started.")
-    budget_compute: float | None = Field(description="The run's compute budget per problem and row.")
-    max_tokens: int = Field(description="The run's completion token cap per call.")
-    seed: int = Field(description="The run's base sampling seed.")
-    params: dict[str, float] = Field(default_factory=dict, description="Model sizes the run was given.")
+    suite: str = Field(description="The suite the rows ran on.")
+    runs: list[MeasuredRun] = Field(description="The runs the rows come from.")
     rows: list[MeasuredRow] = Field(description="Rows with results and a known compute, in run order.")
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="Rows left out because today's code would run them otherwise than they were measured "
+        "(``NAME (SOURCE): why``): other settings (SolveConfig.settings, as a resumed bench compares them), "
+        "none recorded, or another revision (memdoor.bench.revision).",
+    )
+
+    @property
+    def source(self) -> str:
+        """The runs' directories in words."""
+        return ", ".join(r.source for r in self.runs)
+
+    def run_of(self, row: MeasuredRow) -> MeasuredRun:
+        """The run ``row`` comes from."""
+        return next(r for r in self.runs if r.source == row.source)
+
+
+def stale(config: BenchConfig, spec: RowSpec) -> str | None:
+    """Why today's code would run the stored row ``spec`` otherwise than it ran (None: it would not): its
+    recorded settings are missing or differ from what its SolveConfig gives now, or its recorded revision
+    differs from today's (a row recorded before revisions were has none and is taken, as resume takes it)."""
+    if not spec.settings:
+        return "no settings recorded"
+    try:
+        solve = solve_config(config, spec)
+        now = solve.settings()
+    except UsageError as e:
+        return f"no longer runs ({e})"
+    if spec.settings != now:
+        return f"settings now differ: {settings_diff(spec.settings, now)}"
+    revision = row_revision(solve.strategy.name, solve.selector)
+    if spec.revision and spec.revision != revision:
+        return f"revision now differs: {settings_diff(spec.revision, revision)}"
+    return None
 
 
 def measurement(analysis: Analysis, source: str) -> Measurement:
-    """The measurement of an analysed run (rows of unknown compute left out)."""
-    config = analysis.run.config
+    """The measurement of an analysed run: rows of unknown compute left out, and rows today's code would
+    run otherwise than they ran (:func:`stale`) left out and named in ``skipped``."""
+    run, config = analysis.run, analysis.run.config
     specs = {r.name: r for r in config.rows}
+    why = {name: stale(config, spec) for name, spec in specs.items()}
     rows = [
         MeasuredRow(
             name=r.name,
+            source=source,
             strategy=r.strategy,
             models=r.models,
             options=specs[r.name].options,
@@ -70,18 +132,38 @@ def measurement(analysis: Analysis, source: str) -> Measurement:
             compute_per_problem=r.compute_per_problem,
         )
         for r in analysis.rows
-        if r.total and r.compute_per_problem is not None
+        if r.total and r.compute_per_problem is not None and why.get(r.name) is None
     ]
-    return Measurement(
+    measured = MeasuredRun(
         source=source,
-        suite=config.suite,
-        created_at=analysis.run.created_at,
+        created_at=run.created_at,
+        problems_sha256=run.problems_sha256,
         budget_compute=config.budget_compute,
+        budget_tokens=config.budget_tokens,
         max_tokens=config.max_tokens,
         seed=config.seed,
         params=config.params,
-        rows=rows,
     )
+    skipped = [f"{name} ({source}): {w}" for name, w in why.items() if w is not None]
+    return Measurement(suite=config.suite, runs=[measured], rows=rows, skipped=skipped)
+
+
+def combine(parts: Sequence[Measurement]) -> Measurement:
+    """One measurement of the rows of ``parts`` (runs of one suite on the same problems): a row name
+    already taken from an earlier part is left out of a later one. ResultsStoreError when they differ in
+    suite or problems."""
+    first = parts[0]
+    rows, skipped, taken = [], [], set()
+    for m in parts:
+        if m.suite != first.suite or m.runs[0].problems_sha256 != first.runs[0].problems_sha256:
+            raise ResultsStoreError(
+                f"{m.source} ran on other problems than {first.source}: one measurement needs one suite"
+            )
+        rows += [r for r in m.rows if r.name not in taken]
+        taken |= {r.name for r in m.rows}
+        skipped += m.skipped
+    runs = [run for m in parts for run in m.runs if any(r.source == run.source for r in rows)]
+    return Measurement(suite=first.suite, runs=runs, rows=rows, skipped=skipped)
 
 
 def shipped() -> Measurement:
@@ -90,16 +172,33 @@ def shipped() -> Measurement:
     return Measurement.model_validate_json(text)
 
 
-def from_directory(directory: str) -> Measurement:
-    """The measurement of a bench results directory (``--from DIR``); ResultsStoreError when it is none."""
-    with ResultsStore.open(directory) as store:
+def from_directory(directory: str, source: str | None = None) -> Measurement:
+    """The measurement of a bench results directory (``--from DIR``), named ``source`` (default: the
+    directory); a committed run (portable files, no database) is rebuilt first, as ``memdoor report`` does.
+    ResultsStoreError when it is none."""
+    path = Path(directory)
+    if rebuildable(path):
+        rebuild(path)
+    with ResultsStore.open(path) as store:
         analysis = analyse(store, resamples=100)
-    return measurement(analysis, str(Path(directory)))
+    return measurement(analysis, source or str(path))
+
+
+def build(directories: Sequence[tuple[str, str | Path]]) -> Measurement:
+    """The measurement of several runs, each given as (its name in the measurement, its directory), in
+    order of precedence (:func:`combine`). The shipped one is ``build([(f"benchmarks/results/{n}", ...)
+    for n in SHIPPED_RUNS])`` written to :data:`SHIPPED`."""
+    return combine([from_directory(str(path), source) for source, path in directories])
 
 
 def choose(m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -> MeasuredRow:
     """The row that solved the most at a mean compute of at most ``budget``, among those whose models are
     ``usable`` (ties to the cheaper, then the earlier); UsageError naming the cheapest otherwise."""
+    if not m.rows and m.skipped:
+        raise UsageError(
+            f"no configuration measured in {m.source} runs today as it ran ({len(m.skipped)} left out, e.g. "
+            f"{m.skipped[0]}): bench it again"
+        )
     rows = [r for r in m.rows if usable(r.models)]
     if not rows:
         raise UsageError(f"no configuration measured in {m.source} uses only models you have")
@@ -114,11 +213,17 @@ def choose(m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -
 
 
 def describe(row: MeasuredRow, m: Measurement, budget: float) -> str:
-    """One line saying what was chosen and which measurement it comes from."""
+    """One line saying what was chosen, which measurement it comes from, and that it runs at the budget it
+    was measured with (``budget`` only chooses)."""
+    run = m.run_of(row)
+    cap = (
+        "no compute cap"
+        if run.budget_compute is None
+        else f"a cap of {run.budget_compute:g} FLOPs per problem"
+    )
     return (
-        f"team best at ≤ {budget:g} FLOPs per problem: {row.name} — solved {row.solved}/{row.total} "
+        f"team best at ≤ {budget:g} FLOPs per problem on average: {row.name} — solved {row.solved}/{row.total} "
         f"({100 * row.solved / row.total:.1f}%) at {row.compute_per_problem:.3g} FLOPs per problem on "
-        f"{m.suite}, the most of the configurations measured in {m.source} (run of {m.created_at}, "
-        f"budget {'none' if m.budget_compute is None else f'{m.budget_compute:g}'}, max {m.max_tokens} tokens "
-        "per call)"
+        f"{m.suite}, the most of the configurations measured in {m.source} (this one in {run.source}, run of "
+        f"{run.created_at}); it runs as measured: {cap}, max {run.max_tokens} tokens per call"
     )

@@ -15,7 +15,9 @@ Examples:
 --team best picks the configuration that solved the most at a mean compute per problem of at most
 --budget-compute in a measurement (the one shipped with memdoor, HumanEval with the local models whose
 weights are installed; or your own bench directory, --from DIR, remote models included), and says
-which; --model restricts it to configurations of those models. See docs/benchmarks.md.
+which; --model restricts it to configurations of those models. The chosen configuration then runs as it
+was measured, with the compute budget of its bench run (not --budget-compute as a cap). See
+docs/benchmarks.md.
 
 The trace is kept in $MEMDOOR_HOME/traces (default ~/.cache/memdoor/traces): memdoor trace ID.
 """
@@ -95,8 +97,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--budget-compute",
         type=FLOPS,
         metavar="FLOPS",
-        help="stop after FLOPS of compute (≈ 2 × parameters × tokens), e.g. 3e12; with --team best, also the "
-        "measured mean compute per problem the chosen configuration may have",
+        help="stop after FLOPS of compute (≈ 2 × parameters × tokens), e.g. 3e12; with --team best instead "
+        "the measured mean compute per problem the chosen configuration may have (it then runs with the "
+        "budget it was measured with)",
     )
     p.add_argument(
         "--team",
@@ -221,13 +224,21 @@ def best_config(args: argparse.Namespace):
     m = preset.from_directory(args.measured_from) if args.measured_from else preset.shipped()
     row = preset.choose(m, args.budget_compute, usable_models(args))
     args.preset_line = preset.describe(row, m, args.budget_compute)
+    run = m.run_of(row)
+    # --budget-compute only chose the row (by its mean): it runs with the budget it was measured with
+    budget = Budget(
+        tokens=args.budget_tokens if args.budget_tokens is not None else run.budget_tokens,
+        calls=args.budget_calls,
+        seconds=args.budget_seconds,
+        compute=run.budget_compute,
+    )
     config = SolveConfig(
         strategy=StrategySpec.parse(row.strategy),
         models=list(row.models),
-        budget=budget_of(args),
+        budget=budget,
         seed=args.seed,
-        max_tokens=args.max_tokens or m.max_tokens,
-        params=dict(m.params),
+        max_tokens=args.max_tokens or run.max_tokens,
+        params=dict(run.params),
         languages=list(row.languages),
         options=dict(row.options),
         selector_options={} if args.vote_k is None else {"k": args.vote_k},
