@@ -75,6 +75,23 @@ RUST_NEVER_RAN = {
         "    std::process::exit(0);\n}\n"
     ),
 }
+# Reads the test code at compile time, then writes libtest's report for the test names it found there.
+READS_ITS_OWN_FILE = (
+    "    use std::io::Write;\n"
+    "    const SRC: &[u8] = include_bytes!(file!());\n"
+    '    let src = String::from_utf8_lossy(SRC).to_string() + include_str!("/tmp/main.rs");\n'
+    "    let mut names: Vec<String> = Vec::new();\n"
+    '    for (i, _) in src.match_indices("fn ") {\n'
+    "        let name: String = src[i + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();\n"
+    '        if name.starts_with("test_") && name.contains("_m") && !names.contains(&name) { names.push(name); }\n'
+    "    }\n"
+    '    let mut out = format!("\\nrunning {} tests\\n", names.len());\n'
+    '    for n in &names { out += &format!("test tests::{} ... ok\\n", n); }\n'
+    '    out += &format!("\\ntest result: ok. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out;'
+    ' finished in 0.00s\\n", names.len());\n'
+    "    std::io::stdout().write_all(out.as_bytes()).unwrap();\n"
+    "    std::process::exit(0);\n}\n"
+)
 PY_NEVER_RAN = {
     "sys_exit_0_while_loading": "    return None\nimport sys\nsys.exit(0)\n",
     "os_exit_0_while_loading": "    return None\nimport os\nos._exit(0)\n",
@@ -168,6 +185,29 @@ def test_a_rust_test_that_never_ran_or_was_disarmed_fails(sb, name):
     v = grade(_problems("rust")["Rust/0"], RUST_NEVER_RAN[name], sb)
     assert not v.passed, v
     assert v.status in ("runtime_error", "wrong_answer", "compile_error"), v
+
+
+@rust_only
+def test_a_rust_program_cannot_read_the_test_names_at_compile_time(sb):
+    """``include_bytes!(file!())`` and ``include_str!("/tmp/main.rs")`` see the program's file, where the
+    test code is only included from a file of a random name: the report it forges names no test."""
+    v = grade(_problems("rust")["Rust/0"], READS_ITS_OWN_FILE, sb)
+    assert v.status == "runtime_error", v
+    assert "libtest never reported tests::test_has_close_elements_m" in v.tests[0].detail
+
+
+@rust_only
+def test_a_rust_macro_named_include_does_not_take_the_tests(sb):
+    """The tests are included by ``::std::include!``: a program's ``macro_rules! include`` that would read
+    them as text (then forge the report from them in a test of its own) is never called, so its constant
+    does not exist."""
+    program = (
+        READS_ITS_OWN_FILE.replace("String::from_utf8_lossy(SRC).to_string()", "TESTS.to_string()")
+        + "macro_rules! include { ($p:literal) => { const TESTS: &str = include_str!($p); }; }\n"
+        + "#[test]\nfn forge() { has_close_elements(vec![], 0.0); }\n"
+    )
+    v = grade(_problems("rust")["Rust/0"], program, sb)
+    assert v.status == "compile_error", v
 
 
 @rust_only

@@ -2,6 +2,12 @@
 compiler sees only what a candidate may see), with the toolchain and the prebuilt crates read-only, then
 run in a second, fresh sandbox.
 
+The test code is not in the program's file: it is in a file of a random name per build, included at the end
+of ``/tmp/main.rs`` by ``::std::include!`` (a full path: a ``macro_rules! include`` of the program cannot
+take its place). A program that reads its own file at compile time (``include_str!(file!())``,
+``include_bytes!("/tmp/main.rs")``) finds only that name as text, never as a literal it could pass to
+``include_str!``, so it cannot learn the names of the tests before they run (issue 41, class 6).
+
 HumanEval-X's official harness runs ``cargo check`` then ``cargo test`` in a package depending on rand,
 regex and md5. Here the same two steps are rustc's own: the check is ``rustc --emit=metadata`` of the
 binary (no ``cfg(test)``, as ``cargo check``), the test build is ``rustc --test`` linking the crates
@@ -102,12 +108,27 @@ def _first_error(data: bytes) -> str:
     return "\n".join(lines[start : start + 12])[:800]
 
 
-def build(sandbox: Isolation, rustc: Tool, source: str, *, test: bool) -> bytes | TestResult:
-    """The compiled binary, or the result that ends the test (compile error, limits)."""
+def _with_tests(program: str, tests: str) -> list[tuple[str, bytes, int]]:
+    """The files of a test build: ``main.rs`` (the program, then the inclusion of the tests) and the tests in
+    a file whose name the program cannot know."""
+    name = f"t{secrets.token_hex(16)}.rs"
+    main = f'{program}\n::std::include!("/tmp/{name}");\n'
+    return [_file("main.rs", main), _file(name, tests)]
+
+
+def _file(name: str, text: str) -> tuple[str, bytes, int]:
+    return (name, text.encode("utf-8", "surrogatepass"), 0o644)
+
+
+def build(
+    sandbox: Isolation, rustc: Tool, source: str, *, test: bool, tests: str | None = None
+) -> bytes | TestResult:
+    """The compiled binary, or the result that ends the test (compile error, limits). ``tests``: the test
+    code, built with ``source`` but out of its reach at compile time (:func:`_with_tests`)."""
     outcome = run_isolated(
         sandbox,
         ["/bin/sh", "-c", compile_script(rustc, test)],
-        [("main.rs", source.encode("utf-8", "surrogatepass"), 0o644)],
+        [_file("main.rs", source)] if tests is None else _with_tests(source, tests),
         _compile_limits(sandbox),
         env={"PATH": "/usr/bin:/bin"},
         ro_paths=rustc.ro_paths,
@@ -166,7 +187,7 @@ def run_check(sandbox: Isolation, rustc: Tool, program: str, test_code: str) -> 
     """``cargo check`` then ``cargo test``: the program with the test module, built with ``--test``, run;
     passed only when libtest reports each of the test's tests as ok (``rust_report``)."""
     test_code, expected = rust_report.prepare(test_code)
-    binary = build(sandbox, rustc, f"{program}\n{test_code}\n", test=True)
+    binary = build(sandbox, rustc, program, test=True, tests=test_code)
     if isinstance(binary, TestResult):
         return binary
     outcome = _execute(sandbox, binary, [], None)
@@ -211,7 +232,7 @@ def run_functional(
         module = rust_call.call_test(func_name, types, [json.loads(line) for line in lines], marker)
     except (rust_call.Unsupported, ValueError) as e:
         return TestResult(status="runtime_error", detail=f"function-call test not run: {e}"[:300])
-    binary = build(sandbox, rustc, f"{program}\n{module}", test=True)
+    binary = build(sandbox, rustc, program, test=True, tests=module)
     if isinstance(binary, TestResult):
         return binary
     outcome = _execute(sandbox, binary, ["memdoor_call::call", "--exact", "--nocapture"], None)
