@@ -5,15 +5,20 @@ where ``git apply`` starts one: a ``diff --git`` line followed by git's extended
 (``index``, ``old mode``, ``rename from``, ``---``, ``+++``, …), or a ``---`` line, a ``+++`` line and an
 ``@@ -`` line; its hunks are read by their line counts. Text git ignores (a commit message, free text
 between ``diff --git`` and ``---``) belongs to no file, so it never reaches a prompt: a file's
-``text`` holds only its header lines and hunks. What git changes without a hunk (a mode, a pure
-rename or copy, an empty file) is a file without hunks: it is listed as skipped, never dropped.
+``text`` holds only its header and hunks, and its header is written anew from the values read (names,
+modes, object names, similarity), never copied (issue 41, class 3): what git ignores on a header line (a
+``diff --git`` line whose names it does not use, text after a mode or a similarity, a timestamp after a
+tab) is not in it. What git changes without a hunk (a mode, a pure rename or copy, an empty file) is a
+file without hunks: it is listed as skipped, never dropped.
 
 Which files git changes is git's to say (:func:`memdoor.review.repo.git_changes`); the review checks
 that this reading agrees (:func:`memdoor.review.repo.check_agreement`) and refuses the diff if not.
 
 Refused with :class:`ReviewInputError` (one line, exit 2): text that is not a unified diff, a binary
 diff, a diff larger than ``max_bytes``, and paths that leave the repository (absolute, ``..``), hold
-control characters, or are deeper or longer than :data:`MAX_PATH_DEPTH` / :data:`MAX_PATH_CHARS`.
+control characters, or are deeper or longer than :data:`MAX_PATH_DEPTH` / :data:`MAX_PATH_CHARS`; a mode
+git refuses (``100644x``), an ``index`` line whose object names are not hexadecimal, a header line given
+twice in one file (git never writes one; which one counts is not clear).
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ _EXTENDED = (  # git's extended header lines (apply.c), in the order git tries t
     "dissimilarity index ", "index ",
 )  # fmt: skip
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, "\\": 92, '"': 34}
+_MODE = re.compile(r"[ \t\n\v\f\r]*([0-7]+)(?:[ \t\r]|$)")  # git's strtoul(…, 8) then a space or the end
+_OID = re.compile(r"[0-9a-fA-F]{1,64}")
+_SCORE = re.compile(r"\s*(\d+)")
 
 
 class Hunk(BaseModel):
@@ -224,7 +232,7 @@ def parse_diff(text: str, *, max_bytes: int = MAX_DIFF_BYTES) -> list[FileDiff]:
             if old is None and new is None:
                 raise ReviewInputError("not a unified diff: a file goes from /dev/null to /dev/null")
             fd = FileDiff(path=new or old or "", old_path=old, deleted=new is None)
-            i = _read_hunks(lines, i + 2, fd, lines[i : i + 2], files)
+            i = _read_hunks(lines, i + 2, fd, _names(fd), files)
         else:
             i += 1
     if not files:
@@ -241,7 +249,11 @@ def _read_git(lines: list[str], i: int, files: list[FileDiff]) -> int:
         key = next((k for k in _EXTENDED if lines[j].startswith(k)), None)
         if key is None:
             break
-        values.setdefault(key, lines[j][len(key) :])
+        if key in values:
+            raise ReviewInputError(
+                f"not a unified diff: line {j + 1} repeats a git header line: {lines[j][:60]!r}"
+            )
+        values[key] = lines[j][len(key) :]
         j += 1
     if j == start + 1 and not (j < len(lines) and lines[j].startswith("@@ -")):
         return start + 1
@@ -256,16 +268,87 @@ def _read_git(lines: list[str], i: int, files: list[FileDiff]) -> int:
         new = None
     if old is None and new is None:
         raise ReviewInputError(f"not a unified diff: line {start + 1}: a git header without file names")
-    index_mode = values.get("index ", "").partition(" ")[2] or None
+    modes = {k: _mode(v, start + 1) for k, v in values.items() if k.endswith("mode ")}
+    index = _index(values["index "], start + 1) if "index " in values else None
+    index_mode = index[2] if index else None
     fd = FileDiff(
         path=new or old or "",
         old_path=old,
         deleted=new is None,
-        old_mode=values.get("old mode ", values.get("deleted file mode ", index_mode)),
-        new_mode=values.get("new mode ", values.get("new file mode ", index_mode)),
+        old_mode=modes.get("old mode ", modes.get("deleted file mode ", index_mode)),
+        new_mode=modes.get("new mode ", modes.get("new file mode ", index_mode)),
         copied="copy from " in values,
     )
-    return _read_hunks(lines, j, fd, lines[start:j], files)
+    return _read_hunks(lines, j, fd, _git_header(fd, values, modes, index), files)
+
+
+def _mode(raw: str, line: int) -> str:
+    """A header line's mode as git reads it (octal digits, then a space or the line's end; what follows is
+    ignored), canonical as git makes it (a regular file 100644 or 100755, 120000, 040000, 160000)."""
+    m = _MODE.match(raw)
+    if not m:
+        raise ReviewInputError(
+            f"not a unified diff: the git header at line {line} has a bad mode: {raw[:40]!r}"
+        )
+    mode = int(m[1], 8)
+    kind = mode & 0o170000
+    regular = 0o100755 if mode & 0o100 else 0o100644
+    return f"{regular if kind == 0o100000 else kind if kind in (0o120000, 0o040000) else 0o160000:06o}"
+
+
+def _index(raw: str, line: int) -> tuple[str, str, str | None] | None:
+    """An ``index`` line's object names and mode, None when git ignores the line (no ``..``, a name longer
+    than an object name)."""
+    old, dots, rest = raw.partition("..")
+    if not dots or "." in old or len(old) > 64:
+        return None
+    new, space, mode = rest.partition(" ")
+    if len(new) > 64:
+        return None
+    if not (_OID.fullmatch(old) and _OID.fullmatch(new)):
+        raise ReviewInputError(
+            f"not a unified diff: the git header at line {line} names objects that are not hexadecimal: "
+            f"{raw[:40]!r}"
+        )
+    return old, new, _mode(mode, line) if space else None
+
+
+def _shown(name: str) -> str:
+    """A name as git reads it in a header: quoted when it holds a space, a quote or a backslash."""
+    if not any(c in name for c in ' "\\'):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _names(fd: FileDiff) -> list[str]:
+    """The ``---``/``+++`` lines of ``fd``, from its names."""
+    old = "/dev/null" if fd.old_path is None else _shown("a/" + fd.old_path)
+    new = "/dev/null" if fd.deleted else _shown("b/" + fd.path)
+    return [f"--- {old}", f"+++ {new}"]
+
+
+def _git_header(
+    fd: FileDiff, values: dict[str, str], modes: dict[str, str], index: tuple[str, str, str | None] | None
+) -> list[str]:
+    """The header of a ``diff --git`` file written from what was read: git reads it as it read the
+    original, and nothing git ignores on those lines is in it."""
+    old, new = fd.old_path or fd.path, fd.path
+    out = [f"diff --git {_shown('a/' + old)} {_shown('b/' + new)}"]
+    out += [
+        f"{k}{modes[k]}"
+        for k in ("old mode ", "new mode ", "deleted file mode ", "new file mode ")
+        if k in modes
+    ]
+    for key in ("similarity index ", "dissimilarity index "):
+        score = _SCORE.match(values.get(key, ""))
+        if score:
+            out.append(f"{key}{int(score[1])}%")
+    if any(k.startswith(("rename ", "copy ")) for k in values) and old != new:
+        how = "copy" if fd.copied else "rename"
+        out += [f"{how} from {_shown(old)}", f"{how} to {_shown(new)}"]
+    if index is not None:
+        out.append(f"index {index[0]}..{index[1]}" + (f" {index[2]}" if index[2] else ""))
+    return out + (_names(fd) if "--- " in values or "+++ " in values else [])
 
 
 def _read_hunks(lines: list[str], i: int, fd: FileDiff, header: list[str], files: list[FileDiff]) -> int:
