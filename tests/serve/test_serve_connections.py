@@ -277,6 +277,39 @@ def test_a_flood_of_slow_bodies_cannot_keep_health_out(sandbox, gated):
         assert gated.calls == 0
 
 
+def never_reading(port: int, requests: bytes) -> socket.socket:
+    """A connection that sends ``requests`` (pipelined, from a thread) and never reads an answer."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # small buffers fill sooner
+    s.settimeout(WAIT)
+    s.connect(("127.0.0.1", port))
+
+    def send() -> None:
+        with contextlib.suppress(OSError):  # the server closed it
+            s.sendall(requests)
+
+    threading.Thread(target=send, daemon=True).start()
+    return s
+
+
+def test_connections_that_never_read_their_answers_are_closed_at_the_write_timeout(sandbox, gated):
+    """Pipelined requests whose answers are never read: the server's writing pauses, the request being
+    answered waits for ever, and the connection is not one that may be closed to make room. At the cap,
+    without the write timeout, every new connection (/health too) got 503 for as long as they stayed.
+    The answers are long 404s (a long model id), so that a few thousand fill every buffer."""
+    settings = {"max_connections": 3, "write_timeout_s": 1.0, "log_repeat_window_s": 1.0}
+    with running({"gated": gated}, sandbox, teams=["memdoor/single"], **settings) as srv, Records() as log:
+        one = f"GET /v1/models/{'m' * 7000} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".encode()
+        hogs = [never_reading(srv.port, one * 1500) for _ in range(3)]
+        wait_until(
+            lambda: logged_count(log, "had not read its answers for 1 s") >= 3, "the three to be closed"
+        )
+        assert health_ok(srv.port)
+        assert not log.tracebacks(), log.tracebacks()
+        for s in hogs:
+            s.close()
+
+
 def _low_files() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
 
@@ -364,6 +397,7 @@ def test_a_burst_of_accept_errors_is_logged_once_with_a_count():
         (["--header-timeout", "nan"], "--header-timeout: must be a finite number"),
         (["--body-timeout", "7200"], "--body-timeout: must be at most 3600"),
         (["--max-connections", "0"], "--max-connections: must be at least 1"),
+        (["--write-timeout", "0"], "--write-timeout: must be more than 0"),
     ],
 )
 def test_bad_connection_limits_exit_2_with_a_message(argv, says, capsys):
@@ -377,7 +411,10 @@ def test_the_connection_flags_reach_the_config():
     p = argparse.ArgumentParser()
     configure(p)
     args = p.parse_args(
-        ["--max-connections", "7", "--idle-timeout", "1.5", "--header-timeout", "2", "--body-timeout", "3"]
+        [
+            *("--max-connections", "7", "--idle-timeout", "1.5", "--header-timeout", "2"),
+            *("--body-timeout", "3", "--write-timeout", "4"),
+        ]
     )
     config = build_config(args)
     assert (
@@ -385,11 +422,13 @@ def test_the_connection_flags_reach_the_config():
         config.idle_timeout_s,
         config.header_timeout_s,
         config.body_timeout_s,
+        config.write_timeout_s,
     ) == (
         7,
         1.5,
         2.0,
         3.0,
+        4.0,
     )
 
 

@@ -150,6 +150,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="seconds for a whole request body to arrive after its head, then 408 (default 60)",
     )
     p.add_argument(
+        "--write-timeout",
+        type=CONNECTION_SECONDS,
+        default=30.0,
+        metavar="S",
+        help="seconds a client may leave its answers unread (the server's writes paused), then closed "
+        "(default 30)",
+    )
+    p.add_argument(
         "--seed", type=SEED, default=0, help="base sampling seed when a request gives none (default 0)"
     )
     p.add_argument(
@@ -229,6 +237,7 @@ def build_config(args: argparse.Namespace):
             idle_timeout_s=args.idle_timeout,
             header_timeout_s=args.header_timeout,
             body_timeout_s=args.body_timeout,
+            write_timeout_s=args.write_timeout,
             trace_dir=None if args.no_traces else default_trace_dir(),
             review_repo=review_repo(args.review_repo),
             review_test=args.review_test,

@@ -111,6 +111,13 @@ class ServeConfig(BaseModel):
         le=3600,
         description="Seconds for a request's whole body to arrive after its head; then 408 and closed.",
     )
+    write_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may leave its answers unread (the server's writing to it paused, "
+        "its buffers full); then it is closed, the rest of its answers dropped.",
+    )
     log_repeat_window_s: float = Field(
         default=10.0,
         gt=0,

@@ -10,7 +10,11 @@ deadlines on every phase before the application runs:
 - **waiting, started**: the whole request head must have arrived ``header_timeout_s`` after the
   connection began waiting for it; else 408 and closed;
 - **body**: the whole body must have arrived ``body_timeout_s`` after the head; else 408 and closed
-  (the application sees a client that left).
+  (the application sees a client that left);
+- **answers not read**: a connection whose answers the client does not read (the transport paused for
+  writing: kernel buffers and uvicorn's own are full) is closed — aborted, its unsent bytes dropped —
+  after ``write_timeout_s`` paused. Without it a client pipelining thousands of ``GET /health`` and
+  never reading would hold its connection, "running" and never closed to make room, for ever.
 
 Once a request is read, the application's own limits apply (``timeout_s``). :class:`ConnectionGuard`
 caps the open connections at ``max_connections``: a new connection above the cap closes the one that
@@ -60,11 +64,13 @@ class ConnectionGuard:
         idle_timeout_s: float,
         header_timeout_s: float,
         body_timeout_s: float,
+        write_timeout_s: float,
     ):
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
         self.header_timeout_s = header_timeout_s
         self.body_timeout_s = body_timeout_s
+        self.write_timeout_s = write_timeout_s
         self.open: set[GuardedProtocol] = set()
         self.reading: dict[GuardedProtocol, None] = {}  # insertion order: longest in its phase first
         self.log = logging.getLogger(LOG)
@@ -108,6 +114,7 @@ class GuardedProtocol(H11Protocol):
         self._since = 0.0  # when the current phase began
         self._heard = False  # a byte of the awaited request has arrived
         self._timer: asyncio.TimerHandle | None = None
+        self._unread: asyncio.TimerHandle | None = None  # closes the connection if writing stays paused
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -127,6 +134,7 @@ class GuardedProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._set_timer(None)
+        self._stop_unread()
         self._phase = ""
         self.guard.forget(self)
         if not self._refused:
@@ -138,6 +146,15 @@ class GuardedProtocol(H11Protocol):
         self._heard = True
         super().data_received(data)
         self._update()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._unread is None and not self._refused:
+            self._unread = self.loop.call_later(self.guard.write_timeout_s, self._not_reading)
+
+    def resume_writing(self) -> None:
+        self._stop_unread()
+        super().resume_writing()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -152,6 +169,24 @@ class GuardedProtocol(H11Protocol):
             if answer and (self.cycle is None or not self.cycle.response_started or self._phase == "waiting"):
                 self.transport.write(answer)
             self.transport.close()
+
+    def _stop_unread(self) -> None:
+        if self._unread is not None:
+            self._unread.cancel()
+            self._unread = None
+
+    def _not_reading(self) -> None:
+        """Writing has stayed paused ``write_timeout_s``: the client does not read its answers. Aborted
+        (a close would wait for the unsent bytes for ever); the application sees a client that left."""
+        self._unread = None
+        self.guard.log.warning(
+            "closed the connection of %s: it had not read its answers for %g s",
+            _peer(self.client),
+            self.guard.write_timeout_s,
+        )
+        self._set_timer(None)
+        self.guard.forget(self)
+        self.transport.abort()
 
     def _current_phase(self) -> str:
         theirs, ours = self.conn.their_state, self.conn.our_state

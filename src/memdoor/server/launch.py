@@ -54,6 +54,7 @@ def build_server(
         idle_timeout_s=config.idle_timeout_s,
         header_timeout_s=config.header_timeout_s,
         body_timeout_s=config.body_timeout_s,
+        write_timeout_s=config.write_timeout_s,
     )
     uv_config = uvicorn.Config(
         app,
