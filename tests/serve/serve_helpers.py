@@ -147,6 +147,9 @@ class InThread:
         self._thread = threading.Thread(target=target, daemon=True)
         self._thread.start()
 
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
     def result(self, timeout: float = WAIT) -> Any:
         self._thread.join(timeout)
         if self._thread.is_alive():

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import socket
 import subprocess
+import tempfile
+from pathlib import Path
 
+import httpx
 import openai
 import pytest
-from serve_helpers import client, running, scripted, user
+from serve_helpers import WAIT, InThread, client, health, running, scripted, user, wait_until
+
+from memdoor.server.schema import ChatRequest
+from memdoor.server.service import request_limits
 
 CALC = "def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n"
 BUGGY = CALC.replace("total / len(xs)", "total / (len(xs) - 1)")
@@ -214,3 +223,118 @@ def test_an_incomplete_review_says_so_in_the_answer(sandbox, repo_and_diff, tmp_
         extra = r.model_extra["memdoor"]
         assert extra["complete"] is False and "exit 127" in extra["incomplete_reason"]
         assert all(f["source"] == "agents" for f in extra["findings"])  # the tests blamed nothing
+
+
+def sleeping(seconds: int) -> list[int]:
+    """Pids of the live processes running ``sleep SECONDS`` (each test a number of its own)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline == f"sleep\0{seconds}\0".encode():
+            found.append(int(pid))
+    return found
+
+
+@pytest.fixture
+def workspaces(monkeypatch) -> Path:
+    """Where this test's review directories are made (searchable by the test command's uid, as /tmp is)."""
+    where = Path(tempfile.mkdtemp(prefix="memdoor-test-workspaces-", dir="/tmp"))
+    os.chmod(where, 0o711)
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    yield where
+    subprocess.run(["rm", "-rf", str(where)], check=False)
+
+
+def left_behind(where: Path) -> list[Path]:
+    return list(where.glob("memdoor-review-*"))
+
+
+IDLE = {"status": "ok", "running": 0, "waiting": 0}
+
+
+def test_a_review_whose_client_leaves_stops_its_tests_before_letting_go(
+    sandbox, repo_and_diff, tmp_path, workspaces
+):
+    """Issue 41 class 5: a client that leaves stops the review's test command (it would run for 600 s);
+    the review holds its run slot and its directory until the command is gone, then frees both."""
+    repo, diff = repo_and_diff
+    answers = {"scripted:r": scripted("scripted:r", ANSWER)}
+    with running(answers, sandbox, tmp_path / "traces", review_repo=repo, review_test="sleep 86413") as srv:
+        body = json.dumps({"model": "memdoor/review-3", "messages": user(diff)}).encode()
+        head = (
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=WAIT) as s:
+            s.sendall(head + body)
+            wait_until(lambda: bool(sleeping(86413)), "the review's test command to start")
+            assert health(srv)["running"] == 1
+        wait_until(lambda: health(srv) == IDLE, "the review to let go of its run slot")
+        assert not sleeping(86413)  # stopped before the slot was given back
+        assert not left_behind(workspaces)  # and its directory removed
+
+
+def test_a_review_past_its_deadline_has_stopped_its_tests_when_the_504_comes(
+    sandbox, repo_and_diff, tmp_path, workspaces
+):
+    repo, diff = repo_and_diff
+    answers = {"scripted:r": scripted("scripted:r", ANSWER)}
+    settings = {"review_repo": repo, "review_test": "sleep 86414", "timeout_s": 600.0}
+    with running(answers, sandbox, tmp_path / "traces", **settings) as srv:
+        limit = {"memdoor": {"timeout": 6.0}}  # the request's; the server's is 600 s
+        request = InThread(
+            lambda: client(srv).chat.completions.create(
+                model="memdoor/review-3", messages=user(diff), extra_body=limit
+            )
+        )
+        wait_until(lambda: bool(sleeping(86414)) or request.done(), "the review's test command to start")
+        with pytest.raises(openai.APIStatusError) as e:
+            request.result()
+        assert e.value.status_code == 504
+        assert not sleeping(86414)
+        assert health(srv) == IDLE
+        assert not left_behind(workspaces)
+        # the test command's own limit is the request's (600 s by default, longer than any request here)
+        reviews = srv.server.config.app.state.reviews
+        asked = ChatRequest.model_validate({"model": "memdoor/review-3", "messages": user(diff), **limit})
+        limits = request_limits(reviews.config, asked, "review")
+        assert reviews.review_config(asked.model, asked, limits).test_timeout_s == 6.0
+
+
+GATED_GIT = """#!/bin/sh
+# git, except that applying the review's patch (in its "patched" copy) waits for $GATE to exist
+if [ "$1" = apply ] && [ "${PWD##*/}" = patched ]; then
+    touch "$GATE.entered"
+    while [ ! -e "$GATE" ]; do sleep 0.05; done
+fi
+exec REAL "$@"
+"""
+
+
+def test_health_is_answered_while_git_applies_the_review_patch(sandbox, repo_and_diff, tmp_path, monkeypatch):
+    """The patch's copy and ``git apply`` run off the event loop: while git is held (a large repository),
+    the server still answers. Before, they ran on the loop and /health waited for them."""
+    repo, diff = repo_and_diff
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "git").write_text(GATED_GIT.replace("REAL", shutil.which("git") or "git"))
+    (shim / "git").chmod(0o755)
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("GATE", str(gate))
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    with serve(sandbox, repo, tmp_path) as srv:
+        review = InThread(
+            lambda: client(srv).chat.completions.create(model="memdoor/review-3", messages=user(diff))
+        )
+        try:
+            wait_until(lambda: Path(f"{gate}.entered").exists(), "git to apply the review's patch")
+            # answered meanwhile (git's own limit is 120 s: a loop held by git would answer after it)
+            answer = httpx.get(srv.base_url.removesuffix("/v1") + "/health", timeout=60.0).json()
+            assert answer == {"status": "ok", "running": 1, "waiting": 0}
+        finally:
+            gate.touch()
+        extra = review.result().model_extra["memdoor"]
+        assert extra["patch"]["tests"]["passed"] is True

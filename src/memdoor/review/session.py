@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Literal
@@ -39,6 +40,7 @@ from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
 from memdoor.review.testsight import sight_for
 from memdoor.review.teststage import TestStage, base_copy, base_problem, compare, unusable_reason
+from memdoor.review.threads import in_thread
 from memdoor.run.config import DEFAULT_MODEL
 from memdoor.run.env import RunEnv
 from memdoor.run.tracestore import TraceRecord, save_trace
@@ -295,7 +297,7 @@ async def run_tests_async(
     src: Path, dest: Path, command: str, config: ReviewConfig, checkout: Path | None = None
 ) -> TestRun:
     limits = test_limits(config, checkout)
-    return await asyncio.to_thread(lambda: run_tests(fresh_copy(src, dest), command, limits))
+    return await in_thread(lambda cancel: run_tests(fresh_copy(src, dest), command, limits, cancel))
 
 
 async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext) -> TestStage:
@@ -305,12 +307,12 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     limits = test_limits(config, prepared.root)
     diff_text = "".join(f.text for f in prepared.files)
 
-    def on_base() -> TestRun:
+    def on_base(cancel: threading.Event) -> TestRun:
         base = fresh_copy(prepared.changed, prepared.workdir / "base")
         base_copy(base, diff_text)
-        return run_tests(base, command, limits)
+        return run_tests(base, command, limits, cancel)
 
-    base = await asyncio.to_thread(on_base)
+    base = await in_thread(on_base)
     await ctx.event("tests", None, on="base", passed=base.passed, exit_code=base.exit_code)
     problem = base_problem(base)
     if problem is not None:
@@ -338,9 +340,9 @@ async def checked_patch(consensus: Consensus, prepared: Prepared, config: Review
     patch = assemble(consensus.findings, prepared.changed)
     if patch is None or not patch.diff:
         return patch
-    patched = fresh_copy(prepared.changed, prepared.workdir / "patched")
-    try:
-        apply_patch(patched, patch.diff)
+    patched = prepared.workdir / "patched"
+    try:  # git on a copy of the tree: off the event loop (a server answers meanwhile)
+        await in_thread(lambda _: apply_patch(fresh_copy(prepared.changed, patched), patch.diff))
     except ReviewInputError as e:  # our own patch did not apply: say so, offer nothing
         patch.left_out.append(f"the patch does not apply: {e}")
         patch.diff = ""

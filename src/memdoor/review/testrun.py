@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -262,9 +263,24 @@ def _tail(path: Path, keep: int, start: int = 0) -> str:
     return text[-keep:] if keep else ""
 
 
-def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> TestRun:
+def _wait(proc: subprocess.Popen, timeout_s: float, cancel: threading.Event | None) -> int | None:
+    """The exit status, or None when the time limit passed or ``cancel`` was set first (not killed here)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(left if cancel is None else max(0.0, min(left, 0.2)))
+        except subprocess.TimeoutExpired:
+            if left <= 0 or (cancel is not None and cancel.is_set()):
+                return None
+
+
+def run_tests(
+    repo: Path, command: str, config: TestRunConfig | None = None, cancel: threading.Event | None = None
+) -> TestRun:
     """Run ``command`` in ``repo`` (a copy: the command may change it) in isolation. SandboxError when
-    bubblewrap is missing or cannot start; anything the command does is a TestRun, never an exception."""
+    bubblewrap is missing or cannot start; anything the command does is a TestRun, never an exception.
+    Setting ``cancel`` (another thread) kills the command as its time limit would (a timed-out run)."""
     config = config or TestRunConfig()
     if shutil.which("bwrap", path=TOOL_PATH) is None:
         raise SandboxError("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
@@ -297,10 +313,9 @@ def run_tests(repo: Path, command: str, config: TestRunConfig | None = None) -> 
                 start_new_session=True,
             )
             try:
-                code: int | None = proc.wait(config.timeout_s)
-            except subprocess.TimeoutExpired:
-                kill_tree(proc)
-                code = None
+                code = _wait(proc, config.timeout_s, cancel)
+                if code is None:
+                    kill_tree(proc)
             except BaseException:
                 kill_tree(proc)
                 raise

@@ -140,8 +140,12 @@ async def review_answer(request: Request, body: ChatRequest) -> Response:
     reviews: ReviewService = request.app.state.reviews
     created = int(time.time())
     task = asyncio.ensure_future(reviews.review(body))
+    tasks: set[asyncio.Task] = request.app.state.tasks
+    tasks.add(task)  # held until it ends: a cancelled review first waits for its threads to stop
+    task.add_done_callback(tasks.discard)
     if not await _first(request, task):
-        task.cancel()
+        task.cancel()  # it stops its test command, then lets go of its ticket and directory
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # nobody reads its outcome
         return Response(status_code=499)
     report = task.result()  # an APIError here is answered by its handler
     headers = {TRACE_HEADER: report.trace_id}

@@ -12,13 +12,21 @@ is a 400 with the one-line reason (every refusal of :func:`memdoor.review.sessio
 diff, binary, too large, too many files or parts, a path too deep or long, git and the review reading
 it differently, not applying). Without a token budget from the server or the request, a review has
 the command's default budget (calls and tokens). A stream gets the review as one content chunk when it is done.
+
+A review that is cancelled (its client left) or passes its deadline stops its work before it lets
+go of anything: the blocking steps (git, copies, the test command) run in threads that a cancelled
+review stops — a test command is killed — and waits for (:func:`memdoor.review.threads.in_thread`);
+its admission ticket is released, and its directory removed (off the event loop), only after them.
+The test command's own time limit is the request's, when that is shorter.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +42,7 @@ from memdoor.review.session import (
     prepare,
     run_review,
 )
+from memdoor.review.threads import in_thread
 from memdoor.review.workspace import workspace
 from memdoor.run.env import RunEnv
 from memdoor.server.admission import Admission
@@ -63,6 +72,18 @@ def diff_of(request: ChatRequest) -> str:
     return blocks[-1] if blocks else users[-1]
 
 
+@contextlib.asynccontextmanager
+async def review_workspace() -> AsyncIterator[Path]:
+    """:func:`~memdoor.review.workspace.workspace`, removed in a thread (a large tree must not hold the
+    event loop), the removal finished even when the review is cancelled meanwhile."""
+    made = workspace()
+    path = made.__enter__()  # one mkdir
+    try:
+        yield path
+    finally:
+        await in_thread(lambda _: made.__exit__(None, None, None))
+
+
 class ReviewService:
     """Runs review models for chat requests, within the server's admission, deadline and budget."""
 
@@ -73,7 +94,10 @@ class ReviewService:
         self.ids = review_ids(config)
 
     def review_config(self, model: str, request: ChatRequest, limits: RequestLimits) -> ReviewConfig:
-        """The review's settings: the server's, within ``limits``."""
+        """The review's settings: the server's, within ``limits`` (a test command's time limit too)."""
+        test_timeout_s = ReviewConfig.model_fields["test_timeout_s"].default
+        if limits.timeout_s is not None:
+            test_timeout_s = min(test_timeout_s, limits.timeout_s)
         return ReviewConfig(
             agents=int(model.removeprefix(PREFIX)),
             models=self.config.models,
@@ -82,6 +106,7 @@ class ReviewService:
             budget=Budget(tokens=limits.budget_tokens or BUDGET_TOKENS, calls=BUDGET_CALLS),
             seed=self.config.seed if request.seed is None else request.seed,
             max_tokens=limits.max_tokens,
+            test_timeout_s=test_timeout_s,
         )
 
     async def review(self, request: ChatRequest) -> ReviewReport:
@@ -94,17 +119,17 @@ class ReviewService:
         started: list[str] = []  # the review's trace id once it starts
         env = dataclasses.replace(self.env, on_start=started.append)
         try:
-            async with asyncio.timeout(timeout_s), ticket.slot():
-                with workspace() as tmp:  # removed however deep a tree is left in it
-                    repo = Path(self.config.review_repo or ".")  # only review ids (a repo is set) come here
-                    try:
-                        prepared = await asyncio.to_thread(prepare, text, repo, config, tmp)
-                    except ReviewInputError as e:
-                        raise InvalidRequest(str(e), param="messages") from None
-                    report = await run_review(prepared, config, env)
+            # the workspace is removed however deep a tree is left in it, after every thread returned
+            async with asyncio.timeout(timeout_s), ticket.slot(), review_workspace() as tmp:
+                repo = Path(self.config.review_repo or ".")  # only review ids (a repo is set) come here
+                try:
+                    prepared = await in_thread(lambda _: prepare(text, repo, config, tmp))
+                except ReviewInputError as e:
+                    raise InvalidRequest(str(e), param="messages") from None
+                report = await run_review(prepared, config, env)
         except TimeoutError:
             raise DeadlineExceeded(f"the review took longer than its {timeout_s:g} s time limit") from None
-        finally:
+        finally:  # after every thread of the review has returned (in_thread waits for them)
             ticket.release()
             if started and isinstance(self.env.memory, InProcMemory):
                 await self.env.memory.delete(started[0])  # the trace is on disk; memory must not grow
