@@ -92,5 +92,7 @@ def describe(m: Measured) -> str:
             f"  {m.best.row} solved {m.best.solved}/{m.problems} against {m.baseline.row}'s "
             f"{m.baseline.solved}/{m.problems} (one draw), at {ratio:.2f}× its compute."
         )
-        lines.append("  Every row, and whether the bigger model given that much compute does as well: BENCHMARKS.md.")
+        lines.append(
+            "  Every row, and whether the bigger model given that much compute does as well: BENCHMARKS.md."
+        )
     return "\n".join(lines)
