@@ -5,10 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh all
 bash scripts/install_rust.sh >/dev/null  # optional for users, needed by the tests: fail here if it cannot install
-# Headless Chromium renders the HTML report in tests/bench/test_report_browser.py (a test-only need).
-if ! command -v chromium >/dev/null; then
+# Test-only needs: headless Chromium renders the HTML report (tests/bench/test_report_browser.py); openssl makes
+# the certificates of the TLS Redis test (tests/distributed/test_worker_secrets.py).
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+command -v openssl >/dev/null || need+=(openssl)
+if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 # The official graders, used only by the parity tests (LiveCodeBench's needs only numpy without its deps).
 .venv/bin/python -c "import livecodebench.evaluation.testing_util" 2>/dev/null \
