@@ -43,7 +43,8 @@ from memdoor.review.teststage import TestStage, base_copy, base_problem, compare
 from memdoor.review.threads import in_thread
 from memdoor.run.config import DEFAULT_MODEL
 from memdoor.run.env import RunEnv
-from memdoor.run.tracestore import TraceRecord, save_trace
+from memdoor.run.record import save_record
+from memdoor.run.tracestore import TraceRecord
 
 FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
 
@@ -444,18 +445,7 @@ async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
         "ledger": totals,  # what `memdoor trace` reads
         "calls": [c.model_dump(mode="json") for c in report.ledger.calls],
     }
-    rec = TraceRecord(trace=trace, final=final)
-    problems = []
-    try:
-        await env.memory.set_final(trace.id, final)
-        await env.memory.append(trace.id, "trace", rec.model_dump(mode="json"))
-    except MemdoorError as e:
-        problems.append(f"memory: {type(e).__name__}: {e}")
-    if env.trace_dir is not None:
-        try:
-            save_trace(env.trace_dir, rec)
-        except OSError as e:
-            problems.append(f"trace file: {type(e).__name__}: {e}")
+    problems = await save_record(trace.id, TraceRecord(trace=trace, final=final), env)
     if problems:
         note = "not recorded: " + "; ".join(problems)
         report.error = f"{report.error}; {note}" if report.error else note

@@ -30,6 +30,23 @@ def final_answer(problem: Problem, config: SolveConfig, solution: Solution) -> d
     }
 
 
+async def save_record(task_id: str, rec: TraceRecord, env: RunEnv) -> list[str]:
+    """``rec`` to memory (its final answer, and the trace appended) and to ``env.trace_dir``; what could not
+    be recorded, one line each (a failure to record never hides a result)."""
+    problems: list[str] = []
+    try:
+        await env.memory.set_final(task_id, rec.final)
+        await env.memory.append(task_id, "trace", rec.model_dump(mode="json"))
+    except MemdoorError as e:
+        problems.append(f"memory: {type(e).__name__}: {e}")
+    if env.trace_dir is not None:
+        try:
+            save_trace(env.trace_dir, rec)
+        except OSError as e:
+            problems.append(f"trace file: {type(e).__name__}: {e}")
+    return problems
+
+
 async def record(
     problem: Problem, config: SolveConfig, solution: Solution, ctx: RunContext, env: RunEnv
 ) -> None:
@@ -38,18 +55,7 @@ async def record(
     Recording failures never hide the result: they are noted in ``solution.error`` instead.
     """
     answer = final_answer(problem, config, solution)
-    rec = TraceRecord(trace=ctx.trace, final=answer)
-    problems: list[str] = []
-    try:
-        await env.memory.set_final(ctx.task_id, answer)
-        await env.memory.append(ctx.task_id, "trace", rec.model_dump(mode="json"))
-    except MemdoorError as e:
-        problems.append(f"memory: {type(e).__name__}: {e}")
-    if env.trace_dir is not None:
-        try:
-            save_trace(env.trace_dir, rec)
-        except OSError as e:
-            problems.append(f"trace file: {type(e).__name__}: {e}")
+    problems = await save_record(ctx.task_id, TraceRecord(trace=ctx.trace, final=answer), env)
     if problems:
         note = "; ".join(problems)
         solution.error = f"{solution.error}; {note}" if solution.error else f"not recorded: {note}"
