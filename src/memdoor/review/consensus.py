@@ -22,7 +22,16 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from memdoor.review.findings import SEVERITIES, AgentReview, Finding, Kind, Severity, severity_rank
+from memdoor.review.findings import (
+    SEVERITIES,
+    VERIFIED_TEXT,
+    AgentReview,
+    Counterexample,
+    Finding,
+    Kind,
+    Severity,
+    severity_rank,
+)
 
 NEAR_LINES = 3
 """Line ranges this close (after widening each by this many lines) are the same place."""
@@ -75,6 +84,8 @@ class Group(BaseModel):
     suggestion: str | None = None
     agents: list[str] = Field(description="Agents that raised it (each once).")
     confidence: float | None = Field(default=None, description="Mean confidence of its findings, if known.")
+    verified: bool = Field(default=False, description=VERIFIED_TEXT[0].upper() + VERIFIED_TEXT[1:] + ".")
+    counterexample: Counterexample | None = Field(default=None, description="The execution that shows it.")
     members: list[Raised] = Field(default_factory=list, exclude=True)
 
     def near(self, f: Finding) -> bool:

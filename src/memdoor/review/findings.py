@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memdoor.core.errors import first_problem
 
@@ -29,6 +29,9 @@ MAX_MESSAGE = 2000
 MAX_SUGGESTION = 20_000
 MAX_FINDINGS = 50
 """Findings read from one answer at most (the rest are counted as dropped)."""
+MAX_EXAMPLE_TEXT = 2000
+"""Characters kept of each text of a :class:`Counterexample` (longer text is cut, marked ``…``)."""
+MAX_FUNCTION = 200
 
 
 def severity_rank(severity: str) -> int:
@@ -85,6 +88,41 @@ class Finding(BaseModel):
         if self.end_line < self.line:
             self.line, self.end_line = self.end_line, self.line
         return self
+
+
+def _cut(v: Any, limit: int) -> Any:
+    return v[: limit - 1] + "…" if isinstance(v, str) and len(v) > limit else v
+
+
+class Counterexample(BaseModel):
+    """An execution that shows a finding: a call of ``function`` with ``input`` whose result on the base
+    (``old``) and on the changed code (``new``) differ, or a failing test (``function`` the test's name).
+    Every text comes from running untrusted code: it is bounded here (cut to :data:`MAX_EXAMPLE_TEXT`
+    characters) and fenced wherever it enters a prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    function: str = Field(min_length=1, max_length=MAX_FUNCTION, description="The function (or test) run.")
+    input: str = Field(max_length=MAX_EXAMPLE_TEXT, description="The call's arguments, as text.")
+    old: str = Field(max_length=MAX_EXAMPLE_TEXT, description="Result (or exception) on the base.")
+    new: str = Field(max_length=MAX_EXAMPLE_TEXT, description="Result (or exception) after the change.")
+
+    @field_validator("function", mode="before")
+    @classmethod
+    def _cut_name(cls, v: Any) -> Any:
+        return _cut(v, MAX_FUNCTION)
+
+    @field_validator("input", "old", "new", mode="before")
+    @classmethod
+    def _cut_text(cls, v: Any) -> Any:
+        return _cut(v, MAX_EXAMPLE_TEXT)
+
+
+VERIFIED_TEXT = (
+    "a finding reproduced by execution: a failing test or an input whose old and new results differ"
+)
+"""What ``verified`` means (the reported finding, :class:`memdoor.review.consensus.Group`, carries it;
+an agent's answer cannot set it: :class:`Finding` has no such field)."""
 
 
 class AgentReview(BaseModel):
