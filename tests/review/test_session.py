@@ -74,7 +74,8 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
     assert report.tests is not None and not report.tests.passed  # the change breaks the tests
     assert report.patch is not None and FIX in report.patch.diff
     assert report.patch.tests is not None and report.patch.tests.passed, report.patch.tests.output
-    assert report.fails()  # high (median of high and critical) >= the default fail-on high
+    assert t.verified and not g.verified  # the failing test reproduces; the agents' reading does not
+    assert report.fails()  # the test stage's verified finding is high >= the default fail-on high
     t = report.ledger.totals()
     assert t.calls == 5 and t.failed_calls == 0 and t.prompt_tokens > 0  # agent3 was asked for the JSON again
     # every agent saw the diff, the numbered code and the test result
@@ -177,7 +178,22 @@ async def test_compute_is_counted_from_the_models_sizes(sandbox, repo, bug_diff,
     ("fail_on", "fails"), [("medium", True), ("high", True), ("critical", False), ("never", False)]
 )
 async def test_fail_on(sandbox, repo, bug_diff, workdir, tmp_path, fail_on, fails):
-    report, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [answer(finding())], fail_on=fail_on)
+    """The reading review's finding (high, unverified) counts only with fail_on_unverified."""
+    report, _ = await review(
+        sandbox,
+        repo,
+        bug_diff,
+        workdir,
+        tmp_path,
+        [answer(finding())],
+        fail_on=fail_on,
+        fail_on_unverified=True,
+    )
+    assert report.fails() is fails
+    assert [g.verified for g in report.findings] == [False]
+    report.config = report.config.model_copy(update={"fail_on_unverified": False})
+    assert not report.fails()  # by default --fail-on counts verified findings only
+    report.findings[0].verified = True
     assert report.fails() is fails
 
 

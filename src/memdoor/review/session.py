@@ -47,6 +47,8 @@ from memdoor.run.record import save_record
 from memdoor.run.tracestore import TraceRecord
 
 FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
+Stage = Literal["tests", "differential", "reading"]
+STAGES: tuple[Stage, ...] = ("tests", "differential", "reading")
 
 MAX_FILES = 200
 """Files a diff may change for one review (``--max-files``); more is refused before any copy or call."""
@@ -72,7 +74,19 @@ class ReviewConfig(BaseModel):
         default_factory=lambda: [DEFAULT_MODEL], min_length=1, description="Round-robin."
     )
     test: str | None = Field(default=None, description="Shell command running the repository's tests.")
-    fail_on: FailOn = Field(default="high", description="Exit 1 on a consensus finding this severe or more.")
+    fail_on: FailOn = Field(
+        default="high",
+        description="Exit 1 on a verified finding this severe or more (see fail_on_unverified).",
+    )
+    fail_on_unverified: bool = Field(
+        default=False, description="--fail-on counts the reading review's unverified findings too."
+    )
+    description: str | None = Field(
+        default=None, description="The change's description (untrusted; fenced where it enters a prompt)."
+    )
+    stages: list[Stage] = Field(
+        default_factory=lambda: list(STAGES), min_length=1, description="The stages that run, in order."
+    )
     budget: Budget = Field(
         default_factory=default_budget,
         description=f"Tokens, calls and seconds for the whole review (default {BUDGET_CALLS} calls, "
@@ -160,11 +174,13 @@ class ReviewReport(BaseModel):
             self.complete, self.incomplete_reason = False, reason
 
     def fails(self) -> bool:
-        """Whether a consensus finding is at or above ``config.fail_on``."""
+        """Whether a consensus finding is at or above ``config.fail_on``: a verified one (reproduced by
+        execution), or any with ``config.fail_on_unverified``."""
         if self.config.fail_on == "never":
             return False
         bar = severity_rank(self.config.fail_on)
-        return any(severity_rank(g.severity) >= bar for g in self.findings)
+        counted = [g for g in self.findings if g.verified or self.config.fail_on_unverified]
+        return any(severity_rank(g.severity) >= bar for g in counted)
 
 
 class Prepared(BaseModel):
