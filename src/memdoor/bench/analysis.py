@@ -1,5 +1,6 @@
-"""From stored results to the numbers a report shows: per-row rates and costs, paired comparisons,
-breakdowns, the Pareto front and the team-versus-bigger-model table.
+"""From stored results to the numbers a report shows: per-row rates and costs, the paired comparisons
+(:mod:`memdoor.bench.compare`), the breakdowns and problem table (:mod:`memdoor.bench.breakdown`), the
+Pareto front and the team-versus-bigger-model table, gathered in one :class:`Analysis`.
 
 Conventions: one sample per (problem, row), so pass@1 is solved / total; a stored error counts as a
 failed problem; rows are compared only on the problems both have results for; a pass rate's interval
@@ -20,28 +21,20 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memdoor.bench import calibrate
+from memdoor.bench.breakdown import Breakdown, ProblemRow, breakdowns, per_problem
+from memdoor.bench.compare import REPORT_SEED, Conclusion, pair_stats, team_vs_baselines, verdicts
 from memdoor.bench.config import RowSpec
 from memdoor.bench.frontier import ComputeMatched, compute_matched
 from memdoor.bench.records import ProblemInfo, ResultRecord, RunRecord
-from memdoor.bench.rowstats import ALPHA, PairStats, RowStats, TeamVsSingle
+from memdoor.bench.rowstats import PairStats, RowStats, TeamVsSingle
 from memdoor.bench.scaling import Draft, scaling_curve
 from memdoor.bench.serving import ServingEstimate, ServingSetup, estimate
-from memdoor.bench.stats import (
-    RESAMPLES,
-    holm,
-    mcnemar_exact,
-    paired_bootstrap_ci,
-    pareto_front,
-    spread,
-    wilson_ci,
-)
+from memdoor.bench.stats import RESAMPLES, pareto_front, spread, wilson_ci
 from memdoor.bench.store import ResultsStore
 from memdoor.core.errors import UsageError
 from memdoor.models.catalog import parameters_of
 from memdoor.select.calibration import Calibration
 
-REPORT_SEED = 0
-"""Seed of every bootstrap in a report."""
 AXES = ("compute", "tokens", "seconds", "usd")
 """Cost axes of the cost–accuracy chart and front (``memdoor report --axis``)."""
 AXIS_LABELS = {
@@ -50,87 +43,6 @@ AXIS_LABELS = {
     "seconds": "seconds per problem (the team's wall time, mean)",
     "usd": "dollars per problem (mean)",
 }
-
-
-class Conclusion(BaseModel):
-    """The plain answer for one baseline: which teams beat it, the cheapest of them, and which match it
-    for less (cost: compute, or tokens where a model's size is unknown)."""
-
-    baseline: str
-    comparisons: int = Field(description="Teams compared with the baseline (the family Holm corrects for).")
-    better: list[str] = Field(description="Teams better with Holm-adjusted p < 0.05, cheapest first.")
-    better_uncorrected: list[str] = Field(
-        description="Teams better with p < 0.05 before the correction, cheapest first."
-    )
-    cheapest_better: str | None = Field(
-        description="The cheapest team of ``better`` (None: no team is, after the correction)."
-    )
-    as_good_for_less: list[str] = Field(
-        description="Teams solving at least as many problems as the baseline at less cost, cheapest first."
-    )
-
-
-def verdicts(vs: Sequence[TeamVsSingle]) -> list[Conclusion]:
-    """One :class:`Conclusion` per baseline of ``vs``."""
-    out = []
-    for base in dict.fromkeys(t.baseline for t in vs):
-        family = sorted(
-            (t for t in vs if t.baseline == base), key=lambda t: (t.ratio() is None, t.ratio() or 0)
-        )
-        ahead = [t for t in family if t.pair.wins > t.pair.losses]
-        better = [t.team for t in ahead if t.holm_p < ALPHA]
-        out.append(
-            Conclusion(
-                baseline=base,
-                comparisons=len(family),
-                better=better,
-                better_uncorrected=[t.team for t in ahead if t.pair.p_value < ALPHA],
-                cheapest_better=better[0] if better else None,
-                as_good_for_less=[
-                    t.team
-                    for t in family
-                    if t.pair.a_solved >= t.pair.b_solved and t.ratio() is not None and (t.ratio() or 0) < 1
-                ],
-            )
-        )
-    return out
-
-
-class Cell(BaseModel):
-    solved: int = 0
-    total: int = 0
-    oracle: int | None = Field(
-        default=None,
-        description="Problems where some candidate passed (the selection ceiling); None: unknown.",
-    )
-
-    @property
-    def rate(self) -> float | None:
-        return self.solved / self.total if self.total else None
-
-
-class Breakdown(BaseModel):
-    """Solved / total per group of problems (a difficulty, a platform, a release month) and row."""
-
-    by: str = Field(description="difficulty, platform or release month.")
-    groups: list[str] = Field(description="Group values, in display order.")
-    cells: dict[str, dict[str, Cell]] = Field(description="group → row → counts.")
-
-
-class ProblemCell(BaseModel):
-    """One row's result on one problem, as the report's problem table shows it."""
-
-    passed: bool = Field(description="The chosen code passed every test.")
-    status: str = Field(description="done or error.")
-    trace: str | None = Field(default=None, description="The trace file, relative to the results directory.")
-
-
-class ProblemRow(BaseModel):
-    """Every row's result on one problem."""
-
-    id: str
-    difficulty: str | None = None
-    cells: dict[str, ProblemCell] = Field(description="Row name → its result (rows without one left out).")
 
 
 class Analysis(BaseModel):
@@ -321,58 +233,6 @@ def row_stats(row: RowSpec, results: Sequence[ResultRecord]) -> RowStats:
     )
 
 
-def pair_stats(
-    a: str, b: str, by_row: dict[str, dict[str, ResultRecord]], *, resamples: int = RESAMPLES
-) -> PairStats:
-    ra, rb = by_row[a], by_row[b]
-    common = [pid for pid in ra if pid in rb]
-    xa = [float(ra[p].passed) for p in common]
-    xb = [float(rb[p].passed) for p in common]
-    wins = sum(x > y for x, y in zip(xa, xb, strict=True))
-    losses = sum(x < y for x, y in zip(xa, xb, strict=True))
-    both = sum(x and y for x, y in zip(xa, xb, strict=True))
-    n = len(common)
-    return PairStats(
-        a=a,
-        b=b,
-        problems=n,
-        a_solved=int(sum(xa)),
-        b_solved=int(sum(xb)),
-        wins=wins,
-        losses=losses,
-        both=int(both),
-        neither=n - wins - losses - int(both),
-        diff=(sum(xa) - sum(xb)) / n if n else None,
-        diff_ci95=paired_bootstrap_ci(xa, xb, resamples=resamples, seed=REPORT_SEED) if n else (None, None),
-        p_value=mcnemar_exact(wins, losses),
-    )
-
-
-def _breakdown(
-    by: str, key, problems: Sequence[ProblemInfo], rows: Sequence[RowSpec], results: Sequence[ResultRecord]
-) -> Breakdown | None:
-    group_of = {p.id: key(p) for p in problems}
-    if all(v is None for v in group_of.values()):
-        return None
-    order = {"easy": 0, "medium": 1, "hard": 2}
-    groups = sorted({v or "unknown" for v in group_of.values()}, key=lambda g: (order.get(g, 9), g))
-    cells = {g: {r.name: Cell() for r in rows} for g in groups}
-    known: set[str] = set()  # rows whose candidates the run graded (as for the row's own oracle_solved)
-    for res in results:
-        if res.problem_id not in group_of or res.row not in cells[groups[0]]:
-            continue
-        cell = cells[group_of[res.problem_id] or "unknown"][res.row]
-        cell.total += 1
-        cell.solved += res.passed
-        cell.oracle = (cell.oracle or 0) + (bool(res.oracle) or res.passed)
-        if res.oracle is not None:
-            known.add(res.row)
-    for row_cells in cells.values():
-        for name, cell in row_cells.items():
-            cell.oracle = cell.oracle if name in known else None
-    return Breakdown(by=by, groups=groups, cells=cells)
-
-
 def analyse(
     store: ResultsStore,
     *,
@@ -438,7 +298,7 @@ def analyse_results(
 ) -> Analysis:
     stored = len(results)
     charged = sum(r.calls - r.failed_calls for r in results)
-    per_problem = _per_problem(problems, results, Path(directory))
+    problems_table = per_problem(problems, results, Path(directory))
     done = [{res.problem_id for res in results if res.row == r.name} for r in rows]
     complete = all(d >= {p.id for p in problems} for d in done)
     # an interrupted run finishes problems row by row: compare the rows on those every row finished
@@ -453,38 +313,17 @@ def analyse_results(
     names = [r.name for r in rows]
     pairs = [pair_stats(a, b, by_row, resamples=resamples) for a, b in combinations(names, 2)]
     pair_of = {(p.a, p.b): p for p in pairs}
-    stat_of = {s.name: s for s in stats}
-    vs = []
-    for base in (r for r in rows if r.baseline):
-        for team in (r for r in rows if not r.baseline):
-            key = (team.name, base.name)
-            pair = pair_of.get(key) or pair_stats(team.name, base.name, by_row, resamples=resamples)
-            vs.append(TeamVsSingle.of(pair, stat_of[team.name], stat_of[base.name]))
-    for base in (r for r in rows if r.baseline):
-        family = [t for t in vs if t.baseline == base.name]
-        for t, p in zip(family, holm([t.pair.p_value for t in family]), strict=True):
-            t.holm_p = p
+
+    def pair(a: str, b: str) -> PairStats:
+        return pair_of.get((a, b)) or pair_stats(a, b, by_row, resamples=resamples)
+
+    vs = team_vs_baselines(rows, stats, pair)
     matched = compute_matched(
         stats,
         {r.name: r.languages for r in rows},
-        lambda a, b: pair_of.get((a, b)) or pair_stats(a, b, by_row, resamples=resamples),
+        pair,
         lambda model: parameters_of(model, run.config.params),
     )
-    breakdowns = [
-        b
-        for b in (
-            _breakdown("difficulty", lambda p: p.difficulty, problems, rows, results),
-            _breakdown("platform", lambda p: p.platform, problems, rows, results),
-            _breakdown("release month", lambda p: p.release_month, problems, rows, results),
-            _breakdown("language", lambda p: p.language, problems, rows, results)
-            if len({p.language for p in problems}) > 1
-            else None,
-            _breakdown("public tests", lambda p: p.examples, problems, rows, results)
-            if len({p.examples for p in problems}) > 1
-            else None,
-        )
-        if b is not None
-    ]
     if any(s.cost(axis) is None for s in stats if s.pass_at_1 is not None):
         axis = "tokens"  # some row's cost is unknown on that axis (a model of unknown size, unpriced)
     scored = [s for s in stats if s.pass_at_1 is not None]
@@ -495,13 +334,13 @@ def analyse_results(
         problems_total=len(problems),
         public_only=sum(p.hidden_tests == 0 for p in problems),
         languages=dict(Counter(p.language for p in problems)),
-        per_problem=per_problem,
+        per_problem=problems_table,
         rows=stats,
         pairs=pairs,
         team_vs_single=vs,
         verdicts=verdicts(vs),
         compute_matched=matched,
-        breakdowns=breakdowns,
+        breakdowns=breakdowns(problems, rows, results),
         pareto=[scored[i].name for i in front],
         axis=axis,
         calls_charged=charged,
@@ -511,16 +350,3 @@ def analyse_results(
         resamples=resamples,
         seed=REPORT_SEED,
     )
-
-
-def _per_problem(
-    problems: Sequence[ProblemInfo], results: Sequence[ResultRecord], directory: Path
-) -> list[ProblemRow]:
-    """Each problem's results; a trace is named only when its file is there (a run rebuilt from its
-    portable files on another machine has none), so the report never links to a missing page."""
-    rows = {p.id: ProblemRow(id=p.id, difficulty=p.difficulty, cells={}) for p in problems}
-    for r in results:
-        if r.problem_id in rows:
-            trace = r.trace_path if r.trace_path and (directory / r.trace_path).is_file() else None
-            rows[r.problem_id].cells[r.row] = ProblemCell(passed=r.passed, status=r.status, trace=trace)
-    return [row for row in rows.values() if row.cells]

@@ -6,20 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memdoor.bench.analysis import (
-    ALPHA,
-    AXIS_LABELS,
-    Analysis,
-    Breakdown,
-    Conclusion,
-    PairStats,
-    RowStats,
-    TeamVsSingle,
-)
-from memdoor.bench.analysis import Cell as GroupCounts
+from memdoor.bench.analysis import AXIS_LABELS, Analysis
+from memdoor.bench.breakdown import Breakdown
+from memdoor.bench.breakdown import Cell as GroupCounts
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
+from memdoor.bench.compare import Conclusion
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
 from memdoor.bench.formatting import ci, num, pct, pvalue
+from memdoor.bench.rowstats import ALPHA, PairStats, RowStats, TeamVsSingle
 from memdoor.bench.sections import matched_section, serving_section
 from memdoor.run.live import render_record
 from memdoor.run.tracestore import TraceRecord
