@@ -6,16 +6,16 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 from memdoor.sandbox.config import SandboxConfig
+from memdoor.sandbox.harness import program_text
 from memdoor.sandbox.uids import private_dir
 
 
 def harness_source() -> str:
     """The harness program text (passed with ``python -c``: nothing on the host needs to be readable)."""
-    return resources.files("memdoor.sandbox").joinpath("harness.py").read_text(encoding="utf-8")
+    return program_text()
 
 
 def compile_harness(config: SandboxConfig, source: str) -> str | None:
