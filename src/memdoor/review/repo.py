@@ -3,6 +3,11 @@
 The diff is applied to a copy, never to the user's tree. ``git diff main | memdoor review -`` run in a
 checkout that already holds the change is recognised too: the diff then applies in reverse, and the
 tree as it is already is the changed code.
+
+Every git command runs so that the repository under review cannot make it run a program
+(:func:`hardened_env`): no hooks (``core.hooksPath=/dev/null``), no fsmonitor, no external diff, no
+signature check, no network (``protocol.allow=never``), and every filter driver the configuration
+names (the commands a ``.gitattributes`` ``filter=`` would start, e.g. on the working tree) emptied.
 """
 
 from __future__ import annotations
@@ -18,14 +23,62 @@ from memdoor.core.errors import ReviewInputError
 from memdoor.review.diff import FileDiff
 
 GIT_TIMEOUT_S = 120.0
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("diff.external", ""),
+    ("log.showSignature", "false"),
+    ("protocol.allow", "never"),
+)
+"""Configuration every git command of the review runs with (as ``git -c`` would give it)."""
+DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND")
+"""Variables that could make git start a program; never passed to it."""
+
+
+def filter_drivers(cwd: Path, env: dict[str, str]) -> list[str]:
+    """Names of the filter drivers git's configuration for ``cwd`` defines (``filter.NAME.*``)."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "-z", "--get-regexp", r"^filter\."],
+            cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False, env=env,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return []  # the command itself then fails with the reason
+    names = set()
+    for entry in done.stdout.split("\0"):
+        key = entry.split("\n", 1)[0]
+        if key.startswith("filter.") and key.count(".") >= 2:
+            names.add(key[len("filter.") : key.rindex(".")])
+    return sorted(names)
+
+
+def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) for a git command that runs no program of the
+    repository's choosing: :data:`SAFE_CONFIG` and every filter driver emptied, given as
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has (no quoting to get wrong);
+    no optional locks (a diff does not rewrite the index), no prompt."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in DROPPED_ENV}
+    count = env.get("GIT_CONFIG_COUNT", "0")
+    start = int(count) if count.isdigit() else 0
+    pairs = list(SAFE_CONFIG)
+    for name in filter_drivers(cwd, env):
+        pairs += [(f"filter.{name}.{key}", "") for key in ("clean", "smudge", "process")]
+        pairs.append((f"filter.{name}.required", "false"))
+    for n, (key, value) in enumerate(pairs, start):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    env["GIT_CONFIG_COUNT"] = str(start + len(pairs))
+    env["GIT_OPTIONAL_LOCKS"], env["GIT_TERMINAL_PROMPT"] = "0", "0"
+    return env
 
 
 def git(
     args: list[str], cwd: Path, *, stdin: str | None = None, alone: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``git`` (never raises for its exit status; the caller reads ``returncode``). ``alone``: treat
-    ``cwd`` as a plain directory even inside some checkout (``git apply`` then patches relative to it)."""
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)} if alone else None
+    """Run ``git`` (never raises for its exit status; the caller reads ``returncode``), hardened
+    (:func:`hardened_env`). ``alone``: treat ``cwd`` as a plain directory even inside some checkout
+    (``git apply`` then patches relative to it)."""
+    base = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)} if alone else None
+    env = hardened_env(cwd, base)
     try:
         return subprocess.run(
             ["git", *args],
