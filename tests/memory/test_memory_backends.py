@@ -173,3 +173,15 @@ async def test_delete_forgets_a_task_only(memory):
     assert await memory.tasks() == ["t2"]
     assert await memory.entries("t2", "drafts") == [{"v": 3}]
     assert await memory.append("t1", "drafts", {"v": 4}) == 0
+
+
+async def test_release_forgets_a_finished_task_only_where_no_other_process_can_read_it(memory):
+    await memory.append("t1", "trace", {"v": 1})
+    await memory.set_final("t1", {"code": ""})
+    await memory.append("t2", "drafts", {"v": 2})
+    await memory.release("t1")
+    if isinstance(memory, InProcMemory):  # held in this process only: a server's memory must not grow
+        assert await memory.tasks() == ["t2"] and await memory.get_final("t1") is None
+    else:  # shared: other processes (memdoor trace, a seed client) may still read it
+        assert await memory.tasks() == ["t1", "t2"] and await memory.get_final("t1") == {"code": ""}
+    assert await memory.entries("t2", "drafts") == [{"v": 2}]

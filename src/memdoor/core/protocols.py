@@ -86,6 +86,12 @@ class Memory(Protocol):
         """The final answer of ``task_id``, or None when there is none yet."""
         ...
 
+    async def release(self, task_id: str) -> None:
+        """``task_id``'s run is over and its trace is kept elsewhere (a trace file): a memory held in this
+        process only forgets the task, so a long-lived server's memory does not grow with every request;
+        a store shared with other processes keeps it for them."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

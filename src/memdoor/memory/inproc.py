@@ -74,6 +74,10 @@ class InProcMemory:
         self._values.pop(task_id, None)
         self._finals.pop(task_id, None)
 
+    async def release(self, task_id: str) -> None:
+        """Forget ``task_id``: nothing else can read this memory, and it must not grow with every run."""
+        await self.delete(task_id)
+
     async def aclose(self) -> None:
         """Nothing to release."""
 

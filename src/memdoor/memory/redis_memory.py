@@ -235,6 +235,10 @@ class RedisMemory:
                 pipe.zrem(self.tasks_key, task_id)
                 await pipe.execute()
 
+    async def release(self, task_id: str) -> None:
+        """Keep ``task_id``: other processes may read it (``memdoor trace``, a seed client); ``ttl_seconds``
+        or :meth:`delete` ends it."""
+
     async def ping(self) -> None:
         """Check that Redis answers; MemoryStoreError if it does not."""
         with self._store("ping"):

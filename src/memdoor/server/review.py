@@ -32,7 +32,6 @@ from typing import Any
 
 from memdoor.core.budget import Budget
 from memdoor.core.errors import ReviewInputError
-from memdoor.memory.inproc import InProcMemory
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import (
     BUDGET_CALLS,
@@ -131,8 +130,8 @@ class ReviewService:
             raise DeadlineExceeded(f"the review took longer than its {timeout_s:g} s time limit") from None
         finally:  # after every thread of the review has returned (in_thread waits for them)
             ticket.release()
-            if started and isinstance(self.env.memory, InProcMemory):
-                await self.env.memory.delete(started[0])  # the trace is on disk; memory must not grow
+            if started:
+                await self.env.memory.release(started[0])  # the trace is on disk; memory must not grow
         budget, used = config.budget.tokens, report.ledger.tokens
         if budget is not None and (report.stopped == "budget" or used > budget):
             raise BudgetSpent(

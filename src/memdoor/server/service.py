@@ -25,7 +25,6 @@ from memdoor.core.errors import MemdoorError, UsageError
 from memdoor.core.problem import Problem
 from memdoor.core.solution import Solution
 from memdoor.core.trace import TraceEvent
-from memdoor.memory.inproc import InProcMemory
 from memdoor.run.config import SolveConfig, StrategySpec
 from memdoor.run.env import RunEnv
 from memdoor.run.solve import solve_problem
@@ -261,8 +260,8 @@ class TeamService:
             ) from None
         finally:
             ticket.release()
-            if started and isinstance(self.env.memory, InProcMemory):
-                await self.env.memory.delete(started[0])  # the trace is on disk; memory must not grow
+            if started:
+                await self.env.memory.release(started[0])  # the trace is on disk; memory must not grow
 
     async def _solve(
         self,
