@@ -16,7 +16,7 @@ import time
 import pytest
 from sandbox_helpers import fn_tests, stdin_tests
 
-from memdoor.sandbox.supervisor import PROTOCOL_VIOLATION
+from memdoor.sandbox.session import PROTOCOL_VIOLATION
 
 # Forges frames as the harness writes them: 8 bytes (header length, payload length) + JSON header + payload.
 FORGE = """
@@ -183,9 +183,9 @@ def test_a_slow_supervisor_reading_good_frames_and_a_forgery_at_once_blames_the_
     """When the supervisor falls behind (a loaded machine), one read returns the harness's boot, job and
     load frames and the candidate's malformed bytes together: the good frames still count, so the run is
     the candidate's runtime_error — not a sandbox that 'did not start' three times (a failure seen in CI)."""
-    from memdoor.sandbox import supervisor
+    from memdoor.sandbox import pipes
 
-    real = supervisor._Pipes.__init__
+    real = pipes.Pipes.__init__
 
     def late(self, proc, results_fd, job):
         real(self, proc, results_fd, job)
@@ -196,6 +196,6 @@ def test_a_slow_supervisor_reading_good_frames_and_a_forgery_at_once_blames_the_
         self.stdin_fd = -1
         time.sleep(0.5)  # ... then look away: boot, job, load and the forgery all wait for the first read
 
-    monkeypatch.setattr(supervisor._Pipes, "__init__", late)
+    monkeypatch.setattr(pipes.Pipes, "__init__", late)
     v = quick_sandbox.run(FORGE + program, TESTS, prelude="none")
     assert v.status == "runtime_error" and v.tests[blamed].detail.startswith(PROTOCOL_VIOLATION), v
