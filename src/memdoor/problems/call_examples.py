@@ -1,0 +1,234 @@
+"""Functional examples in a request: calls with their results, as tests of the function asked for.
+
+Read: doctest lines (``>>> f(1)`` / ``2``), LeetCode's ``Input: a = 1, b = 2`` / ``Output: 3`` (arguments
+by name, put in the signature's order), calls joined to a result anywhere in a line (``f(1) == 2``,
+``f(1) -> 2``, ``f(15)  # returns "1111"``, ``assert`` lines), and ``For x = 1 the output should be 2``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from memdoor.core.problem import TestCase
+from memdoor.problems.doctests import docstring_examples
+from memdoor.problems.literals import UNPARSABLE, json_input, parse_value, to_json
+from memdoor.problems.request_lines import ASSIGN, MARK, MAX_INLINE, call_args, normalized_lines, plain
+from memdoor.problems.signatures import Target
+
+
+def _leetcode_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[list[Any], Any]]:
+    """``Input: ...`` lines followed (within two lines) by ``Output: ...`` lines."""
+    lines = [plain(ln) for ln in text.splitlines()]
+    found = []
+    for i, line in enumerate(lines):
+        m = MARK.match(line)
+        if not m or m["kind"].lower() != "input" or not m["inline"]:
+            continue
+        for nxt in lines[i + 1 : i + 3]:
+            mo = MARK.match(nxt)
+            if mo and mo["kind"].lower() == "output" and mo["inline"]:
+                args = call_args(m["inline"], params)
+                ok, expected = parse_value(mo["inline"])
+                if args is not None and ok:
+                    found.append((args, expected))
+                break
+    return found
+
+
+_EXAMPLE_ARROW = re.compile(
+    r"\s*(?:#\s*)?(?:==>|==|➞|→|->|=>|=|should\s+return\b|should\s+be\b|returns\b|gives\b|is\b|evaluates\s+to\b)\s*",
+    re.IGNORECASE,
+)
+"""What joins an example call to its result; the arrow may sit in a comment (``f(15)  # returns "1111"``)."""
+_FOR_EXAMPLE = re.compile(
+    r"^for\s+(?P<args>.+?),?\s+the\s+(?:output|result|answer)\s+(?:should|will|would)\s+be\s*:?\s*(?P<out>.+)$",
+    re.IGNORECASE,
+)
+"""``For lst = [1, 2] the output should be 3`` (arguments by name)."""
+_WORKED = re.compile(r"^(?P<sum>[\d\s+\-*/().]+?)\s*=\s*(?P<value>-?[\d.]+)\s*[.,;]?\s*$")
+"""A worked result, ``19 - 5 - 6 = 8``: the arithmetic, then its value."""
+_QUOTES = "'\""
+_VALUE_CHARS = 2000
+"""Longest example call or value read from a line."""
+_CUTS = 40
+"""Places where a value may end that are tried (then the rest of the text as a whole)."""
+
+
+def _closing(line: str, open_at: int) -> int | None:
+    """The index of the bracket closing the one at ``open_at`` (strings skipped; within
+    ``_VALUE_CHARS``), or None."""
+    depth, i, quote = 0, open_at, ""
+    while i < min(len(line), open_at + _VALUE_CHARS):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in _QUOTES:
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _arithmetic(node: ast.AST) -> float:
+    """The value of an expression of number literals and ``+ - * / //`` (ValueError for anything else)."""
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        v = _arithmetic(node.operand)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, ast.Add | ast.Sub | ast.Mult | ast.Div | ast.FloorDiv
+    ):
+        a, b = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if b == 0:
+            raise ValueError("division by zero")
+        return a / b if isinstance(node.op, ast.Div) else a // b
+    raise ValueError(type(node).__name__)
+
+
+def _worked_value(text: str) -> int | float | None:
+    """The value of a worked result such as ``19 - 5 - 6 = 8``, when the arithmetic gives it (a sum that
+    does not is a formula or a typo, and no example)."""
+    m = _WORKED.match(text.strip()[:200])
+    if not m:
+        return None
+    ok, value = parse_value(m["value"])
+    if not ok or not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        total = _arithmetic(ast.parse(m["sum"].strip(), mode="eval").body)
+    except (*UNPARSABLE, ValueError, OverflowError):
+        return None
+    return value if total == value else None
+
+
+def _first_value(text: str) -> tuple[bool, Any]:
+    """The shortest literal at the start of ``text`` that ends at a space, ``,;)`` or a full stop and
+    is followed by nothing, punctuation, a comment or a word (not an operator); or the value of a worked
+    result (``19 - 5 - 6 = 8``)."""
+    text = text[:_VALUE_CHARS]
+    worked = _worked_value(text)
+    if worked is not None:
+        return True, worked
+    cuts = [
+        i for i, c in enumerate(text) if c in " \t,;)" or (c == "." and not text[i + 1 : i + 2].isdigit())
+    ]
+    for cut in [*cuts[:_CUTS], len(text)]:
+        rest = text[cut:].lstrip()
+        if rest and not (rest[0] in ",;.)(#" or rest[0].isalpha()):
+            continue  # "19 - 5 - 6": an expression, not a value
+        if cut and text[:cut].strip():
+            ok, value = parse_value(text[:cut])
+            if ok:
+                return ok, value
+    return False, None
+
+
+def _defined_by_formula(text: str, name: str, call: re.Pattern[str]) -> bool:
+    """Whether ``text`` defines ``name`` by a formula (``tri(n) = 1 + n / 2``): its ``f(1) = 3`` lines
+    are then values of the formula, not necessarily of the function asked for."""
+    for raw in text.splitlines():
+        line = raw.replace("`", "")
+        for m in call.finditer(line):
+            end = _closing(line, m.end() - 1)
+            if end is None or not re.match(r"\s*=(?!=)", line[end + 1 : end + 20]):
+                continue
+            if call_args(line[m.end() : end], None) is None:
+                return True
+    return False
+
+
+def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
+    """Examples anywhere in a line: ``f(1) == 2``, ``f(1) -> 2``, ``f(1) = 2``, ``f(1) → 2``, ``f(1)
+    returns 2``, ``f(1) should return 2``, ``f(1) is 2`` (backticks ignored; ``>>>`` lines are read
+    by the docstring reader)."""
+    name = target.func_name or ""
+    call = re.compile(rf"(?<![\w.]){re.escape(name)}\(")
+    found = []
+    defined = _defined_by_formula(text, name, call)
+    for raw in text.splitlines():
+        line = raw.replace("`", "")
+        if line.lstrip().startswith(">>>"):
+            continue
+        for m in call.finditer(line):
+            end = _closing(line, m.end() - 1)
+            if end is None:
+                continue
+            arrow = _EXAMPLE_ARROW.match(line, end + 1)
+            if not arrow or (defined and arrow.group(0).strip() == "="):
+                continue
+            args = call_args(line[m.end() : end], target.params)
+            ok, expected = _first_value(line[arrow.end() : arrow.end() + _VALUE_CHARS])
+            if args is not None and ok:
+                found.append((args, expected))
+                if len(found) >= MAX_INLINE:
+                    return found
+    return found
+
+
+def _for_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[list[Any], Any]]:
+    """``For x = 1, y = [2] the output should be 3`` lines: every parameter given by name (words after
+    the arguments, ``For N = 5, the sum is 5 the output should be "101"``, are left out)."""
+    if not params:
+        return []
+    found = []
+    for line in normalized_lines(text):
+        m = _FOR_EXAMPLE.match(line)
+        if not m:
+            continue
+        text_args = m["args"]
+        ends = [len(text_args), *(i for i in range(len(text_args) - 1, 0, -1) if text_args[i] == ",")]
+        args = next((a for e in ends if (a := call_args(text_args[:e], params)) is not None), None)
+        ok, expected = _first_value(m["out"])
+        if args is not None and len(args) == len(params) and ok and ASSIGN.match(text_args):
+            found.append((args, expected))
+            if len(found) >= MAX_INLINE:
+                break
+    return found
+
+
+def functional_examples(text: str, target: Target) -> list[TestCase]:
+    """Tests calling ``target.func_name`` from the examples in ``text`` (no duplicates, text order)."""
+    name = target.func_name
+    if not name:
+        return []
+    tests: list[TestCase] = []
+    seen: set[tuple[str, str | None]] = set()
+
+    def add(test: TestCase) -> None:
+        if (test.input, test.output) not in seen:
+            seen.add((test.input, test.output))
+            tests.append(test)
+
+    for t in docstring_examples("\n".join(normalized_lines(text)), name):
+        add(t)
+    found = [
+        *_leetcode_examples(text, target.params),
+        *_inline_examples(text, target),
+        *_for_examples(text, target.params),
+    ]
+    for args, expected in found:
+        given, output = json_input(args), to_json(expected)
+        if given is not None and output is not None:
+            add(TestCase(kind="functional", input=given, output=output))
+    return tests
