@@ -7,47 +7,17 @@ import json
 import time
 
 import pytest
+from run_helpers import GOOD, OVERFIT, env_with, fenced, problem
 
 from memdoor.bench.config import settings_diff
 from memdoor.core.budget import Budget
 from memdoor.core.errors import SandboxError, UsageError
-from memdoor.core.problem import Problem, TestCase
 from memdoor.memory.inproc import InProcMemory
-from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
 from memdoor.run.config import SolveConfig, StrategySpec
-from memdoor.run.env import RunEnv, open_env
+from memdoor.run.env import open_env
 from memdoor.run.solve import solve_problem
 from memdoor.run.tracestore import load_trace
-
-STARTER = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "
-GOOD = "class Solution:\n    def add(self, a, b):\n        return a + b"
-OVERFIT = "class Solution:\n    def add(self, a, b):\n        return 3 if a == 1 else 4"
-
-
-def fenced(code: str) -> str:
-    return f"```python\n{code}\n```"
-
-
-def problem(hidden: bool = True) -> Problem:
-    tc = lambda i, o: TestCase(kind="functional", input=i, output=o)  # noqa: E731
-    return Problem(
-        id="add-two",
-        statement="Return a + b.",
-        starter_code=STARTER,
-        func_name="add",
-        public_tests=[tc("1\n2", "3"), tc("2\n2", "4")],
-        hidden_tests=[tc("0\n5", "5"), tc("-3\n1", "-2")] if hidden else [],
-        prelude="livecodebench",
-    )
-
-
-def env_with(sandbox, tmp_path, *models, **kw) -> RunEnv:
-    pool = ModelPool()
-    for m in models:
-        pool.add(m.spec, m)
-    return RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path, **kw)
-
 
 # -- specs and configs ---------------------------------------------------------------------------
 

@@ -22,14 +22,13 @@ Errors count as failed problems in every statistic.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memdoor.bench.config import BenchConfig, RowSpec, solve_config
 from memdoor.bench.draws import Draws, paired_pool
@@ -37,12 +36,11 @@ from memdoor.bench.progress import PlainProgress, Progress, Scoreboard
 from memdoor.bench.records import ResultRecord
 from memdoor.bench.scaling import Draft
 from memdoor.bench.store import ResultsStore, now_iso
-from memdoor.core.candidates import Candidate
 from memdoor.core.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
 from memdoor.core.problem import Problem
+from memdoor.core.protocols import Memory
 from memdoor.core.solution import Solution
-from memdoor.judging.judge import Judge
-from memdoor.problems.languages import answer_in
+from memdoor.run.tracestore import TraceRecord
 from memdoor.select.behaviour import behaviour_key, group_by_key
 
 if TYPE_CHECKING:
@@ -178,17 +176,16 @@ def result_from_solution(
     )
 
 
-async def draft_records(problem: Problem, solution: Solution, env: Any) -> str | None:
-    """The drafts a parallel team's selector chose from, as :class:`Draft` JSON (for scaling curves).
+def draft_records(problem: Problem, solution: Solution) -> str | None:
+    """The drafts a parallel team's selector chose from, as :class:`Draft` JSON (for scaling curves);
+    None when the run's grading stage did not grade them (``RunEnv.grade_drafts``).
 
-    Each distinct draft is graded on the hidden tests here, after the team answered, for the report
-    only (the chosen code's grading is reused); nothing of it reaches any agent or selector."""
-    sandbox = getattr(env, "sandbox", None)
-    if sandbox is None or not solution.candidates:
+    Each draft's correctness is its grading on the hidden tests (``Solution.draft_verdicts``), done after
+    the team answered, for the report only; nothing of it reaches any agent or selector."""
+    verdicts = solution.draft_verdicts
+    if not solution.candidates or verdicts is None:
         return None
-    judge = Judge(sandbox, getattr(env, "sandbox_slots", None))
     kinds = [t.kind for t in problem.public_tests]
-    verdicts = {solution.code.strip(): solution.verdict} if solution.verdict is not None else {}
     keys = []
     for c in solution.candidates:
         results = c.public.tests if c.public is not None else []
@@ -199,18 +196,9 @@ async def draft_records(problem: Problem, solution: Solution, env: Any) -> str |
         else:
             keys.append((c.code.strip(),))
     group_of = {i: gi for gi, g in enumerate(group_by_key(keys)) for i in g}
-    to_grade: dict[str, Candidate] = {}  # each distinct draft once, concurrently (the judge caps slots)
-    for c in solution.candidates:
-        if c.code.strip() and c.code.strip() not in verdicts:
-            to_grade.setdefault(c.code.strip(), c)
-    graded = await asyncio.gather(
-        *(judge.grade(answer_in(problem, c.language), c.code) for c in to_grade.values())
-    )
-    verdicts.update(zip(to_grade, graded, strict=True))
     drafts = []
-    for i, c in enumerate(solution.candidates):
+    for i, (c, verdict) in enumerate(zip(solution.candidates, verdicts, strict=True)):
         code = c.code.strip()
-        verdict = verdicts.get(code)
         drafts.append(
             Draft(
                 agent=c.agent,
@@ -225,6 +213,11 @@ async def draft_records(problem: Problem, solution: Solution, env: Any) -> str |
             ).model_dump()
         )
     return json.dumps(drafts, separators=(",", ":"))
+
+
+def wants_drafts(row: RowSpec) -> bool:
+    """Whether a row's results keep draft records (a parallel team's: its scaling curves)."""
+    return row.strategy.startswith("parallel:")
 
 
 def result_from_error(
@@ -245,15 +238,18 @@ def result_from_error(
     )
 
 
-async def _trace_record(env: Any, trace_id: str) -> dict | str | None:
-    """Where the run's trace is: the path of the trace file the runner wrote into ``env.trace_dir``
-    (relative to its parent, the results directory), else the trace record (events + final answer) the
-    runner wrote to the team memory, else the memory's timeline; None when none can be read."""
-    trace_dir = getattr(env, "trace_dir", None)
-    if trace_dir is not None and trace_id and (Path(trace_dir) / f"{trace_id}.json").is_file():
-        return f"{Path(trace_dir).name}/{trace_id}.json"
-    memory = getattr(env, "memory", None)
-    if memory is None or not trace_id:
+def trace_location(rec: TraceRecord, path: Path | None) -> dict | str:
+    """Where a run's trace is kept with its result: the trace file the runner wrote (relative to its
+    folder's parent, the results directory), else the trace record itself (events + final answer)."""
+    if path is not None:
+        return f"{path.parent.name}/{path.name}"
+    return rec.model_dump(mode="json")
+
+
+async def trace_from_memory(memory: Memory, trace_id: str) -> dict | None:
+    """For a run that handed over no trace record: the record it wrote to the team memory, else the
+    memory's timeline; None when none can be read."""
+    if not trace_id:
         return None
     try:
         records = await memory.entries(trace_id, "trace")
@@ -313,9 +309,14 @@ async def run_bench(
 
     async def run_one(job: BenchJob) -> None:
         nonlocal consecutive
-        env = make_env()
-        if getattr(env, "pool", None) is not None:
-            env = dataclasses.replace(env, pool=paired_pool(env.pool, job.row.models, draws))
+        recorded: list[dict | str] = []  # the run's trace record, handed over as it is saved
+        shared = make_env()
+        env = dataclasses.replace(
+            shared,
+            pool=paired_pool(shared.pool, job.row.models, draws),
+            grade_drafts=wants_drafts(job.row),
+            on_record=lambda rec, path: recorded.append(trace_location(rec, path)),
+        )
         started, t0 = now_iso(), time.monotonic()
         try:
             try:
@@ -326,17 +327,14 @@ async def run_bench(
                 )
             else:
                 seconds = time.monotonic() - t0
-                trace = await _trace_record(env, solution.trace_id)
+                trace = recorded[-1] if recorded else await trace_from_memory(env.memory, solution.trace_id)
                 result = result_from_solution(
                     job.problem, job.row, solution, trace, started=started, seconds=seconds
                 )
-                if job.row.strategy.startswith("parallel:") and result.status == "done":
-                    with contextlib.suppress(MemdoorError):  # the result stands without its curve data
-                        result.drafts = await draft_records(job.problem, solution, env)
+                if result.status == "done":
+                    result.drafts = draft_records(job.problem, solution)
         finally:
-            memory = getattr(env, "memory", None)
-            if memory is not None:
-                await memory.aclose()
+            await env.memory.aclose()
         if job.previous is not None:
             result.attempts = job.previous.attempts + 1
         store.record(result)

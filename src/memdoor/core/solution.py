@@ -144,6 +144,12 @@ class Solution(BaseModel):
     verdict: Verdict | None = Field(default=None, description="Chosen code on public + hidden tests.")
     passed: bool | None = Field(default=None, description="verdict.passed, once graded.")
     oracle: bool | None = Field(default=None, description="Whether any candidate passes all tests.")
+    draft_verdicts: list[Verdict | None] | None = Field(
+        default=None,
+        exclude=True,
+        description="Each candidate's verdict on all tests (None: no code), when a report asked for them "
+        "(RunEnv.grade_drafts); never part of a dump.",
+    )
     _error_class: type[BaseException] | None = PrivateAttr(default=None)
 
     def record(self) -> SolutionRecord:

@@ -14,6 +14,7 @@ from memdoor.core.ledger import PriceFn, unpriced
 from memdoor.core.protocols import Memory, Sandbox
 from memdoor.core.trace import TraceEvent
 from memdoor.models.pool import ModelPool
+from memdoor.run.tracestore import TraceRecord
 from memdoor.select.calibration import Calibration, load_default
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ class RunEnv:
     """Called with the run's trace id as each run starts, before anything else."""
     calibration: Calibration | None = None
     """The estimate of an answer being correct (``Solution.p_correct``); None: answers carry none."""
+    grade_drafts: bool = False
+    """Grade every distinct candidate too (``Solution.draft_verdicts``), for a report's draft records."""
+    on_record: Callable[[TraceRecord, Path | None], None] | None = None
+    """Called with each run's trace record as it is saved, and the trace file it went to (None: none)."""
 
 
 @contextlib.asynccontextmanager

@@ -31,19 +31,23 @@ def final_answer(problem: Problem, config: SolveConfig, solution: Solution) -> d
 
 
 async def save_record(task_id: str, rec: TraceRecord, env: RunEnv) -> list[str]:
-    """``rec`` to memory (its final answer, and the trace appended) and to ``env.trace_dir``; what could not
-    be recorded, one line each (a failure to record never hides a result)."""
+    """``rec`` to memory (its final answer, and the trace appended) and to ``env.trace_dir``, then handed to
+    ``env.on_record`` with the file it went to; what could not be recorded, one line each (a failure to
+    record never hides a result)."""
     problems: list[str] = []
     try:
         await env.memory.set_final(task_id, rec.final)
         await env.memory.append(task_id, "trace", rec.model_dump(mode="json"))
     except MemdoorError as e:
         problems.append(f"memory: {type(e).__name__}: {e}")
+    path = None
     if env.trace_dir is not None:
         try:
-            save_trace(env.trace_dir, rec)
+            path = save_trace(env.trace_dir, rec)
         except OSError as e:
             problems.append(f"trace file: {type(e).__name__}: {e}")
+    if env.on_record is not None:
+        env.on_record(rec, path)
     return problems
 
 

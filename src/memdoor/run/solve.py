@@ -9,8 +9,9 @@ The one entry point others call (``memdoor solve``, the bench, the worker, the s
 :class:`Solution` carrying the ledger, the trace id and, when something broke, ``error``; the final
 answer and the config are written to memory (and the trace to ``env.trace_dir``) in ``finally``
 (:mod:`memdoor.run.record`). Hidden tests are used only after the strategy returned, to grade
-(:mod:`memdoor.run.grade`): the chosen code (``verdict``/``passed``) and every distinct candidate
-(``oracle``). The config is :mod:`memdoor.run.config`'s, the environment :mod:`memdoor.run.env`'s.
+(:mod:`memdoor.run.grade`, each distinct program once): the chosen code (``verdict``/``passed``), the
+distinct candidates (``oracle``) and, when ``env.grade_drafts`` asks, each candidate
+(``draft_verdicts``). The config is :mod:`memdoor.run.config`'s, the environment :mod:`memdoor.run.env`'s.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from memdoor.models.pool import ModelPool
 from memdoor.problems.languages import check_mixable
 from memdoor.run.config import SolveConfig
 from memdoor.run.env import RunEnv
-from memdoor.run.grade import estimate, grade_solution
+from memdoor.run.grade import estimate, grade_run
 from memdoor.run.record import record
 from memdoor.strategies.context import RunContext
 from memdoor.strategies.naming import NAMING_TOKENS, name_function
@@ -94,7 +95,8 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
         solution.written_tests, solution.tests_note, solution.naming = written, note, naming
         estimate(solution, label, env.calibration)
         solved_at = time.monotonic()  # the team's time ends here: grading is the judge's, not the team's
-        await grade_solution(problem, solution, ctx, judge)
+        graded = await grade_run(problem, solution, ctx, judge, drafts=env.grade_drafts)
+        graded.apply(solution)
     except Exception as e:  # a failed run is a result, not a crash
         solution = failed_solution(problem, label, ctx, solution, e)
         with contextlib.suppress(MemdoorError):  # the event is in the trace even if memory is down
