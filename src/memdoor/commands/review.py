@@ -2,7 +2,15 @@
 agreed suggestions offered with the repository's tests run on it in a sandbox.
 
 DIFF is a unified diff file, or - for standard input; it is applied to a copy of the git checkout at
---repo (default: the current one), or taken as already applied when the checkout holds it.
+--repo (default: the current one), or taken as already applied when the checkout holds it. Or, with
+no DIFF: --base REF reviews `git diff REF` (the working tree against REF), --base REF --head REF2 the
+commits' own trees (REF..REF2); git runs without hooks, filters or external diff drivers, binary files
+are left out (listed as skipped), and the range's commit messages join the description.
+
+--description TEXT (or @FILE) says what the change should do: the review's specification (a refactoring
+"with no behaviour change" makes every difference a finding). A finding is verified when an execution
+reproduces it (a failing test, an input whose old and new results differ); the reading review's
+findings are unverified, and --fail-on counts them only with --fail-on-unverified.
 
 With --test, the command runs on the base first, then on the changed code, each in a sandbox (no
 network, an empty environment, a size-limited copy of the repository it may write in). It sees /usr and,
@@ -14,12 +22,13 @@ is visible; the environment is PATH, HOME (a private /tmp), CARGO_HOME/RUSTUP_HO
 variables named by --test-env. A test that passes on the base and fails after the change is a finding
 (high); tests failing on the base are listed as pre-existing.
 
-Exit codes: 0 reviewed, nothing at or above --fail-on; 1 findings at or above --fail-on; 2 bad input
+Exit codes: 0 reviewed, nothing at or above --fail-on; 1 verified findings at or above --fail-on; 2 bad input
 or usage (one line); 3 the review was not completed (no sandbox, the tests cannot run on the base,
 every model call failed, the budget stopped it before any stage ran): the output says why first.
 
 Examples:
   git diff main | memdoor review - --agents 5 --test "python3 -m pytest -q"
+  memdoor review --base origin/main --test "python3 -m pytest -q" --description @pr.txt --format sarif
   . .venv/bin/activate && memdoor review change.diff --test "python3 -m pytest -q" --fail-on low
   memdoor review change.diff --repo ../project --format sarif > review.sarif
   memdoor review change.diff --model local:qwen2.5-coder-1.5b --json --fail-on medium
@@ -55,11 +64,44 @@ INCOMPLETE = 3
 FAIL_ON = ("info", "low", "medium", "high", "critical", "never")
 
 
+def stages_list(text: str) -> list[str]:
+    """``--stages``' comma list: known names, at least one, in the pipeline's order (argparse type)."""
+    from memdoor.review.session import STAGES
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in STAGES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown) or 'empty'}: not a stage (a comma list of {', '.join(STAGES)})"
+        )
+    return [s for s in STAGES if s in names]
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     from memdoor.run.config import DEFAULT_MODEL
 
-    p.add_argument("diff", metavar="DIFF", help="unified diff file, or - for standard input")
+    p.add_argument(
+        "diff", metavar="DIFF", nargs="?", help="unified diff file, or - for standard input (or use --base)"
+    )
     p.add_argument("--repo", type=Path, default=Path("."), metavar="DIR", help="git checkout (default: .)")
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help="review the checkout's change since REF (the working tree, or --head), instead of a DIFF",
+    )
+    p.add_argument("--head", metavar="REF", help="with --base: review REF's tree (default: the working tree)")
+    p.add_argument(
+        "--description",
+        metavar="TEXT|@FILE",
+        help="what the change should do, the review's specification (@FILE reads a file)",
+    )
+    p.add_argument(
+        "--stages",
+        type=stages_list,
+        default=None,
+        metavar="LIST",
+        help="stages to run, a comma list of tests, differential, reading (default: all)",
+    )
     p.add_argument(
         "--test", metavar="CMD", help="shell command running the tests, e.g. 'python3 -m pytest -q'"
     )
@@ -93,7 +135,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--fail-on",
         choices=FAIL_ON,
         default="high",
-        help="exit 1 when a consensus finding is this severe or more (default high; never: always 0)",
+        help="exit 1 when a verified finding is this severe or more (default high; never: always 0)",
+    )
+    p.add_argument(
+        "--fail-on-unverified",
+        action="store_true",
+        help="--fail-on counts the reading review's unverified findings too",
     )
     from memdoor.review.session import BUDGET_CALLS, BUDGET_TOKENS, MAX_FILES, MAX_PARTS
 
@@ -164,7 +211,7 @@ def read_diff(source: str) -> str:
 
 
 def build_config(args: argparse.Namespace):
-    from memdoor.review.session import ReviewConfig
+    from memdoor.review.session import STAGES, ReviewConfig
     from memdoor.run.config import DEFAULT_MODEL
 
     return ReviewConfig(
@@ -172,6 +219,8 @@ def build_config(args: argparse.Namespace):
         models=args.model or [DEFAULT_MODEL],
         test=args.test,
         fail_on=args.fail_on,
+        fail_on_unverified=args.fail_on_unverified,
+        stages=args.stages or list(STAGES),
         budget=Budget(tokens=args.budget_tokens, calls=args.budget_calls, seconds=args.budget_seconds),
         seed=args.seed,
         max_tokens=args.max_tokens,
@@ -185,9 +234,44 @@ def build_config(args: argparse.Namespace):
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def check_source(args: argparse.Namespace) -> None:
+    """ReviewInputError (exit 2) unless exactly one of DIFF and --base is given (--head needs --base)."""
+    if args.head is not None and args.base is None:
+        raise ReviewInputError("--head needs --base")
+    if args.diff is not None and args.base is not None:
+        raise ReviewInputError("give a DIFF or --base, not both")
+    if args.diff is None and args.base is None:
+        raise ReviewInputError("nothing to review: give a DIFF file (- for standard input) or --base REF")
+
+
+def read_input(args: argparse.Namespace, max_bytes: int):
+    """(diff text, the range or None, the description with the range's commit messages)."""
+    from memdoor.review.description import read_description, with_messages
+    from memdoor.review.gitrange import read_range
+    from memdoor.review.repo import repo_root
+
+    description = read_description(args.description)
+    if args.base is None:
+        return read_diff(args.diff), None, description
+    found = read_range(repo_root(args.repo), args.base, args.head, max_bytes)
+    return found.diff, found, with_messages(description, found.messages, found.name)
+
+
+def render(report, fmt: str, source: Path | None) -> str:
+    """The report as ``fmt``; ``source``: the changed tree (SARIF fingerprints read its flagged lines)."""
     from memdoor.review.formats import to_json, to_markdown
     from memdoor.review.sarif import to_sarif
+
+    if fmt == "json":
+        return json.dumps(to_json(report)) + "\n"
+    if fmt == "sarif":
+        return json.dumps(to_sarif(report, source), indent=2) + "\n"
+    return to_markdown(report)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memdoor.review.context import Skipped
+    from memdoor.review.gitrange import export_tree
     from memdoor.review.session import prepare
     from memdoor.review.workspace import workspace
 
@@ -196,22 +280,27 @@ def run(args: argparse.Namespace) -> int:
     if args.test is not None and not args.test.strip():
         raise ReviewInputError("--test: the command is empty")
     check_test_options(args)
-    text = read_diff(args.diff)
+    check_source(args)
+    text, found, description = read_input(args, config.max_diff_bytes)
+    config = config.model_copy(update={"description": description})
     try:
         with workspace() as tmp:  # removed however deep a tree is left in it
-            prepared = prepare(text, args.repo, config, Path(tmp))
+            repo = args.repo
+            if found is not None and found.head_commit is not None:  # the head's tree, not the working tree
+                repo = export_tree(Path(args.repo), found.head_commit, Path(tmp) / "head")
+            prepared = prepare(text, repo, config, Path(tmp))
+            if found is not None:
+                prepared.skipped += [
+                    Skipped(file=f, reason="binary file: not reviewed") for f in found.binary
+                ]
             report = asyncio.run(_review(prepared, config))
+            out = render(report, fmt, prepared.changed)  # while the changed tree is there
     except SandboxError as e:  # before any stage ran: nothing computed is lost
         print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
         return INCOMPLETE
     code = INCOMPLETE if not report.complete else (1 if report.fails() else 0)
     try:
-        if fmt == "json":
-            print(json.dumps(to_json(report)))
-        elif fmt == "sarif":
-            print(json.dumps(to_sarif(report), indent=2))
-        else:
-            print(to_markdown(report), end="")
+        print(out, end="")
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still says what was found
         from memdoor.cli import quiet_stdout

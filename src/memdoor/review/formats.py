@@ -1,10 +1,17 @@
-"""The review as JSON (for programs) and Markdown (for people). SARIF is in :mod:`memdoor.review.sarif`."""
+"""The review as JSON (for programs) and Markdown (for people). SARIF is in :mod:`memdoor.review.sarif`.
+
+Each finding says plainly whether it is **verified** (an execution reproduced it: a test that passes on
+the base and fails after the change, or an input whose old and new results differ, shown as its
+counterexample) or **unverified** (the agents read it in the code; nothing ran it). Counterexample texts
+come from running untrusted code: in Markdown they are fenced so that they cannot close their fence.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from memdoor.review.consensus import Group
+from memdoor.review.fence import fence, inline
 from memdoor.review.session import ReviewReport
 from memdoor.review.testrun import TestRun
 
@@ -18,12 +25,24 @@ FINDING_FIELDS = (
     "suggestion",
     "agents",
     "confidence",
+    "verified",
 )
+UNVERIFIED = "unverified: read by the agents, not run"
+
+
+def source_of(g: Group) -> str:
+    """Who showed a finding: ``differential`` (an input run on base and change), ``tests`` (the test
+    stage) or ``agents`` (the reading review)."""
+    if g.counterexample is not None:
+        return "differential"
+    return "tests" if g.verified or not g.agents else "agents"
 
 
 def finding_json(g: Group) -> dict[str, Any]:
-    """A finding; ``source`` says who showed it: ``tests`` (the test stage) or ``agents``."""
-    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": "agents" if g.agents else "tests"}
+    """A finding; ``verified`` says whether an execution reproduced it, ``source`` which stage showed it,
+    ``counterexample`` the input with its old and new results (or None)."""
+    example = g.counterexample.model_dump() if g.counterexample is not None else None
+    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": source_of(g), "counterexample": example}
 
 
 def tests_json(run: TestRun | None) -> dict[str, Any] | None:
@@ -86,14 +105,35 @@ def _test_line(run: TestRun) -> str:
     return f"`{run.command}` **{run.outcome}** ({run.seconds:.1f} s)"
 
 
+def _shown_by(g: Group, quorum_of: str) -> str:
+    conf = "" if g.confidence is None else f", confidence {g.confidence:.2f}"
+    agreed = f"agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}"
+    source = source_of(g)
+    if source == "differential":
+        return "  shown by running an input on the base and on the change" + (
+            f"; {agreed}" if g.agents else ""
+        )
+    if source == "tests":
+        return "  shown by the tests (base passes, the change fails)"
+    return f"  {agreed}"
+
+
+def example_md(g: Group) -> list[str]:
+    """The counterexample as a fenced block, indented under its finding."""
+    c = g.counterexample
+    if c is None:
+        return []
+    text = f"call:   {c.function}({c.input})\nbase:   {c.old}\nchange: {c.new}"
+    return [f"  {line}" if line else "" for line in fence(text).split("\n")]
+
+
 def _finding_md(g: Group, quorum_of: str) -> list[str]:
     where = f"{g.file}:{g.line}" + (f"-{g.end_line}" if g.end_line != g.line else "")
-    conf = "" if g.confidence is None else f", confidence {g.confidence:.2f}"
+    mark = "verified" if g.verified else UNVERIFIED
     lines = [
-        f"- **{g.severity} {g.kind}** `{where}` — {g.message}",
-        f"  agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}"
-        if g.agents
-        else "  shown by the tests (base passes, the change fails)",
+        f"- **{g.severity} {g.kind}** ({mark}) {inline(where)} — {g.message}",
+        _shown_by(g, quorum_of),
+        *example_md(g),
     ]
     if g.suggestion is not None:
         lines += [
@@ -111,8 +151,8 @@ def _output_block(run: TestRun) -> list[str]:
 
 
 def _from_tests(report: ReviewReport) -> str:
-    shown = sum(1 for g in report.findings if not g.agents)
-    return f" ({shown} shown by the tests)" if shown else ""
+    shown = sum(1 for g in report.findings if g.verified)
+    return f" ({shown} verified by execution)" if shown else ""
 
 
 def _tests_md(report: ReviewReport) -> list[str]:
@@ -132,6 +172,17 @@ def _tests_md(report: ReviewReport) -> list[str]:
     return out
 
 
+def _counts_md(report: ReviewReport) -> str:
+    """What verified means, and which findings the exit code counts (--fail-on)."""
+    c = report.config
+    counted = "every finding" if c.fail_on_unverified else "verified findings only"
+    bar = "no finding (--fail-on never)" if c.fail_on == "never" else f"{counted}, {c.fail_on} or worse"
+    return (
+        "Verified: an execution reproduced it (a failing test, or an input whose old and new results "
+        f"differ); unverified: the agents read it in the code. The exit code counts {bar}."
+    )
+
+
 def to_markdown(report: ReviewReport) -> str:
     n = str(report.agents)
     first = [] if report.complete else [f"**Review not completed:** {report.incomplete_reason}", ""]
@@ -142,6 +193,8 @@ def to_markdown(report: ReviewReport) -> str:
         "",
         f"{report.agents} agent(s); a finding is reported when at least {report.quorum} raised it. "
         f"Files: {', '.join(report.files) or '-'}.",
+        "",
+        _counts_md(report),
     ]
     out += _tests_md(report)
     out += ["", "## Consensus findings", ""]

@@ -7,14 +7,29 @@ of the changed code; ``properties`` carry the severity, the agents that agreed a
 suggested change is a ``fix`` replacing those lines. ``invocations[0].executionSuccessful`` is false, with a
 ``toolExecutionNotifications`` entry giving the reason, when the review was not completed. Minority findings are not results (they are not
 what the team agreed on); the run's ``properties`` count them and name the trace.
+
+Each result's message starts with ``[verified]`` (an execution reproduced it: a failing test, or an
+input whose old and new results differ, given after the message as its counterexample) or
+``[unverified]`` (the agents read it; nothing ran it); ``properties.verified`` says the same.
+
+``partialFingerprints["memdoor/v1"]`` keeps one code-scanning alert per problem across pushes: a sha256
+of the rule, the file and what the problem is, never a line number. What the problem is: for the
+reading review, the flagged lines' text (each line's blanks collapsed, blank lines dropped), so lines
+inserted above keep the fingerprint; for a failing test, the test's name; for a difference shown by
+running an input, the function's name (an execution finding's place is where the change starts, which
+the next push may move, while the failing test or the function stays the same problem).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+from pathlib import Path
 from typing import Any
 
 from memdoor import __version__
 from memdoor.review.consensus import Group
+from memdoor.review.context import read_lines
 from memdoor.review.findings import KINDS
 from memdoor.review.session import ReviewReport
 
@@ -29,8 +44,57 @@ RULE_TEXT = {
 }
 
 
+FINGERPRINT = "memdoor/v1"
+MAX_FLAGGED_LINES = 200
+"""Flagged lines read for a fingerprint at most."""
+_TEST = re.compile(r"(?:test|the test command) `(.+?)` passes on the base and fails after the change")
+_BLANKS = re.compile(r"\s+")
+
+
 def rule_id(kind: str) -> str:
     return f"memdoor/{kind}"
+
+
+def problem(g: Group) -> str:
+    """What a finding is about, without where: the function of its counterexample, the test it names,
+    a broken test run, or (the reading review's) its kind."""
+    if g.counterexample is not None:
+        return f"call:{g.counterexample.function}"
+    if g.verified:
+        test = _TEST.match(g.message)
+        if test:
+            return f"test:{test.group(1)}"
+        if g.message.startswith("the change breaks the test run"):
+            return "test-run"
+        return "verified:" + re.sub(r"\d+", "", g.message.split("\n", 1)[0])
+    return f"read:{g.kind}"
+
+
+def flagged_text(g: Group, source: Path | None) -> str:
+    """The finding's lines in the changed tree ``source``, normalized (blanks collapsed, blank lines
+    dropped); empty when unknown (no tree, a file missing, not text, a link)."""
+    lines = read_lines(source, g.file) if source is not None else None
+    if not lines:
+        return ""
+    picked = lines[g.line - 1 : min(g.end_line, g.line - 1 + MAX_FLAGGED_LINES)]
+    return "\n".join(t for t in (_BLANKS.sub(" ", line).strip() for line in picked) if t)
+
+
+def fingerprint(g: Group, source: Path | None = None) -> str:
+    """sha256 of the rule, the file and the problem: the flagged lines' text for the reading review,
+    the test or function for an execution finding (:func:`problem`); no line number."""
+    what = problem(g)
+    lines = "" if g.verified else flagged_text(g, source)
+    return hashlib.sha256("\0".join([rule_id(g.kind), g.file, what, lines]).encode()).hexdigest()
+
+
+def message_text(g: Group) -> str:
+    """The message, marked verified or unverified, with the counterexample when there is one."""
+    text = f"[{'verified' if g.verified else 'unverified'}] {g.message}"
+    c = g.counterexample
+    if c is not None:
+        text += f"\nCall: {c.function}({c.input})\nBase: {c.old}\nChange: {c.new}"
+    return text
 
 
 def _location(g: Group) -> dict[str, Any]:
@@ -62,14 +126,23 @@ def _fix(g: Group) -> dict[str, Any]:
     }
 
 
-def result(g: Group) -> dict[str, Any]:
+def result(g: Group, source: Path | None = None) -> dict[str, Any]:
+    """One finding as a result; ``source``: the changed tree, whose flagged lines the fingerprint reads."""
+    example = g.counterexample.model_dump() if g.counterexample is not None else None
     out: dict[str, Any] = {
         "ruleId": rule_id(g.kind),
         "ruleIndex": KINDS.index(g.kind),
         "level": LEVELS[g.severity],
-        "message": {"text": g.message},
+        "message": {"text": message_text(g)},
         "locations": [_location(g)],
-        "properties": {"severity": g.severity, "agents": g.agents, "confidence": g.confidence},
+        "partialFingerprints": {FINGERPRINT: fingerprint(g, source)},
+        "properties": {
+            "severity": g.severity,
+            "verified": g.verified,
+            "agents": g.agents,
+            "confidence": g.confidence,
+            "counterexample": example,
+        },
     }
     if g.suggestion is not None:
         out["fixes"] = [_fix(g)]
@@ -86,7 +159,9 @@ def invocation(report: ReviewReport) -> dict[str, Any]:
     return out
 
 
-def to_sarif(report: ReviewReport) -> dict[str, Any]:
+def to_sarif(report: ReviewReport, source: Path | None = None) -> dict[str, Any]:
+    """The report as one SARIF run; ``source``: the changed tree (for the fingerprints; without it a
+    reading finding's fingerprint has no line text)."""
     rules = [
         {
             "id": rule_id(kind),
@@ -109,7 +184,7 @@ def to_sarif(report: ReviewReport) -> dict[str, Any]:
                     }
                 },
                 "invocations": [invocation(report)],
-                "results": [result(g) for g in report.findings],
+                "results": [result(g, source) for g in report.findings],
                 "properties": {
                     "agents": report.agents,
                     "quorum": report.quorum,
