@@ -18,6 +18,13 @@ go of anything: the blocking steps (git, copies, the test command) run in thread
 review stops — a test command is killed — and waits for (:func:`memdoor.review.threads.in_thread`);
 its admission ticket is released, and its directory removed (off the event loop), only after them.
 The test command's own time limit is the request's, when that is shorter.
+
+A request may carry the review's own fields in a ``review`` object (the openai client's
+``extra_body={"review": {...}}``): ``description``, what the change should do (the review's
+specification, untrusted, at most :data:`~memdoor.review.description.MAX_DESCRIPTION_CHARS`
+characters), and ``stages``, which of ``tests``, ``differential``, ``reading`` run (default all). An
+unknown field or a bad value is a 400 naming it. The answer marks each finding ``verified`` (an
+execution reproduced it) or not, with its ``counterexample``, as ``memdoor review --format json`` does.
 """
 
 from __future__ import annotations
@@ -30,14 +37,19 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from memdoor.core.budget import Budget
-from memdoor.core.errors import ReviewInputError
+from memdoor.core.errors import ReviewInputError, first_problem
+from memdoor.review.description import MAX_DESCRIPTION_CHARS, check_description
 from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import (
     BUDGET_CALLS,
     BUDGET_TOKENS,
+    STAGES,
     ReviewConfig,
     ReviewReport,
+    Stage,
     prepare,
     run_review,
 )
@@ -53,6 +65,30 @@ from memdoor.server.stream import sse
 
 PREFIX = "memdoor/review-"
 _FENCE = re.compile(r"```[ \t]*(?:diff|patch)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+class ReviewOptions(BaseModel):
+    """A review request's own fields (``"review": {...}``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(
+        default=None, max_length=MAX_DESCRIPTION_CHARS, description="What the change should do."
+    )
+    stages: list[Stage] | None = Field(default=None, min_length=1, description="Stages to run (default all).")
+
+
+def review_options(request: ChatRequest) -> ReviewOptions:
+    """The request's ``review`` object, checked (InvalidRequest, a 400 naming the field)."""
+    raw = (request.model_extra or {}).get("review")
+    if raw is None:
+        return ReviewOptions()
+    try:
+        return ReviewOptions.model_validate(raw)
+    except ValidationError as e:
+        where, why = first_problem(e)
+        param = f"review.{where}" if where else "review"
+        raise InvalidRequest(f"{param}: {why}", param=param) from None
 
 
 def review_ids(config: ServeConfig) -> list[str]:
@@ -97,7 +133,11 @@ class ReviewService:
         test_timeout_s = ReviewConfig.model_fields["test_timeout_s"].default
         if limits.timeout_s is not None:
             test_timeout_s = min(test_timeout_s, limits.timeout_s)
+        options = review_options(request)
+        stages = {} if options.stages is None else {"stages": [s for s in STAGES if s in options.stages]}
         return ReviewConfig(
+            description=check_description(options.description),
+            **stages,
             agents=int(model.removeprefix(PREFIX)),
             models=self.config.models,
             test=self.config.review_test,
