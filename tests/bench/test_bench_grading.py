@@ -12,7 +12,7 @@ from collections import Counter
 from bench_helpers import ALL_FUNCTIONS
 
 from memdoor.bench.config import BenchConfig, parse_rows
-from memdoor.bench.loop import BenchOptions, run_bench
+from memdoor.bench.loop import run_bench
 from memdoor.bench.progress import PlainProgress
 from memdoor.bench.records import ProblemInfo, RunRecord
 from memdoor.bench.store import ResultsStore
@@ -56,15 +56,9 @@ async def test_each_distinct_draft_is_graded_once_per_problem_and_row(tmp_path, 
     pool = ModelPool()
     pool.add(SPEC, ScriptedModel([ALL_FUNCTIONS, ALL_FUNCTIONS, OTHER_NEG], spec=SPEC))  # 2 twins, 1 other
     infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
-    with ResultsStore.create_or_resume(tmp_path / "out", record, infos) as store:
-        await run_bench(
-            problems,
-            config,
-            store,
-            lambda: RunEnv(pool=pool, sandbox=counting, memory=open_memory(None)),
-            options=BenchOptions(concurrency=1),
-            progress=PlainProgress(io.StringIO()),
-        )
+    env = lambda: RunEnv(pool=pool, sandbox=counting, memory=open_memory(None))  # noqa: E731
+    with ResultsStore.create_or_resume(tmp_path / "out", record, infos) as store:  # one pair at a time
+        await run_bench(problems, config, store, env, progress=PlainProgress(io.StringIO()))
         results = {r.problem_id: r for r in store.results(full=True)}
     assert len(results) == len(problems) and all(r.status == "done" for r in results.values())
     for p in problems:

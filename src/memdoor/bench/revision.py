@@ -5,9 +5,10 @@ A revision must change when behaviour does and stay when code is only moved, ren
 it is not a hash of source files. It is:
 
 - ``strategy``: the strategy's name and its revision number in :data:`STRATEGY_REVISIONS`,
-- ``strategies``: :data:`COMMON_REVISION`, the code every strategy shares (the run skeleton, the
-  messages, test generation, the referee; the team's agents in ``memdoor.agents``; the per-language prompt
-  wording in ``memdoor.prompts.languages``),
+- ``strategies``: :data:`COMMON_REVISION`, the code every strategy shares (the run skeleton, the team's
+  calls, drafting and voting, the messages, test generation, the referee: every module of
+  ``memdoor.strategies`` that defines no registered strategy; the team's agents in ``memdoor.agents``;
+  the per-language prompt wording in ``memdoor.prompts.languages``),
 - ``selector``: the selector's name and its number in :data:`SELECTOR_REVISIONS` (the calibration, which
   only estimates, left out),
 - ``prompts``: a digest of the texts of the prompt templates the strategies can render (the templates
