@@ -36,6 +36,12 @@ def answer(**kw) -> str:
 
 @pytest.fixture
 def home(tmp_path) -> Path:
+    return make_home(tmp_path)
+
+
+def make_home(tmp_path: Path) -> Path:
+    """A repository (repo/), the buggy change's diff (change.diff, the tree left at the base) and
+    scripted answers (bug, minor, garbage .json) in ``tmp_path``."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -114,11 +120,32 @@ def test_stdin_markdown_and_fail_on(home):
     assert r.returncode == 0, r.stderr  # a low finding is under the default --fail-on high
     assert "# Review: 1 consensus finding(s)" in r.stdout and "agreed by 1 of 1: agent0" in r.stdout
     r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--fail-on", "low", stdin=diff)
+    assert r.returncode == 0  # the agents' finding is unverified: --fail-on counts verified ones
+    r = memdoor(
+        home,
+        "-",
+        "--agents",
+        "1",
+        *models(home, "minor"),
+        "--fail-on",
+        "low",
+        "--fail-on-unverified",
+        stdin=diff,
+    )
     assert r.returncode == 1
 
 
 def test_sarif_output(home):
-    r = memdoor(home, "../change.diff", "--agents", "2", *models(home, "bug"), "--format", "sarif")
+    r = memdoor(
+        home,
+        "../change.diff",
+        "--agents",
+        "2",
+        *models(home, "bug"),
+        "--format",
+        "sarif",
+        "--fail-on-unverified",
+    )
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc["version"] == "2.1.0"
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
@@ -247,7 +274,8 @@ def test_an_unreadable_file_in_the_checkout_is_one_line_exit_2(home):
 def test_a_closed_output_pipe_keeps_the_exit_code(home):
     """Issue 41 (security review): `memdoor review … | head -0` with findings exited 0 (or 120)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memdoor", "review", "../change.diff", "--agents", "2", *models(home, "bug")],
+        [sys.executable, "-m", "memdoor", "review", "../change.diff", "--agents", "2", *models(home, "bug"),
+         "--fail-on-unverified"],
         cwd=home / "repo", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={**os.environ, "MEMDOOR_HOME": str(home / "mdhome")},
     )  # fmt: skip

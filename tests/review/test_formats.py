@@ -42,3 +42,33 @@ def test_markdown_says_who_agreed_and_never_fixed_without_tests():
         "memory_exceeded"
     ]
     assert "None." in to_markdown(report(findings=[]))
+
+
+def _verified():
+    from memdoor.review.findings import Counterexample
+
+    example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="```\n# Ignore the above")
+    g = report().findings[0]
+    return g.model_copy(update={"agents": [], "verified": True, "counterexample": example})
+
+
+def test_json_and_markdown_say_verified_or_unverified():
+    r = report(findings=[_verified(), *report().findings])
+    (shown, read) = to_json(r)["findings"]
+    assert (shown["verified"], shown["source"], shown["counterexample"]["function"]) == (
+        True,
+        "differential",
+        "mean",
+    )
+    assert (read["verified"], read["source"], read["counterexample"]) == (False, "agents", None)
+    md = to_markdown(r)
+    assert "(1 verified by execution)" in md
+    assert "**high bug** (verified) `calc.py:6`" in md
+    assert "**high bug** (unverified: read by the agents, not run) `calc.py:6`" in md
+    assert "The exit code counts verified findings only, high or worse" in md
+    # the counterexample's text is fenced so that it cannot close its fence
+    block = md[md.index("  ````") :]
+    assert block.index("# Ignore the above") < block.index("  ````", 6)
+    assert "call:   mean([1, 2])" in md and "base:   1.5" in md
+    counted = r.model_copy(update={"config": r.config.model_copy(update={"fail_on_unverified": True})})
+    assert "counts every finding, high or worse" in to_markdown(counted)

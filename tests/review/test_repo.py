@@ -107,3 +107,17 @@ def test_a_file_git_changes_that_the_review_does_not_read_is_a_disagreement(repo
     with pytest.raises(ReviewInputError) as e:
         check_agreement(files, [*git_changes(repo, diff), GitChange(path="extra.py", added=1, deleted=0)])
     assert "file 2 is nothing for the review and 'extra.py' (+1 -0) for git" in str(e.value)
+
+
+def test_git_runs_no_filter_the_repository_names(repo, bug_diff, tmp_path):
+    """`git apply --check` reads the working tree through the filters .gitattributes names; the
+    review's git empties every configured filter driver, so none runs."""
+    from review_helpers import git
+
+    marker = tmp_path / "ran"
+    (repo / ".gitattributes").write_text("*.py filter=evil\n")
+    git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
+    git(repo, "config", "filter.evil.smudge", f"touch {marker}; cat")
+    assert applies(repo, bug_diff) == "forward"
+    changed_copy(repo, bug_diff, tmp_path / "copy")
+    assert not marker.exists()

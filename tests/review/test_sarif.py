@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from review_helpers import report
+import pytest
+from review_helpers import CALC, report
 
-from memdoor.review.sarif import to_sarif
+from memdoor.review.consensus import Group
+from memdoor.review.findings import Counterexample
+from memdoor.review.sarif import FINGERPRINT, fingerprint, to_sarif
+from memdoor.review.teststage import regression
 
 
 def test_sarif_structure():
@@ -22,7 +27,8 @@ def test_sarif_structure():
     (res,) = run["results"]  # consensus findings only
     assert res["ruleId"] == "memdoor/bug" and rule_ids[res["ruleIndex"]] == res["ruleId"]
     assert res["level"] in {"none", "note", "warning", "error"} and res["level"] == "error"
-    assert res["message"]["text"] == "divides by len - 1"
+    assert res["message"]["text"] == "[unverified] divides by len - 1"
+    assert res["properties"]["verified"] is False and res["properties"]["counterexample"] is None
     (loc,) = res["locations"]
     phys = loc["physicalLocation"]
     assert phys["artifactLocation"]["uri"] == "calc.py"
@@ -41,3 +47,98 @@ def test_levels_follow_severity():
         assert to_sarif(r)["runs"][0]["results"][0]["level"] == level
     r.findings = []
     assert to_sarif(r)["runs"][0]["results"] == []
+
+
+def _tree(root: Path, text: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "calc.py").write_text(text)
+    return root
+
+
+def _read(line: int, **kw) -> Group:
+    base = dict(file="calc.py", line=line, end_line=line, severity="high", kind="bug",
+                message="divides by len - 1", agents=["agent0", "agent1"])  # fmt: skip
+    return Group(**{**base, **kw})
+
+
+def test_a_fingerprint_survives_lines_inserted_above(tmp_path):
+    """GitHub code scanning keeps one alert per partialFingerprints value: lines inserted above the
+    problem (a later push) keep it; another problem (other lines, another kind) gets another."""
+    before = _tree(tmp_path / "a", CALC)
+    after = _tree(tmp_path / "b", "import math\n\n\n" + CALC.replace("    total = 0", "    total  =  0"))
+    same = fingerprint(_read(3, message="starts at zero"), before)
+    assert fingerprint(_read(6, message="starts at zero, says another run"), after) == same  # 3 lines down
+    assert fingerprint(_read(3, kind="style"), before) != same
+    assert fingerprint(_read(6), before) != same
+    doc = to_sarif(report(findings=[_read(3)]), before)
+    assert doc["runs"][0]["results"][0]["partialFingerprints"] == {FINGERPRINT: same}
+    assert all(c in "0123456789abcdef" for c in same) and len(same) == 64
+
+
+def test_an_execution_finding_is_fingerprinted_by_its_test_or_function_not_its_place(tmp_path):
+    tree = _tree(tmp_path / "a", CALC)
+    first = regression("test_calc.T.test_mean", "3.0 != 2", [])
+    moved = first.model_copy(update={"line": 40, "end_line": 44})
+    other = regression("test_calc.T.test_other", "3.0 != 2", [])
+    assert first.verified and fingerprint(first, tree) == fingerprint(moved, tree) != fingerprint(other, tree)
+    example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="3.0")
+    shown = _read(6, agents=[], verified=True, counterexample=example)
+    assert fingerprint(shown, tree) == fingerprint(shown.model_copy(update={"line": 9}), tree)
+    assert fingerprint(shown, tree) != fingerprint(
+        shown.model_copy(update={"counterexample": example.model_copy(update={"function": "median"})}), tree
+    )
+
+
+def test_verified_results_say_so_with_their_counterexample():
+    example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="3.0")
+    g = _read(6, agents=[], verified=True, counterexample=example)
+    (res,) = to_sarif(report(findings=[g]))["runs"][0]["results"]
+    assert res["message"]["text"].startswith("[verified] divides by len - 1")
+    assert "Call: mean([1, 2])" in res["message"]["text"] and "Change: 3.0" in res["message"]["text"]
+    assert res["properties"]["verified"] is True and res["properties"]["counterexample"]["old"] == "1.5"
+
+
+# The SARIF object model's class of each object-valued property memdoor writes (sarif-om, when installed).
+_CLASSES = {
+    "runs": "Run", "tool": "Tool", "driver": "ToolComponent", "rules": "ReportingDescriptor",
+    "shortDescription": "MultiformatMessageString", "defaultConfiguration": "ReportingConfiguration",
+    "invocations": "Invocation", "toolExecutionNotifications": "Notification", "message": "Message",
+    "results": "Result", "locations": "Location", "physicalLocation": "PhysicalLocation",
+    "artifactLocation": "ArtifactLocation", "region": "Region", "deletedRegion": "Region", "fixes": "Fix",
+    "description": "Message", "artifactChanges": "ArtifactChange", "replacements": "Replacement",
+    "insertedContent": "ArtifactContent",
+}  # fmt: skip
+
+
+def _build(om, cls_name: str, data: dict, where: str):
+    """``data`` as sarif-om's ``cls_name``: every property must be one the schema has there, every
+    required one present (attrs raises otherwise)."""
+    import attr
+
+    cls = getattr(om, cls_name)
+    names = {f.metadata["schema_property_name"]: f.name for f in attr.fields(cls)}
+    kwargs = {}
+    for key, value in data.items():
+        assert key in names, f"{where}: {cls_name} has no property {key!r}"
+        if key in ("properties", "partialFingerprints"):
+            assert isinstance(value, dict)
+            kwargs[names[key]] = value
+        elif key in _CLASSES and isinstance(value, list):
+            kwargs[names[key]] = [_build(om, _CLASSES[key], v, f"{where}.{key}") for v in value]
+        elif key in _CLASSES:
+            kwargs[names[key]] = _build(om, _CLASSES[key], value, f"{where}.{key}")
+        else:
+            assert isinstance(value, (str, int, float, bool, type(None), list)), f"{where}.{key}"
+            kwargs[names[key]] = value
+    return cls(**kwargs)
+
+
+def test_the_sarif_fits_the_sarif_object_model(tmp_path):
+    om = pytest.importorskip("sarif_om")
+    example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="3.0")
+    r = report(findings=[*report().findings, _read(6, agents=[], verified=True, counterexample=example)])
+    r.incomplete("no sandbox")
+    doc = json.loads(json.dumps(to_sarif(r, _tree(tmp_path / "a", CALC))))
+    log = _build(om, "SarifLog", doc, "sarif")
+    assert log.version == "2.1.0" and len(log.runs[0].results) == 2
+    assert log.runs[0].results[1].partial_fingerprints[FINGERPRINT]

@@ -338,3 +338,34 @@ def test_health_is_answered_while_git_applies_the_review_patch(sandbox, repo_and
             gate.touch()
         extra = review.result().model_extra["memdoor"]
         assert extra["patch"]["tests"]["passed"] is True
+
+
+def test_a_review_request_carries_its_description_and_stages_and_gets_verified_marks(
+    sandbox, repo_and_diff, tmp_path
+):
+    repo, diff = repo_and_diff
+    with serve(sandbox, repo, tmp_path) as srv:
+        c = client(srv)
+        review = {"description": "Refactor the mean, no behaviour change.", "stages": ["reading", "tests"]}
+        r = c.chat.completions.create(
+            model="memdoor/review-3", messages=user(diff), extra_body={"review": review}
+        )
+        extra = r.model_extra["memdoor"]
+        assert extra["config"]["description"] == review["description"]
+        assert extra["config"]["stages"] == ["tests", "reading"]  # in the pipeline's order
+        marks = {f["source"]: f["verified"] for f in extra["findings"]}
+        assert marks == {"tests": True, "agents": False}
+        assert "(verified)" in r.choices[0].message.content
+        bad = {
+            "review.descripton": {"descripton": "typo"},
+            "review.stages.0": {"stages": ["linting"]},
+            "review.stages": {"stages": []},
+            "review.description": {"description": "x" * 70_000},
+            "review": "not an object",
+        }
+        for param, body in bad.items():
+            with pytest.raises(openai.BadRequestError) as e:
+                c.chat.completions.create(
+                    model="memdoor/review-3", messages=user(diff), extra_body={"review": body}
+                )
+            assert param in str(e.value)

@@ -1,0 +1,99 @@
+"""``memdoor review`` on a git range (--base/--head), with a description, stages and the verified rule
+of --fail-on: a real process, a real git repository, scripted agents; exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_review_cli import BUGGY, CALC, TEST, git, make_home, memdoor, models
+
+from memdoor.review.consensus import Group
+from memdoor.review.sarif import FINGERPRINT, fingerprint
+
+READING = ("--stages", "tests,reading")  # the stages these tests are about (the answers are the agents')
+
+
+@pytest.fixture
+def home(tmp_path):
+    return make_home(tmp_path)
+
+
+@pytest.fixture
+def committed(home):
+    """``home``'s repository with the bug committed on top of the base (HEAD~1 is the base)."""
+    repo = home / "repo"
+    (repo / "calc.py").write_text(BUGGY)
+    git(repo, "commit", "-qam", "mean: divide by n - 1")
+    return home
+
+
+def test_base_reviews_the_range_with_its_commit_messages(committed):
+    home = committed
+    (home / "pr.txt").write_text("Refactor the mean, no behaviour change.\n")
+    r = memdoor(
+        home, "--base", "HEAD~1", "--agents", "1", *models(home, "minor"), "--test", TEST,
+        "--description", f"@{home / 'pr.txt'}", "--json", *READING,
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr  # test_mean passes on the base, fails after: verified, high
+    out = json.loads(r.stdout)
+    (t, read) = out["findings"]
+    assert (t["source"], t["verified"]) == ("tests", True) and "test_calc.T.test_mean" in t["message"]
+    assert (read["source"], read["verified"]) == ("agents", False)
+    assert out["config"]["description"] == (
+        "Refactor the mean, no behaviour change.\n\nCommit messages of HEAD~1..HEAD:\nmean: divide by n - 1"
+    )
+    assert out["config"]["stages"] == ["tests", "reading"]
+    assert (home / "repo" / "calc.py").read_text() == BUGGY  # the user's tree is never changed
+
+
+def test_head_reviews_the_commit_not_the_working_tree(committed):
+    home = committed
+    (home / "repo" / "calc.py").write_text(CALC + "# work in progress\n")
+    r = memdoor(home, "--base", "HEAD~1", "--head", "HEAD", "--agents", "1", *models(home, "minor"), "--json")
+    assert r.returncode == 0, r.stderr  # a low, unverified finding
+    out = json.loads(r.stdout)
+    assert out["files"] == ["calc.py"] and out["config"]["description"].endswith("mean: divide by n - 1")
+    assert (home / "repo" / "calc.py").read_text().endswith("# work in progress\n")
+
+
+def test_fail_on_counts_unverified_findings_only_when_asked(home):
+    args = ["../change.diff", "--agents", "1", *models(home, "bug"), *READING]
+    r = memdoor(home, *args)
+    assert r.returncode == 0, r.stderr  # a high finding the agents read, nothing ran: not counted
+    assert "(unverified: read by the agents, not run)" in r.stdout
+    assert memdoor(home, *args, "--fail-on-unverified").returncode == 1
+
+
+def test_sarif_results_are_marked_and_fingerprinted_from_the_changed_code(committed):
+    home = committed
+    r = memdoor(
+        home, "--base", "HEAD~1", "--agents", "1", *models(home, "bug"), "--format", "sarif", *READING
+    )
+    assert r.returncode == 0, r.stderr
+    (res,) = json.loads(r.stdout)["runs"][0]["results"]
+    assert res["message"]["text"].startswith("[unverified] ") and res["properties"]["verified"] is False
+    read = Group(file="calc.py", line=5, end_line=5, severity="high", kind="bug", message="-", agents=["a"])
+    assert fingerprint(read, home / "repo") != fingerprint(read)  # the flagged line's text counts
+    assert res["partialFingerprints"] == {FINGERPRINT: fingerprint(read, home / "repo")}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["../change.diff", "--base", "HEAD"], "give a DIFF or --base, not both"),
+        ([], "nothing to review"),
+        (["--head", "HEAD"], "--head needs --base"),
+        (["--base", "no-such-branch"], "--base no-such-branch: no such commit"),
+        (["--base", "HEAD~1", "--head", "nope"], "--head nope: no such commit"),
+        (["--base", "HEAD"], "nothing changes between HEAD and the working tree"),
+        (["--base=-p"], "not a git revision"),
+        (["../change.diff", "--description", "@/no/such/file"], "--description @/no/such/file: cannot read"),
+        (["../change.diff", "--stages", "tests,linting"], "linting: not a stage"),
+        (["../change.diff", "--stages", ","], "not a stage"),
+    ],
+)
+def test_bad_sources_are_one_line_exit_2(committed, args, says):
+    r = memdoor(committed, *args, *models(committed, "bug"))
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert says in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

@@ -1,0 +1,95 @@
+"""A git range as the review's input, with the real git: the diff of base..head (or base against the
+working tree), bounded, binary files left out, commit messages, the head's tree exported; and git never
+runs a program the repository names (filters, hooks)."""
+
+from __future__ import annotations
+
+import pytest
+from review_helpers import BUGGY, CALC, git
+
+from memdoor.core.errors import ReviewInputError
+from memdoor.review.diff import parse_diff
+from memdoor.review.gitrange import export_tree, read_range
+from memdoor.review.session import ReviewConfig, prepare
+
+
+@pytest.fixture
+def ranged(repo):
+    """``repo`` with a second commit making the bug and adding a binary file."""
+    (repo / "calc.py").write_text(BUGGY)
+    (repo / "logo.png").write_bytes(b"\x89PNG\x00\x01\x02")
+    git(repo, "add", "calc.py", "logo.png")
+    git(repo, "commit", "-qm", "mean: divide by n - 1\n\nSample variance style.")
+    return repo
+
+
+def test_base_against_the_working_tree(repo):
+    (repo / "calc.py").write_text(BUGGY)
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    (f,) = parse_diff(found.diff)
+    assert f.path == "calc.py" and f.added_lines == 1 and "len(xs) - 1" in found.diff
+    assert found.head_commit is None and found.messages == "" and found.binary == []
+
+
+def test_base_to_head_with_messages_and_binary_files_left_out(ranged):
+    (ranged / "calc.py").write_text("# the working tree holds something else\n")
+    found = read_range(ranged, "HEAD~1", "HEAD", 1_000_000)
+    assert [f.path for f in parse_diff(found.diff)] == ["calc.py"]  # parse_diff refuses binary diffs
+    assert "something else" not in found.diff and "len(xs) - 1" in found.diff
+    assert found.binary == ["logo.png"]
+    assert found.messages == "mean: divide by n - 1\n\nSample variance style."
+    assert found.name == "HEAD~1..HEAD"
+
+
+def test_only_binary_changes_and_no_change_are_refused(ranged):
+    (ranged / "logo.png").write_bytes(b"\x89PNG\x00\x09")
+    git(ranged, "commit", "-qam", "new logo")
+    with pytest.raises(ReviewInputError, match="only binary files change"):
+        read_range(ranged, "HEAD~1", "HEAD", 1_000_000)
+    with pytest.raises(ReviewInputError, match="nothing changes between HEAD and the working tree"):
+        read_range(ranged, "HEAD", None, 1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "says"),
+    [
+        ("no-such-branch", None, "--base no-such-branch: no such commit"),
+        ("HEAD", "no-such-ref", "--head no-such-ref: no such commit"),
+        ("--output=/tmp/x", None, "not a git revision"),
+        ("HEAD --", None, "not a git revision"),
+        ("HEAD~1", "HEAD", "larger than 100 bytes"),
+    ],
+)
+def test_bad_refs_and_a_large_diff_are_one_line_of_bad_input(ranged, base, head, says):
+    with pytest.raises(ReviewInputError, match=says) as e:
+        read_range(ranged, base, head, 100)
+    assert "\n" not in str(e.value)
+
+
+def test_no_filter_or_hook_of_the_repository_runs(repo, tmp_path):
+    """A .gitattributes filter whose driver the configuration defines runs on `git diff` of a
+    modified working tree file; the range's git does not run it."""
+    marker = tmp_path / "ran"
+    (repo / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
+    git(repo, "config", "filter.evil.process", f"touch {marker}")
+    git(repo, "config", "diff.evil.command", f"touch {marker}")
+    git(repo, "config", "diff.evil.textconv", f"touch {marker}; cat")
+    git(repo, "config", "core.fsmonitor", f"touch {marker}")
+    (repo / "calc.py").write_text(BUGGY)
+    found = read_range(repo, "HEAD~1", None, 1_000_000)
+    assert "len(xs) - 1" in found.diff
+    assert not marker.exists()
+
+
+def test_the_head_tree_is_exported_and_reviewed_not_the_working_tree(ranged, tmp_path):
+    (ranged / "calc.py").write_text(CALC + "# uncommitted\n")
+    found = read_range(ranged, "HEAD~1", "HEAD", 1_000_000)
+    tree = export_tree(ranged, found.head_commit, tmp_path / "work" / "head")
+    assert (tree / "calc.py").read_text() == BUGGY and (tree / "logo.png").exists()
+    prepared = prepare(found.diff, tree, ReviewConfig(), tmp_path / "work")
+    assert (prepared.changed / "calc.py").read_text() == BUGGY
+    assert (ranged / "calc.py").read_text() == CALC + "# uncommitted\n"  # the user's tree untouched
+    assert git(ranged, "worktree", "list").count("\n") == 1  # no worktree added to the checkout
