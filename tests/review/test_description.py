@@ -42,6 +42,17 @@ def test_a_bad_file_is_one_line_of_bad_input(tmp_path, content, says):
     assert "\n" not in str(e.value)
 
 
+def test_only_a_regular_file_is_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # nobody writes: a blocking open or read would hang
+    with pytest.raises(ReviewInputError, match="not a regular file"):
+        read_description(f"@{fifo}")
+    with pytest.raises(ReviewInputError, match="not a regular file"):
+        read_description(f"@{tmp_path}")
+
+
 def test_a_text_too_long_is_refused_not_cut():
     with pytest.raises(ReviewInputError, match="at most"):
         read_description("y" * (MAX_DESCRIPTION_CHARS + 1))

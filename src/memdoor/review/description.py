@@ -9,6 +9,8 @@ Commit messages are cut instead (:data:`MAX_MESSAGES_CHARS`): a long history mus
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from memdoor.core.errors import ReviewInputError
@@ -35,16 +37,23 @@ def check_description(text: str | None, where: str = "--description") -> str | N
 
 def read_description(value: str | None) -> str | None:
     """``--description``'s value: the text itself, or ``@FILE``'s contents (UTF-8, read up to the cap).
-    None for no (or an empty) description; ReviewInputError for a file that cannot be read, is not
-    UTF-8 text, or is too long."""
+    None for no (or an empty) description; ReviewInputError for a file that cannot be read, is not a
+    regular file (a FIFO, a device), is not UTF-8 text, or is too long. Untrusted text (a pull
+    request's body) belongs in a file: as TEXT, a body starting with ``@`` would name a file."""
     if value is None or not value.startswith("@"):
         return check_description(value)
-    path = Path(value[1:])
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_DESCRIPTION_FILE_BYTES + 1)
+    try:  # non-blocking: a FIFO must not hang the review; only a regular file is read
+        fd = os.open(Path(value[1:]), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise ReviewInputError(f"--description {value}: cannot read it: {e.strerror or e}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ReviewInputError(f"--description {value}: not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_DESCRIPTION_FILE_BYTES + 1)
+        except OSError as e:
+            raise ReviewInputError(f"--description {value}: cannot read it: {e.strerror or e}") from None
     if len(data) > MAX_DESCRIPTION_FILE_BYTES:
         raise ReviewInputError(
             f"--description {value}: larger than {MAX_DESCRIPTION_FILE_BYTES:,} bytes; "
