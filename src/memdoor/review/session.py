@@ -1,5 +1,8 @@
-"""One review run: prepare (refuse bad input before any model loads), ask every agent about every part,
-decide by consensus, build and test the patch, and record config, ledger and trace like a solve run.
+"""One review run: prepare (refuse bad input before any model loads), then the stages ``config.stages``
+names, in order — the test command on base and head (``tests``), the changed functions run on both
+versions and their differences judged against the description (``differential``), and the agents'
+reading of every part decided by consensus, with its patch built and tested (``reading``) — and record
+config, ledger and trace like a solve run.
 
     prepared = prepare(diff_text, Path("."), config, workdir)   # ReviewInputError: exit 2
     async with open_env(trace_dir=...) as env:
@@ -27,11 +30,20 @@ from memdoor.core.errors import BudgetExceeded, MemdoorError, ModelError, Review
 from memdoor.core.ledger import Ledger
 from memdoor.core.messages import Message
 from memdoor.core.trace import Trace
+from memdoor.judging.judge import Judge
 from memdoor.models.catalog import parameters_of
 from memdoor.prompts import render
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
+from memdoor.review.differential.execute import Difference
+from memdoor.review.differential.stage import (
+    MAX_FUNCTIONS,
+    DifferentialStage,
+    behaviour_of,
+    findings_of,
+    run_stage,
+)
 from memdoor.review.fence import fence, inline
 from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
 from memdoor.review.patch import Patch, assemble
@@ -130,6 +142,15 @@ class ReviewConfig(BaseModel):
     test_env: list[str] = Field(
         default_factory=list, description="Names of the variables passed to the test command (--test-env)."
     )
+    differential_inputs: int = Field(
+        default=6,
+        ge=0,
+        le=20,
+        description="Inputs each agent writes per changed function (differential stage).",
+    )
+    max_functions: int = Field(
+        default=MAX_FUNCTIONS, ge=1, le=200, description="Changed functions the differential stage compares."
+    )
 
 
 class Unusable(BaseModel):
@@ -154,6 +175,14 @@ class ReviewReport(BaseModel):
     pre_existing: list[TestFailure] = Field(
         default_factory=list, description="Tests that already fail on the base (never blamed on the change)."
     )
+    differential: DifferentialStage | None = Field(
+        default=None, description="What the differential stage did (None when it did not run)."
+    )
+    observed_behaviour: list[Difference] = Field(
+        default_factory=list,
+        description="Differences the description asks for: what the change observably does (no finding).",
+    )
+    stages_run: list[str] = Field(default_factory=list, description="The stages that ran, in order.")
     complete: bool = Field(default=True, description="False when the review could not be completed.")
     incomplete_reason: str | None = Field(default=None, description="Why not, in one line.")
     agents: int
@@ -341,12 +370,12 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     return compare(base, head, prepared.files)
 
 
-def _completion(report: ReviewReport, reviews: list[AgentReview], stage: TestStage | None) -> None:
-    """Mark ``report`` incomplete when no stage could stand: every model call failed, or the budget
-    stopped every answer before any stage ran."""
+def _completion(report: ReviewReport, reviews: list[AgentReview], executed: bool) -> None:
+    """Mark ``report`` incomplete when no stage could stand: every model call of the reading review
+    failed, or the budget stopped every answer before an execution stage (``executed``) ran."""
     if not reviews or any(r.error is None for r in reviews):
         return
-    if all(r.budget for r in reviews) and stage is None:
+    if all(r.budget for r in reviews) and not executed:
         report.incomplete("the budget stopped the review before any stage ran")
     elif not any(r.budget for r in reviews) and all(not r.unreadable for r in reviews):
         report.incomplete("every model call failed")
@@ -370,6 +399,83 @@ async def checked_patch(consensus: Consensus, prepared: Prepared, config: Review
         )
         await ctx.event("patch_tests", None, passed=patch.tests.passed, exit_code=patch.tests.exit_code)
     return patch
+
+
+def make_team(config: ReviewConfig, env: RunEnv) -> list[Agent]:
+    """The review's agents: ``config.agents`` over ``config.models``, each with its model's size."""
+    configs = team_configs(
+        config.models, config.agents, temperatures=config.temperatures, seed=config.seed,
+        max_tokens=config.max_tokens,
+    )  # fmt: skip
+    for c in configs:  # the model's size makes each call's compute (≈ 2 × parameters × tokens)
+        c.parameters = parameters_of(c.model, config.params)
+    return [Agent(c, env.pool.get(c.model)) for c in configs]
+
+
+async def _tests(report: ReviewReport, prepared: Prepared, config: ReviewConfig, ctx: CallContext):
+    """The test stage into ``report`` (None when there is no test command or no sandbox for it)."""
+    if not config.test:
+        return None
+    report.stages_run.append("tests")
+    try:
+        stage = await test_stage(prepared, config, ctx)
+    except SandboxError as e:
+        report.incomplete(f"no sandbox for the tests: {e}")
+        return None
+    report.base_tests, report.tests = stage.base, stage.head
+    report.pre_existing = stage.pre_existing
+    if stage.unusable is not None:
+        report.incomplete(stage.unusable)
+    return stage
+
+
+async def _differential(
+    report: ReviewReport, prepared: Prepared, config: ReviewConfig, env: RunEnv, team: list[Agent],
+    ctx: CallContext,
+) -> DifferentialStage | None:  # fmt: skip
+    """The differential stage into ``report``: its record, and the differences the description asks for
+    as the change's observed behaviour (its findings are taken by the caller)."""
+    report.stages_run.append("differential")
+    try:
+        stage = await run_stage(
+            prepared.files, prepared.changed, prepared.workdir, team, ctx,
+            Judge(env.sandbox, env.sandbox_slots), config.description,
+            inputs_per_agent=config.differential_inputs, max_functions=config.max_functions,
+            logprobs=config.logprobs,
+        )  # fmt: skip
+    except SandboxError as e:
+        report.incomplete(f"no sandbox for the differential stage: {e}")
+        return None
+    report.differential = stage
+    report.observed_behaviour = behaviour_of(stage)
+    if stage.stopped == "budget":
+        report.stopped = "budget"
+    await ctx.event(
+        "differential", None, functions=len(stage.functions), differences=len(stage.differences),
+        not_reproduced=len(stage.not_reproduced), outcome=stage.outcome, rule=stage.rule,
+    )  # fmt: skip
+    return stage
+
+
+async def _reading(
+    report: ReviewReport, prepared: Prepared, config: ReviewConfig, team: list[Agent], ctx: CallContext
+) -> list[AgentReview]:
+    """Every agent's reading of every part; unusable answers noted in ``report``."""
+    tests = test_text(report.tests)
+    reviews = await asyncio.gather(
+        *(
+            ask_agent(a, part, ctx, tests, config.logprobs, config.format_retries)
+            for part in prepared.parts
+            for a in team
+        )
+    )
+    for r in reviews:
+        report.dropped += len(r.dropped)
+        if r.error is not None:
+            report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=_reason(r)))
+            if r.budget:
+                report.stopped = "budget"
+    return list(reviews)
 
 
 async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> ReviewReport:
@@ -404,44 +510,24 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             strategy=f"review:{config.agents}",
             config=config.model_dump(mode="json"),
         )
-        stage = None
-        if config.test:
-            try:
-                stage = await test_stage(prepared, config, ctx)
-            except SandboxError as e:
-                report.incomplete(f"no sandbox for the tests: {e}")
-            else:
-                report.base_tests, report.tests = stage.base, stage.head
-                report.pre_existing = stage.pre_existing
-                if stage.unusable is not None:
-                    report.incomplete(stage.unusable)
-        configs = team_configs(
-            config.models, config.agents, temperatures=config.temperatures, seed=config.seed,
-            max_tokens=config.max_tokens,
-        )  # fmt: skip
-        for c in configs:  # the model's size makes each call's compute (≈ 2 × parameters × tokens)
-            c.parameters = parameters_of(c.model, config.params)
-        team = [Agent(c, env.pool.get(c.model)) for c in configs]
-        tests = test_text(report.tests)
-        reviews = await asyncio.gather(
-            *(
-                ask_agent(a, part, ctx, tests, config.logprobs, config.format_retries)
-                for part in prepared.parts
-                for a in team
-            )
-        )
-        for r in reviews:
-            report.dropped += len(r.dropped)
-            if r.error is not None:
-                report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=_reason(r)))
-                if r.budget:
-                    report.stopped = "budget"
-        _completion(report, reviews, stage)
-        consensus = decide(reviews, config.agents)
-        report.findings = (stage.findings if stage else []) + consensus.findings
+        stage = await _tests(report, prepared, config, ctx) if "tests" in config.stages else None
+        team = make_team(config, env)
+        differential = None
+        if "differential" in config.stages:
+            differential = await _differential(report, prepared, config, env, team, ctx)
+        reviews: list[AgentReview] = []
+        consensus = Consensus(agents=config.agents, quorum=quorum(config.agents))
+        if "reading" in config.stages:
+            report.stages_run.append("reading")
+            reviews = await _reading(report, prepared, config, team, ctx)
+            consensus = decide(reviews, config.agents)
+        _completion(report, reviews, stage is not None or differential is not None)
+        executed = (stage.findings if stage else []) + (findings_of(differential) if differential else [])
+        report.findings = executed + consensus.findings
         report.minority = consensus.minority
         await ctx.event("consensus", None, findings=len(report.findings), minority=len(report.minority))
-        report.patch = await checked_patch(consensus, prepared, config, ctx)
+        if "reading" in config.stages:
+            report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"
         report.incomplete(f"the review failed: {report.error}")

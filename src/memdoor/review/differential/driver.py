@@ -1,0 +1,219 @@
+"""The program that runs one version's functions in the sandbox, and what it reports for each call.
+
+The sandbox runs it as a standard-input program (the candidates' harness, their isolation and limits,
+one wall-clock limit per call). It carries the version's Python files (:mod:`.trees`), writes them once
+into the sandbox's private ``/tmp``, and for each test reads one request on standard input — module,
+function, the argument list's literal text — imports the module from there, reads the arguments with
+``ast.literal_eval``, calls the function (a method on an instance made without arguments), and prints
+one line: :data:`MARK` then JSON ``{"k": "return"|"raise"|"import", "t": type, "r": text, "h": digest}``
+(plus ``"a"``/``"ah"`` when the call changed its arguments). Values are written as ``repr`` with sets
+sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
+print the same; the digest is of the whole text, the text itself is cut. What the function prints and
+reads is its own (standard input empty, output discarded).
+
+Everything the program prints comes from running untrusted code and is read as data: a missing or
+malformed line is an outcome (``crash``), never an error of the review.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from memdoor.core.problem import TestCase
+from memdoor.core.verdict import TestResult
+from memdoor.review.differential.functions import ChangedFunction
+from memdoor.review.differential.inputs import Call
+
+MARK = "@@memdoor-differential@@ "
+"""Starts the result line (the function's own output never reaches standard output)."""
+MAX_TEXT = 600
+"""Characters of a result's text kept (its digest is of the whole)."""
+
+DRIVER = r"""
+import ast, hashlib, importlib, io, itertools, json, os, re, sys
+
+_ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
+_ROOT = os.path.join(os.getcwd(), "memdoor-tree")
+
+
+class _Sink(io.TextIOBase):
+    def write(self, s):
+        return len(s)
+
+    def writable(self):
+        return True
+
+
+def _setup():
+    ready = os.path.join(_ROOT, ".memdoor-ready")
+    if not os.path.exists(ready):
+        for rel, text in FILES.items():
+            path = os.path.join(_ROOT, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        open(ready, "w").close()
+    for entry in ROOTS:
+        path = os.path.join(_ROOT, entry) if entry else _ROOT
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def _canon(v, depth=0):
+    if depth > 40:
+        return "..."
+    t = type(v)
+    if t is list:
+        return "[" + ", ".join(_canon(x, depth + 1) for x in v) + "]"
+    if t is tuple:
+        inner = ", ".join(_canon(x, depth + 1) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    if t is dict:
+        return "{" + ", ".join(_canon(k, depth + 1) + ": " + _canon(x, depth + 1) for k, x in v.items()) + "}"
+    if t is set or t is frozenset:
+        inner = ", ".join(sorted(_canon(x, depth + 1) for x in v))
+        if t is set:
+            return "{" + inner + "}" if v else "set()"
+        return "frozenset({" + inner + "})" if v else "frozenset()"
+    if hasattr(v, "__next__") and hasattr(v, "__iter__") and t.__module__ in ("builtins", "itertools"):
+        return "iterator " + _canon(list(itertools.islice(v, 10000)), depth + 1)
+    return _ADDR.sub(" at 0x?", repr(v))
+
+
+def _text(s):
+    s = _ADDR.sub(" at 0x?", s)
+    return s[:MAX_TEXT], hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _type(e):
+    t = type(e)
+    return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
+
+
+def _call(req):
+    try:
+        _setup()
+        module = importlib.import_module(req["m"])
+        target = module
+        parts = req["f"].split(".")
+        if len(parts) == 2:
+            target = getattr(module, parts[0])
+            if req["c"] == "method":
+                target = target()
+        fn = getattr(target, parts[-1])
+    except BaseException as e:
+        r, h = _text(str(e))
+        return {"k": "import", "t": _type(e), "r": r, "h": h}
+    args = ast.literal_eval(req["a"])
+    before = _canon(args)
+    try:
+        value = fn(*args)
+        if hasattr(value, "__await__"):
+            import asyncio
+            value = asyncio.run(value)
+        r, h = _text(_canon(value))
+        out = {"k": "return", "t": _type(value), "r": r, "h": h}
+    except BaseException as e:
+        r, h = _text(str(e))
+        out = {"k": "raise", "t": _type(e), "r": r, "h": h}
+    try:
+        after = _canon(args)
+    except BaseException:
+        after = before
+    if after != before:
+        out["a"], out["ah"] = _text(after)
+    return out
+
+
+def main():
+    out, err = sys.stdout, sys.stderr
+    req = json.loads(sys.stdin.read())
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), _Sink(), _Sink()
+    try:
+        res = _call(req)
+    finally:
+        sys.stdout, sys.stderr = out, err
+    out.write(MARK + json.dumps(res) + "\n")
+
+
+main()
+"""
+
+
+def program(files: dict[str, str], roots: list[str]) -> str:
+    """The sandbox program of one version: its files, the directories put on ``sys.path``, the driver."""
+    head = f"FILES = {files!r}\nROOTS = {sorted(set(roots))!r}\nMARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
+    return head + DRIVER
+
+
+def request(fn: ChangedFunction, call: Call) -> TestCase:
+    """One call as a test of the program: its request on standard input, no expected output."""
+    text = json.dumps({"m": fn.module, "f": fn.name, "c": fn.kind, "a": call.text})
+    return TestCase(kind="stdin", input=text, output=None)
+
+
+OutcomeKind = Literal["return", "raise", "import", "timeout", "memory", "crash"]
+
+
+class Outcome(BaseModel):
+    """What one call did on one version."""
+
+    kind: OutcomeKind
+    type: str = Field(default="", description="The returned value's or the exception's type.")
+    text: str = Field(default="", description="repr of the value, or the exception's message (cut).")
+    digest: str = Field(default="", description="Of the whole text: compared, with kind and type.")
+    mutated: str | None = Field(default=None, description="The arguments after the call, if it changed them.")
+    mutated_digest: str | None = None
+
+    def key(self) -> tuple[str, str, str, str | None]:
+        """What two outcomes must share to be the same behaviour: the kind, the type, a returned value's
+        text, and the arguments left behind. An exception's message is not compared (a refactoring that
+        rewords the error a nonsense input gets keeps behaviour), nor a crash's reason."""
+        value = (self.digest or self.text) if self.kind == "return" else ""
+        return (self.kind, self.type, value, self.mutated_digest)
+
+    def show(self) -> str:
+        """In words: ``returns 2.0``, ``raises ZeroDivisionError: division by zero``, ``timed out``."""
+        if self.kind == "return":
+            text = f"returns {self.text}"
+        elif self.kind == "raise":
+            text = f"raises {self.type}" + (f": {self.text}" if self.text else "")
+        elif self.kind == "import":
+            text = f"cannot be called ({self.type}: {self.text})"
+        elif self.kind == "timeout":
+            text = "does not finish within the time limit"
+        elif self.kind == "memory":
+            text = "runs out of memory"
+        else:
+            text = "crashes" + (f" ({self.text})" if self.text else "")
+        return text + (f", and leaves its arguments as {self.mutated}" if self.mutated else "")
+
+
+def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
+    v = data.get(key)
+    return v[:limit] if isinstance(v, str) else ""
+
+
+def outcome(result: TestResult) -> Outcome:
+    """The outcome of one test of the program (a sandbox result: read as untrusted data)."""
+    if result.status == "time_limit":
+        return Outcome(kind="timeout")
+    if result.status == "memory_limit":
+        return Outcome(kind="memory")
+    if result.status != "passed":
+        return Outcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
+    line = next((x for x in (result.output or "").splitlines() if x.startswith(MARK)), None)
+    try:
+        data = json.loads(line[len(MARK) :]) if line is not None else None
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import"):
+        return Outcome(kind="crash", text="no result")
+    mutated = _str(data, "a") or None
+    return Outcome(
+        kind=data["k"], type=_str(data, "t", 200), text=_str(data, "r"), digest=_str(data, "h", 64),
+        mutated=mutated, mutated_digest=_str(data, "ah", 64) if mutated else None,
+    )  # fmt: skip

@@ -1,0 +1,138 @@
+"""Both versions run on the same inputs in the sandbox; a difference counts when it reproduces.
+
+Each version is one program (:func:`memdoor.review.differential.driver.program`) run on every input, the
+base and the changed code at once, through a :class:`~memdoor.core.protocols.CodeRunner` (the review's
+judge: the candidates' sandbox and limits, within the run's sandbox slots). The inputs whose outcomes
+differ run again on both; a difference is **reproduced** when the second run gives the same two outcomes
+as the first (a function with random or timing-dependent output is not). Per function, the reproduced
+differences are grouped by what changed (the old and the new outcome's kind and type) and the smallest
+input of each group (shortest argument text) is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from memdoor.core.problem import Problem, TestCase
+from memdoor.core.protocols import CodeRunner
+from memdoor.core.verdict import Verdict
+from memdoor.review.differential.driver import Outcome, outcome, request
+from memdoor.review.differential.functions import ChangedFunction
+from memdoor.review.differential.inputs import Call
+
+MAX_DIFFERENCES = 3
+"""Distinct differences kept per function (the smallest input of each)."""
+PROBLEM = Problem(id="review-differential", statement="The review's differential execution.")
+
+
+class Difference(BaseModel):
+    """One input on which the base and the changed code behave differently."""
+
+    function: str
+    file: str
+    line: int
+    end_line: int
+    input: Call
+    old: Outcome
+    new: Outcome
+    reproduced: bool = True
+    verdict: str = Field(
+        default="unjudged",
+        description="intended, unintended, unclear, or behaviour changed (no description).",
+    )
+    votes: dict[str, str] = Field(default_factory=dict, description="Each agent's answer, when asked.")
+
+    def call_text(self) -> str:
+        return f"{self.function}({self.input.arguments})"
+
+
+class Ran(BaseModel):
+    """What running one function's inputs gave."""
+
+    inputs: int = 0
+    differing: int = Field(default=0, description="Inputs whose outcomes differed on the first run.")
+    reproduced: int = 0
+    differences: list[Difference] = Field(default_factory=list, description="Kept (smallest per group).")
+    not_reproduced: list[Difference] = Field(default_factory=list)
+    note: str | None = Field(default=None, description="Why the runs show nothing, when they cannot.")
+
+
+async def run_version(runner: CodeRunner, code: str, tests: Sequence[TestCase]) -> list[Outcome]:
+    """Outcomes of ``code`` (one version's program) on ``tests``, in order."""
+    if not tests:
+        return []
+    verdict: Verdict = await runner.run_tests(PROBLEM, code, tests, stop_at_first_failure=False)
+    results = list(verdict.tests) + [None] * (len(tests) - len(verdict.tests))
+    return [outcome(r) if r is not None else Outcome(kind="crash", text="not run") for r in results]
+
+
+async def run_both(
+    runner: CodeRunner, old_code: str, new_code: str, tests: Sequence[TestCase]
+) -> tuple[list[Outcome], list[Outcome]]:
+    old, new = await asyncio.gather(
+        run_version(runner, old_code, tests), run_version(runner, new_code, tests)
+    )
+    return old, new
+
+
+def _note(old: list[Outcome], new: list[Outcome]) -> str | None:
+    """Why every call failed the same way on both versions (the function cannot run in the sandbox)."""
+    if not old or not all(o.kind == "import" for o in old) or not all(n.kind == "import" for n in new):
+        return None
+    first = old[0]
+    return f"it cannot be called in the sandbox on either version: {first.type}: {first.text}"[:300]
+
+
+def _group(d: Difference) -> tuple[str, str, str, str]:
+    return (d.old.kind, d.old.type, d.new.kind, d.new.type)
+
+
+def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> list[Difference]:
+    """The smallest input (shortest text, then text) of each group of differences, smallest first."""
+    best: dict[tuple[str, str, str, str], Difference] = {}
+    for d in differences:
+        g = _group(d)
+        if g not in best or (len(d.input.text), d.input.text) < (len(best[g].input.text), best[g].input.text):
+            best[g] = d
+    return sorted(best.values(), key=lambda d: (len(d.input.text), d.input.text))[:limit]
+
+
+async def differences(
+    runner: CodeRunner, old_code: str, new_code: str, work: list[tuple[ChangedFunction, list[Call]]]
+) -> list[Ran]:
+    """Run every function's inputs on both versions, again where they differ; one :class:`Ran` per function."""
+    pairs = [(fn, call) for fn, calls in work for call in calls]
+    tests = [request(fn, call) for fn, call in pairs]
+    old, new = await run_both(runner, old_code, new_code, tests)
+    differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
+    again_old, again_new = await run_both(runner, old_code, new_code, [tests[i] for i in differing])
+    second = dict(zip(differing, zip(again_old, again_new, strict=True), strict=True))
+    out: list[Ran] = []
+    at = 0
+    for fn, calls in work:
+        span = range(at, at + len(calls))
+        at += len(calls)
+        ran = Ran(inputs=len(calls), note=_note([old[i] for i in span], [new[i] for i in span]))
+        found: list[Difference] = []
+        for i in span:
+            if i not in second:
+                continue
+            ran.differing += 1
+            o2, n2 = second[i]
+            same = o2.key() == old[i].key() and n2.key() == new[i].key()
+            d = Difference(
+                function=fn.name, file=fn.file, line=fn.first_changed[0], end_line=fn.first_changed[1],
+                input=pairs[i][1], old=old[i], new=new[i], reproduced=same,
+            )  # fmt: skip
+            if same:
+                ran.reproduced += 1
+                found.append(d)
+            else:
+                ran.not_reproduced.append(d)
+        ran.differences = smallest(found)
+        ran.not_reproduced = smallest(ran.not_reproduced)
+        out.append(ran)
+    return out

@@ -1,0 +1,119 @@
+"""Intended or not: each reproduced difference judged against the change's description.
+
+The description is the specification. One that says the change is a refactoring (:func:`says_refactor`:
+"refactor", "no behaviour change", "no functional change", "cleanup") makes every difference unintended
+without asking anyone. Without a description nothing can be judged: a difference is reported as
+"behaviour changed". Otherwise each agent reads the description, the function before and after, and the
+difference — all fenced, introduced as data — and answers ``{"verdict": "intended" | "unintended" |
+"unclear"}``; a verdict given by at least ⌈N/2⌉ of the N agents, and by more agents than the opposite
+one, decides (:func:`decide`); anything else is unclear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Literal
+
+from memdoor.agents.calls import CallContext
+from memdoor.agents.team import Agent
+from memdoor.core.errors import BudgetExceeded, ModelError
+from memdoor.core.messages import Message
+from memdoor.prompts import render
+from memdoor.review.consensus import quorum
+from memdoor.review.differential.execute import Difference
+from memdoor.review.differential.functions import ChangedFunction
+from memdoor.review.fence import fence, inline
+
+Verdict = Literal["intended", "unintended", "unclear"]
+Rule = Literal["refactoring", "no description", "agents"]
+
+MAX_DESCRIPTION_CHARS = 6000
+"""Characters of the description put in a prompt (the rest is cut, marked)."""
+_REFACTOR = re.compile(
+    r"\brefactor|\bno (?:user[- ]visible |observable |externally visible )?"
+    r"(?:behaviou?r(?:al)?|functional|semantic) changes?\b|\bbehaviou?r[- ]preserving\b|"
+    r"\bclean[- ]?ups?\b|\bclean(?:s|ed|ing)? up\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\b(unintended|intended|unclear)\b", re.IGNORECASE)
+
+
+def says_refactor(description: str | None) -> bool:
+    """Whether the description says the change keeps behaviour (a simple rule on its words)."""
+    return bool(description) and _REFACTOR.search(description or "") is not None
+
+
+def rule_for(description: str | None) -> Rule:
+    if not (description or "").strip():
+        return "no description"
+    return "refactoring" if says_refactor(description) else "agents"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "\n… (cut)"
+
+
+def messages_for(description: str, fn: ChangedFunction, d: Difference) -> list[Message]:
+    """The question for one difference: every text from the pull request or its run fenced."""
+    user = render(
+        "code_review_intent",
+        function=inline(fn.name),
+        description=fence(_cut(description.strip(), MAX_DESCRIPTION_CHARS)),
+        old=fence(fn.old_source, "python"),
+        new=fence(fn.new_source, "python"),
+        call=fence(d.call_text()),
+        old_result=fence(d.old.show()),
+        new_result=fence(d.new.show()),
+    )
+    return [
+        {"role": "system", "content": render("code_review_exec_system")},
+        {"role": "user", "content": user},
+    ]
+
+
+def read_verdict(text: str) -> Verdict | None:
+    """The verdict of an answer: the ``verdict`` of its JSON, else the one verdict word it uses (None when
+    it uses none or several)."""
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            data = json.loads(m.group(0))
+        except ValueError:
+            continue
+        v = data.get("verdict") if isinstance(data, dict) else None
+        if isinstance(v, str) and v.strip().lower() in ("intended", "unintended", "unclear"):
+            return v.strip().lower()  # type: ignore[return-value]
+    words = {w.lower() for w in _WORD.findall(text)}
+    return words.pop() if len(words) == 1 else None  # type: ignore[return-value]
+
+
+async def ask_verdict(
+    agent: Agent, description: str, fn: ChangedFunction, d: Difference, ctx: CallContext, logprobs: bool
+) -> tuple[str, Verdict | None, str | None]:
+    """``(agent, verdict or None, error)``: one agent's answer on one difference; a model failure or the
+    budget is no vote, never a crash."""
+    try:
+        resp = await agent.ask(
+            messages_for(description, fn, d), ctx, role="differential-intent", logprobs=logprobs
+        )
+    except BudgetExceeded as e:
+        return agent.id, None, f"budget: {e}"
+    except ModelError as e:
+        return agent.id, None, f"{type(e).__name__}: {e}"
+    text = resp.completions[0].text
+    verdict = read_verdict(text)
+    await ctx.event(
+        "intent", agent.id, function=fn.name, input=d.input.text, verdict=verdict, text=text[:4000]
+    )
+    return agent.id, verdict, None if verdict else "no verdict in the answer"
+
+
+def decide(votes: dict[str, Verdict | None], agents: int) -> Verdict:
+    """The team's verdict: one given by at least ⌈N/2⌉ agents and by more than the opposite one."""
+    count = Counter(v for v in votes.values() if v is not None)
+    need = quorum(agents)
+    for verdict, other in (("intended", "unintended"), ("unintended", "intended")):
+        if count[verdict] >= need and count[verdict] > count[other]:
+            return verdict  # type: ignore[return-value]
+    return "unclear"

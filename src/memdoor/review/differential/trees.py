@@ -1,0 +1,102 @@
+"""The Python files of the base and of the changed tree, as the sandbox program carries them.
+
+The changed tree is the review's changed copy. The base differs from it only in the diff's files: those
+are copied into a directory of their own and the diff is applied there in reverse (``git apply -R``), so
+the base never needs a second copy of the whole repository. Files are read as the review reads the copy
+(:func:`memdoor.review.files.inspect`): never through a link, regular files only, each of bounded size;
+the whole is bounded too (:data:`MAX_TREE_CHARS`), the changed modules and their neighbours first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path, PurePosixPath
+
+from memdoor.review.diff import FileDiff
+from memdoor.review.files import inspect
+from memdoor.review.teststage import base_copy
+
+MAX_TREE_CHARS = 2_000_000
+"""Characters of Python source one version's sandbox program carries at most."""
+SKIP_DIRS = frozenset(
+    {".git", "__pycache__", "node_modules", "site-packages", "venv", ".venv", "env", ".tox", "build", "dist"}
+)
+
+
+def python_paths(root: Path) -> list[str]:
+    """Repository paths of the regular ``.py`` files under ``root`` (links neither followed nor listed)."""
+    out = []
+    for base, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        rel = Path(base).relative_to(root)
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = Path(base) / name
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    out.append((rel / name).as_posix())
+    return out
+
+
+def _closeness(path: str, wanted: list[str]) -> tuple[int, int, str]:
+    """Sort key: the wanted files first, then files sharing the most leading directories with one."""
+    if path in wanted:
+        return (0, 0, path)
+    parts = PurePosixPath(path).parts[:-1]
+    shared = 0
+    for w in wanted:
+        wp = PurePosixPath(w).parts[:-1]
+        k = 0
+        while k < min(len(parts), len(wp)) and parts[k] == wp[k]:
+            k += 1
+        shared = max(shared, k - (len(parts) - k))
+    return (1, -shared, path)
+
+
+def read_tree(root: Path, paths: list[str], wanted: list[str], limit: int = MAX_TREE_CHARS) -> dict[str, str]:
+    """The texts of ``paths`` under ``root`` (the ``wanted`` ones first, then the nearest), up to ``limit``
+    characters in all; files that are not readable text are left out."""
+    out, size = {}, 0
+    for rel in sorted(paths, key=lambda p: _closeness(p, wanted)):
+        text = inspect(root, rel).text
+        if text is None:
+            continue
+        if size + len(text) > limit and rel not in wanted:
+            continue
+        out[rel] = text
+        size += len(text)
+    return out
+
+
+def base_files(changed: Path, files: list[FileDiff], dest: Path) -> Path:
+    """``dest`` holding the diff's files as they were before the change: the changed copy's versions of
+    them (links copied as links), the diff applied in reverse. ReviewInputError when git cannot."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        if f.deleted:
+            continue
+        src, target = changed / f.path, dest / f.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            target.symlink_to(os.readlink(src))
+        elif src.is_file():
+            shutil.copyfile(src, target)
+    base_copy(dest, "".join(f.text for f in files))
+    return dest
+
+
+def version_files(
+    changed: Path, base_dir: Path, files: list[FileDiff], wanted_head: list[str], wanted_base: list[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The Python files of the base and of the changed tree, as texts by repository path: the base's are
+    the changed copy's, except the diff's own files, which come from ``base_dir`` (:func:`base_files`)
+    or are absent from the base (added by the change)."""
+    head_paths = python_paths(changed)
+    head = read_tree(changed, head_paths, wanted_head)
+    touched = {f.path for f in files} | {f.old_path for f in files if f.old_path}
+    from_base = [p for p in sorted(touched) if p.endswith(".py")]
+    base = read_tree(base_dir, from_base, wanted_base)  # a link or a missing file: not read
+    untouched = [p for p in head_paths if p not in touched]
+    base.update(read_tree(changed, untouched, wanted_base, MAX_TREE_CHARS - sum(map(len, base.values()))))
+    return base, head
