@@ -97,3 +97,32 @@ def test_bad_sources_are_one_line_exit_2(committed, args, says):
     r = memdoor(committed, *args, *models(committed, "bug"))
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert says in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_the_documented_workflow_and_hook_run_flags_the_command_has():
+    """docs/review-ci.md's workflow and the repository's .pre-commit-hooks.yaml: valid YAML whose
+    `memdoor review` command lines the command's own parser accepts."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    import yaml
+
+    from memdoor.cli import build_parser
+
+    root = Path(__file__).resolve().parents[2]
+    (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "memdoor-review" and hook["pass_filenames"] is False
+    args = build_parser().parse_args([*shlex.split(hook["entry"])[1:], "--test", "python3 -m pytest -q"])
+    assert (args.base, args.head, args.diff) == ("HEAD", None, None)
+    doc = (root / "docs" / "review-ci.md").read_text()
+    workflow, config = (yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.DOTALL))
+    steps = workflow["jobs"]["review"]["steps"]
+    (run,) = [s["run"] for s in steps if "memdoor review" in s.get("run", "")]
+    line = run[run.index("memdoor review") :].replace("\\\n", " ").split(">")[0]
+    args = build_parser().parse_args(shlex.split(line)[1:])
+    assert args.base == "origin/$BASE_REF" and args.description.startswith("@") and args.format == "sarif"
+    assert "PR_BODY" in str(steps) and "${{" not in run  # the body reaches the shell as data only
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
+    (hooked,) = config["repos"][0]["hooks"]
+    build_parser().parse_args([*shlex.split(hook["entry"])[1:], *hooked["args"]])
