@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import threading
@@ -26,13 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdoor.agents.calls import CallContext
 from memdoor.agents.team import Agent, team_configs
 from memdoor.core.budget import Budget, BudgetTracker
-from memdoor.core.errors import BudgetExceeded, MemdoorError, ModelError, ReviewInputError, SandboxError
+from memdoor.core.errors import MemdoorError, ReviewInputError, SandboxError
 from memdoor.core.ledger import Ledger
-from memdoor.core.messages import Message
 from memdoor.core.trace import Trace
 from memdoor.judging.judge import Judge
 from memdoor.models.catalog import parameters_of
-from memdoor.prompts import render
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
@@ -44,9 +41,9 @@ from memdoor.review.differential.stage import (
     findings_of,
     run_stage,
 )
-from memdoor.review.fence import fence, inline
-from memdoor.review.findings import SEVERITIES, AgentReview, parse_review, severity_rank
+from memdoor.review.findings import SEVERITIES, AgentReview, severity_rank
 from memdoor.review.patch import Patch, assemble
+from memdoor.review.reading import ask_agent, messages_for, reason, test_text
 from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
 from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
@@ -262,71 +259,6 @@ def fresh_copy(src: Path, dest: Path) -> Path:
     return dest
 
 
-def test_text(run: TestRun | None) -> str:
-    """How the test command did, for the prompt."""
-    if run is None:
-        return "(no test command was given)"
-    tail = run.output[-2000:].strip()
-    return f"`{run.command}` {run.outcome}." + (f"\nIts output ends with:\n{fence(tail)}" if tail else "")
-
-
-def _reason(r: AgentReview) -> Literal["unreadable", "model", "budget"]:
-    return "budget" if r.budget else ("unreadable" if r.unreadable else "model")
-
-
-def file_names(part: Part) -> dict[str, str]:
-    """The part's path for the prompts: a code span it cannot close, and a JSON string."""
-    return {"file": inline(part.file), "file_json": json.dumps(part.file)}
-
-
-def messages_for(part: Part, tests: str) -> list[Message]:
-    """The prompt of one part: every block from the pull request fenced so that it cannot close its fence."""
-    diff, code = fence(part.diff.rstrip("\n"), "diff"), fence(part.code)
-    user = render("code_review", **file_names(part), diff=diff, code=code, tests=tests)
-    return [{"role": "system", "content": render("code_review_system")}, {"role": "user", "content": user}]
-
-
-async def ask_agent(
-    agent: Agent, part: Part, ctx: CallContext, tests: str, logprobs: bool, format_retries: int = 1
-) -> AgentReview:
-    """One agent's review of one part. An answer without readable JSON gets up to ``format_retries``
-    follow-ups asking for the JSON block alone (small models often describe a bug and never write the
-    block). A model failure or budget stop is an unusable review, not a crash."""
-    messages = messages_for(part, tests)
-    role = "review"
-    for attempt in range(1 + format_retries):
-        try:
-            resp = await agent.ask(messages, ctx, role=role, logprobs=logprobs)
-        except BudgetExceeded as e:
-            return AgentReview(agent=agent.id, part=part.file, error=str(e), budget=True)
-        except ModelError as e:
-            return AgentReview(agent=agent.id, part=part.file, error=f"{type(e).__name__}: {e}")
-        completion = resp.completions[0]
-        review = parse_review(completion.text, agent=agent.id, part=part.file, files={part.file})
-        review.mean_logprob = completion.mean_logprob
-        await ctx.event(
-            "review",  # read like a strategy's review by `memdoor trace`: "reviewed calc.py's code: ISSUES"
-            agent.id,
-            round=attempt,
-            about=part.file,
-            ok=None if review.error else not review.findings,
-            file=part.file,
-            findings=len(review.findings),
-            dropped=len(review.dropped),
-            error=review.error,
-            text=completion.text,  # `memdoor trace ID --code` shows it
-        )
-        if not review.unreadable:  # read (a model or budget failure returned above)
-            return review
-        messages = [
-            *messages,
-            {"role": "assistant", "content": completion.text},
-            {"role": "user", "content": render("code_review_format", **file_names(part))},
-        ]
-        role = "review-format"
-    return review
-
-
 def test_limits(config: ReviewConfig, checkout: Path | None) -> TestRunConfig:
     """The test command's limits and view: the user's tools as this process's environment finds them."""
     sight = sight_for(
@@ -472,7 +404,7 @@ async def _reading(
     for r in reviews:
         report.dropped += len(r.dropped)
         if r.error is not None:
-            report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=_reason(r)))
+            report.unusable.append(Unusable(agent=r.agent, file=r.part, error=r.error, reason=reason(r)))
             if r.budget:
                 report.stopped = "budget"
     return list(reviews)
@@ -553,4 +485,13 @@ async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
         report.error = f"{report.error}; {note}" if report.error else note
 
 
-__all__ = ["SEVERITIES", "Prepared", "ReviewConfig", "ReviewReport", "prepare", "run_review"]
+__all__ = [
+    "SEVERITIES",
+    "Prepared",
+    "ReviewConfig",
+    "ReviewReport",
+    "messages_for",
+    "prepare",
+    "run_review",
+    "test_text",
+]
