@@ -66,14 +66,14 @@ def workdir():
         yield Path(tmp)
 
 
-def respond(verdict: str = "intended"):
+def respond(verdict: str = "intended", inputs: str = INPUTS):
     """A scripted agent: inputs when asked for inputs, ``verdict`` when asked about intent, an empty review
     when asked to read the diff."""
 
     def reply(messages) -> str:
         user = messages[-1]["content"]
         if "Both versions will be called" in user:
-            return INPUTS
+            return inputs
         if "### The pull request's description" in user:
             return f'It is {verdict}.\n```json\n{{"verdict": "{verdict}"}}\n```'
         return answer()
@@ -82,10 +82,10 @@ def respond(verdict: str = "intended"):
 
 
 async def review(sandbox, repo, new_text, workdir, tmp_path, description, *, agents=2, verdict="intended",
-                 **kw):  # fmt: skip
+                 inputs=INPUTS, **kw):  # fmt: skip
     pool = ModelPool()
     for i in range(agents):
-        pool.add(f"scripted:{i}", ScriptedModel(respond=respond(verdict), spec=f"scripted:{i}"))
+        pool.add(f"scripted:{i}", ScriptedModel(respond=respond(verdict, inputs), spec=f"scripted:{i}"))
     env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path / "traces")
     kw.setdefault("stages", ["differential"])
     cfg = ReviewConfig(agents=agents, models=[f"scripted:{i}" for i in range(agents)], description=description,
@@ -195,3 +195,18 @@ async def test_the_stages_switch(sandbox, repo, workdir, tmp_path):
     report, _ = await review(sandbox, repo, BROKEN, workdir, tmp_path, "refactor", stages=["reading"])
     assert report.differential is None and report.findings == [] and report.stages_run == ["reading"]
     assert {c.role for c in report.ledger.calls} == {"review"}
+
+
+@pytest.mark.parametrize("written", [0, 6])
+async def test_our_own_inputs_find_the_bug_whatever_the_agents_write(
+    sandbox, repo, workdir, tmp_path, written
+):
+    """Agents that write no usable input (or are not asked: 0 inputs each) leave our own inputs, from
+    the signature and the changed lines, which still show the difference."""
+    report, _ = await review(sandbox, repo, BROKEN, workdir, tmp_path, "refactor", inputs="I would test it.",
+                             differential_inputs=written)  # fmt: skip
+    (g,) = report.findings
+    assert g.counterexample is not None and g.counterexample.input == "[1, 2, 3]"
+    assert len(report.ledger.calls) == (2 if written else 0)
+    assert report.differential is not None
+    assert len(report.differential.unusable) == (2 if written else 0)  # "no list of inputs"

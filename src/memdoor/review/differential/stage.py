@@ -238,9 +238,11 @@ async def run_stage(
         stage.seconds = round(time.monotonic() - started, 3)
         return stage
     own = [own_inputs(fn) for fn in fns]
-    asked = await asyncio.gather(
-        *(ask_inputs(a, fn, ctx, inputs_per_agent, logprobs) for fn in fns for a in team)
-    )
+    asked: list[tuple[Read, str | None]] = [(Read(), None)] * (len(fns) * len(team))
+    if inputs_per_agent > 0:  # 0: our own inputs only, no model call
+        asked = await asyncio.gather(
+            *(ask_inputs(a, fn, ctx, inputs_per_agent, logprobs) for fn in fns for a in team)
+        )
     work: list[tuple[ChangedFunction, list[Call]]] = []
     for i, fn in enumerate(fns):
         reads = [r for r, _ in asked[i * len(team) : (i + 1) * len(team)]]
