@@ -2,7 +2,7 @@
 
 The sandbox runs it as a standard-input program (the candidates' harness, their isolation and limits,
 one wall-clock limit per call). It carries the version's Python files (:mod:`.trees`), writes them once
-into the sandbox's private ``/tmp``, and for each test reads one request on standard input — module,
+into the sandbox's private ``/tmp`` (a folder named by their digest), and for each test reads one request on standard input — module,
 function, the argument list's literal text — imports the module from there, reads the arguments with
 ``ast.literal_eval``, calls the function (a method on an instance made without arguments), and prints
 one line: :data:`MARK` then JSON ``{"k": "return"|"raise"|"import", "t": type, "r": text, "h": digest}``
@@ -17,6 +17,7 @@ malformed line is an outcome (``crash``), never an error of the review.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Literal
 
@@ -36,7 +37,7 @@ DRIVER = r"""
 import ast, hashlib, importlib, io, itertools, json, os, re, sys
 
 _ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
-_ROOT = os.path.join(os.getcwd(), "memdoor-tree")
+_ROOT = os.path.join(os.getcwd(), TREE)
 
 
 class _Sink(io.TextIOBase):
@@ -145,7 +146,9 @@ main()
 
 def program(files: dict[str, str], roots: list[str]) -> str:
     """The sandbox program of one version: its files, the directories put on ``sys.path``, the driver."""
-    head = f"FILES = {files!r}\nROOTS = {sorted(set(roots))!r}\nMARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
+    text = repr(files)
+    tree = "memdoor-tree-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nTREE = {tree!r}\nMARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
     return head + DRIVER
 
 
