@@ -1,0 +1,256 @@
+"""Scoring a review's JSON report on a case, and the tables of a run.
+
+A case is **flagged** (SWR-Bench's counting) when the report has a consensus finding at high severity or
+worse that is verified (an execution reproduced it: a failing test or a counterexample). Bugs (``missed``,
+``caught``, ``mixed``) should be flagged; refactorings and intended changes should not. The reading review's
+findings are unverified: ``flagged_any`` counts them too, so its row can be read both ways.
+
+The report's fields are read tolerantly: a report from before ``verified`` existed counts the test stage's
+findings (``source`` "tests") and findings with a counterexample as verified; the differential stage's
+record, where present, says why a missed bug was lost.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter
+from typing import Any
+
+from memdoor.bench.stats import wilson_ci
+from memdoor.review.findings import severity_rank
+from review_cases.records import BUGS
+
+NEAR = 3
+"""A finding within this many lines of a changed line is at the place."""
+
+LOST = ("no input showed a difference", "shown but judged intended", "not reproduced")
+"""Why the differential stage lost a bug, in the issue's words; other reasons are reported as read."""
+
+
+def is_verified(finding: dict[str, Any]) -> bool:
+    if "verified" in finding:
+        return bool(finding["verified"])
+    return finding.get("source") == "tests" or bool(finding.get("counterexample"))
+
+
+def severe(finding: dict[str, Any], at_least: str = "high") -> bool:
+    try:
+        return severity_rank(str(finding.get("severity", "info"))) >= severity_rank(at_least)
+    except ValueError:
+        return False
+
+
+def flagged(report: dict[str, Any], *, verified_only: bool = True) -> bool:
+    """Whether the report flags the change: a consensus finding at high or worse (verified, unless not
+    ``verified_only``)."""
+    return any(severe(f) and (is_verified(f) or not verified_only) for f in report.get("findings") or [])
+
+
+def at_place(report: dict[str, Any], changed: list[int]) -> bool:
+    """Whether a verified finding at high or worse is in solution.py within NEAR lines of a changed line."""
+    for f in report.get("findings") or []:
+        if not (severe(f) and is_verified(f)) or f.get("file") != "solution.py":
+            continue
+        line, end = f.get("line"), f.get("end_line") or f.get("line")
+        numbered = isinstance(line, int) and isinstance(end, int)
+        if numbered and any(line - NEAR <= c <= end + NEAR for c in changed):
+            return True
+    return False
+
+
+def differential_record(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The differential stage's record, wherever the report keeps it (None when it has none)."""
+    for key in ("differential", "behaviour", "behavior"):
+        if isinstance(report.get(key), dict):
+            return report[key]
+    stages = report.get("stages")
+    if isinstance(stages, dict) and isinstance(stages.get("differential"), dict):
+        return stages["differential"]
+    if isinstance(stages, list):
+        for s in stages:
+            if isinstance(s, dict) and s.get("name") == "differential":
+                return s
+    return None
+
+
+def _label(d: dict[str, Any]) -> str | None:
+    for key in ("verdict", "intent", "classification", "judged", "label"):
+        if isinstance(d.get(key), str):
+            return d[key]
+    return None
+
+
+def lost_stage(report: dict[str, Any]) -> str:
+    """Why a bug the report does not flag was lost: one of :data:`LOST`, the record's own reason, or why
+    it cannot be told (no differential record)."""
+    rec = differential_record(report)
+    if rec is None:
+        return "no differential record"
+    for key in ("lost", "outcome", "why"):
+        if isinstance(rec.get(key), str) and rec[key]:
+            return rec[key]
+    differences = rec.get("differences") or []
+    if not isinstance(differences, list):
+        differences = []
+    reproduced = [d for d in differences if isinstance(d, dict) and d.get("reproduced", True)]
+    if any(_label(d) == "intended" for d in reproduced) or rec.get("intended"):
+        return "shown but judged intended"
+    if (differences and not reproduced) or rec.get("not_reproduced") or rec.get("unreproduced"):
+        return "not reproduced"
+    if not differences:
+        return "no input showed a difference"
+    return "shown, not reported at high"
+
+
+def stage_seconds(report: dict[str, Any]) -> dict[str, float]:
+    """Seconds per stage when the report records them (``stages`` as a list or a mapping of records)."""
+    stages = report.get("stages")
+    items = (
+        stages.items()
+        if isinstance(stages, dict)
+        else [(s.get("name"), s) for s in stages or [] if isinstance(s, dict)]
+    )
+    out = {}
+    for name, rec in items:
+        if isinstance(rec, dict) and isinstance(rec.get("seconds"), int | float) and isinstance(name, str):
+            out[name] = float(rec["seconds"])
+    for name in ("tests", "base_tests"):
+        run = report.get(name)
+        if isinstance(run, dict) and isinstance(run.get("seconds"), int | float):
+            out.setdefault(f"test run ({name})", float(run["seconds"]))
+    return out
+
+
+def score(report: dict[str, Any], kind: str, changed: list[int]) -> dict[str, Any]:
+    """What a row records of a report: flags, the place, why a missed bug was lost, the findings compactly."""
+    hit = flagged(report)
+    ledger = report.get("ledger") or {}
+    return {
+        "flagged": hit,
+        "flagged_any": flagged(report, verified_only=False),
+        "at_place": at_place(report, changed) if kind in BUGS else None,
+        "lost": lost_stage(report) if kind in BUGS and not hit else None,
+        "complete": report.get("complete"),
+        "error": report.get("error"),
+        "tokens": (ledger.get("prompt_tokens") or 0) + (ledger.get("completion_tokens") or 0),
+        "calls": ledger.get("calls"),
+        "compute": ledger.get("compute"),
+        "seconds": ledger.get("wall_seconds"),
+        "stage_seconds": stage_seconds(report),
+        "trace_id": report.get("trace_id"),
+        "findings": [
+            {k: f.get(k) for k in ("file", "line", "end_line", "severity", "kind", "source")}
+            | {"verified": is_verified(f), "counterexample": bool(f.get("counterexample"))}
+            for f in report.get("findings") or []
+        ],
+    }
+
+
+def rate(values: list[bool]) -> str:
+    if not values:
+        return "-"
+    lo, hi = wilson_ci(sum(values), len(values))
+    return f"{sum(values)}/{len(values)} [{lo:.2f}, {hi:.2f}]"
+
+
+def f1_of(rows: list[dict[str, Any]], key: str) -> float:
+    tp = sum(1 for r in rows if r["kind"] in BUGS and r[key])
+    fp = sum(1 for r in rows if r["kind"] not in BUGS and r[key])
+    fn = sum(1 for r in rows if r["kind"] in BUGS and not r[key])
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
+def f1_text(rows: list[dict[str, Any]], key: str, resamples: int = 2000) -> str:
+    """F1 over the cases and its percentile bootstrap 95% interval (cases resampled; seeded). F1 is not a
+    proportion of trials, so it gets a bootstrap interval where the rates get Wilson's."""
+    if not rows:
+        return "-"
+    rng = random.Random(0)
+    draws = sorted(f1_of([rng.choice(rows) for _ in rows], key) for _ in range(resamples))
+    lo, hi = draws[int(0.025 * resamples)], draws[int(0.975 * resamples) - 1]
+    return f"{f1_of(rows, key):.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def team_label(agents: int, models: list[str]) -> str:
+    """A team as a reader says it: "5 × qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b + 4 × qwen2.5-coder-0.5b"."""
+    names = [models[i % len(models)].split(":", 1)[-1] for i in range(agents)]
+    counts = Counter(names)
+    return " + ".join(n if counts[n] == 1 else f"{counts[n]} × {n}" for n in dict.fromkeys(names))
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def groups(rows: list[dict[str, Any]]) -> dict[tuple, list[dict[str, Any]]]:
+    out: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["stages"], r["agents"], tuple(r["models"])), []).append(r)
+    return out
+
+
+def summary(rows: list[dict[str, Any]], key: str = "flagged") -> str:
+    """One Markdown row per (stages, team): recall on caught, missed and mixed bugs, false alarms on
+    refactorings and intended changes (Wilson 95% intervals), precision and recall over all cases
+    (Wilson), F1 (bootstrap), and medians per case of tokens, compute and seconds."""
+    out = [
+        "| stages | team | caught bugs | missed bugs | mixed | false alarms: refactorings | false alarms: intended "
+        "| precision | recall | F1 | tokens/case | TFLOP/case | s/case | no report |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (stages, agents, models), mine in groups(rows).items():
+        scored = [r for r in mine if r.get(key) is not None]
+        by = {
+            k: [r[key] for r in scored if r["kind"] == k]
+            for k in ("missed", "caught", "mixed", "refactor", "intended")
+        }
+        tp = sum(1 for r in scored if r["kind"] in BUGS and r[key])
+        flagged_n = sum(1 for r in scored if r[key])
+        bugs = [r[key] for r in scored if r["kind"] in BUGS]
+        precision = (
+            "-"
+            if not flagged_n
+            else f"{tp}/{flagged_n} [{wilson_ci(tp, flagged_n)[0]:.2f}, {wilson_ci(tp, flagged_n)[1]:.2f}]"
+        )
+        tokens = _median([r["tokens"] for r in scored if r.get("tokens") is not None])
+        compute = _median([r["compute"] for r in scored if r.get("compute") is not None])
+        secs = _median([r["seconds"] for r in scored if r.get("seconds") is not None])
+        out.append(
+            f"| {stages} | {team_label(agents, list(models))} | {rate(by['caught'])} | {rate(by['missed'])} "
+            f"| {rate(by['mixed'])} | {rate(by['refactor'])} | {rate(by['intended'])} | {precision} | {rate(bugs)} "
+            f"| {f1_text(scored, key)} | {'-' if tokens is None else f'{tokens:.0f}'} "
+            f"| {'-' if compute is None else f'{compute / 1e12:.2f}'} | {'-' if secs is None else f'{secs:.1f}'} "
+            f"| {len(mine) - len(scored)} |"
+        )
+    return "\n".join(out)
+
+
+def lost_table(rows: list[dict[str, Any]]) -> str:
+    """Per (stages, team): the missed bugs (public tests pass) not flagged, by the stage that lost them."""
+    reasons = list(LOST)
+    for r in rows:
+        if r.get("lost") and r["lost"] not in reasons:
+            reasons.append(r["lost"])
+    out = ["| stages | team | missed bugs not flagged | " + " | ".join(reasons) + " |",
+           "|---|---|---|" + "---|" * len(reasons)]  # fmt: skip
+    for (stages, agents, models), mine in groups(rows).items():
+        lost = Counter(r["lost"] for r in mine if r["kind"] == "missed" and r.get("flagged") is False)
+        out.append(f"| {stages} | {team_label(agents, list(models))} | {sum(lost.values())} | "
+                   + " | ".join(str(lost[x]) for x in reasons) + " |")  # fmt: skip
+    return "\n".join(out)
+
+
+def time_table(rows: list[dict[str, Any]]) -> str:
+    """Median seconds per stage and per case, where the reports record stage times."""
+    names = sorted({n for r in rows for n in r.get("stage_seconds") or {}})
+    if not names:
+        return "(the reports record no per-stage times)"
+    out = ["| stages | team | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for (stages, agents, models), mine in groups(rows).items():
+        cells = []
+        for n in names:
+            m = _median([r["stage_seconds"][n] for r in mine if n in (r.get("stage_seconds") or {})])
+            cells.append("-" if m is None else f"{m:.1f}")
+        out.append(f"| {stages} | {team_label(agents, list(models))} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
