@@ -25,7 +25,7 @@ NEAR = 3
 """A finding within this many lines of a changed line is at the place."""
 
 LOST = ("no input showed a difference", "shown but judged intended", "not reproduced")
-"""Why the differential stage lost a bug, in the issue's words; other reasons are reported as read."""
+"""Why the differential stage lost a bug, in the issue's words."""
 
 
 def is_verified(finding: dict[str, Any]) -> bool:
@@ -74,6 +74,17 @@ def differential_record(report: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+OUTCOMES = {
+    "no difference": LOST[0],
+    "intended": LOST[1],
+    "not reproduced": LOST[2],
+    "reported": "shown, reported below high",
+    "not run": "differential stage did not run",
+    "none": "no changed function found",
+}
+"""The differential stage's ``outcome`` (review/differential/stage.py) in the issue's words."""
+
+
 def _label(d: dict[str, Any]) -> str | None:
     for key in ("verdict", "intent", "classification", "judged", "label"):
         if isinstance(d.get(key), str):
@@ -82,43 +93,37 @@ def _label(d: dict[str, Any]) -> str | None:
 
 
 def lost_stage(report: dict[str, Any]) -> str:
-    """Why a bug the report does not flag was lost: one of :data:`LOST`, the record's own reason, or why
-    it cannot be told (no differential record)."""
+    """Why a bug the report does not flag was lost: one of :data:`LOST`, another outcome of the stage's
+    record, or why it cannot be told (no differential record in the report)."""
     rec = differential_record(report)
     if rec is None:
         return "no differential record"
-    for key in ("lost", "outcome", "why"):
-        if isinstance(rec.get(key), str) and rec[key]:
-            return rec[key]
-    differences = rec.get("differences") or []
-    if not isinstance(differences, list):
-        differences = []
-    reproduced = [d for d in differences if isinstance(d, dict) and d.get("reproduced", True)]
-    if any(_label(d) == "intended" for d in reproduced) or rec.get("intended"):
-        return "shown but judged intended"
-    if (differences and not reproduced) or rec.get("not_reproduced") or rec.get("unreproduced"):
-        return "not reproduced"
-    if not differences:
-        return "no input showed a difference"
-    return "shown, not reported at high"
+    outcome = rec.get("outcome")
+    if isinstance(outcome, str) and outcome:
+        return OUTCOMES.get(outcome, outcome)
+    differences = rec.get("differences") if isinstance(rec.get("differences"), list) else []
+    judged = [_label(d) for d in differences if isinstance(d, dict) and d.get("reproduced", True)]
+    if "intended" in judged:
+        return LOST[1]
+    if judged:
+        return OUTCOMES["reported"]
+    return LOST[2] if rec.get("not_reproduced") else LOST[0]
 
 
 def stage_seconds(report: dict[str, Any]) -> dict[str, float]:
-    """Seconds per stage when the report records them (``stages`` as a list or a mapping of records)."""
-    stages = report.get("stages")
-    items = (
-        stages.items()
-        if isinstance(stages, dict)
-        else [(s.get("name"), s) for s in stages or [] if isinstance(s, dict)]
-    )
-    out = {}
-    for name, rec in items:
-        if isinstance(rec, dict) and isinstance(rec.get("seconds"), int | float) and isinstance(name, str):
-            out[name] = float(rec["seconds"])
-    for name in ("tests", "base_tests"):
-        run = report.get(name)
+    """Seconds per stage, as far as the report records them: the test command's runs (base and change),
+    the differential stage, and the rest of the review's wall time (the reading review, set-up)."""
+    out: dict[str, float] = {}
+    for name, field in (("tests (base)", "base_tests"), ("tests (change)", "tests")):
+        run = report.get(field)
         if isinstance(run, dict) and isinstance(run.get("seconds"), int | float):
-            out.setdefault(f"test run ({name})", float(run["seconds"]))
+            out[name] = float(run["seconds"])
+    rec = differential_record(report)
+    if rec is not None and isinstance(rec.get("seconds"), int | float):
+        out["differential"] = float(rec["seconds"])
+    wall = (report.get("ledger") or {}).get("wall_seconds")
+    if isinstance(wall, int | float) and out:
+        out["rest (reading, set-up)"] = max(0.0, float(wall) - sum(out.values()))
     return out
 
 
