@@ -60,47 +60,33 @@ def _property(f, g):
 
 TUPLE = """
 def _property(f, g):
-    seen = False
-    for a in _INPUTS:
-        want = _run(g, a)
-        if want[0] != "value" or type(want[1]) is not list:
-            continue
-        got = _run(f, a)
-        if got[0] != "value" or type(got[1]) is not tuple or list(got[1]) != want[1]:
-            return False
-        seen = True
-    return seen
+    lists = [(w, o) for w, o in _outcomes(f, g) if w[0] == "value" and type(w[1]) is list]
+    return bool(lists) and all(o[0] == "value" and type(o[1]) is tuple and list(o[1]) == w[1] for w, o in lists)
 """
 
 DESCENDING = """
+def _descending(want, got):
+    if want[0] != "value" or type(want[1]) is not list:
+        return _same(want, got)
+    try:
+        return got[0] == "value" and got[1] == sorted(want[1], reverse=True)
+    except TypeError:
+        return False
+
+
 def _property(f, g):
-    moved = False
-    for a in _INPUTS:
-        want, got = _run(g, a), _run(f, a)
-        if want[0] != "value" or type(want[1]) is not list:
-            if not _same(want, got):
-                return False
-            continue
-        try:
-            if got[0] != "value" or got[1] != sorted(want[1], reverse=True):
-                return False
-        except TypeError:
-            return False
-        moved = moved or got[1] != want[1]
-    return moved
+    pairs = _outcomes(f, g)
+    return all(_descending(w, o) for w, o in pairs) and any(not _same(w, o) for w, o in pairs)
 """
 
 ROUNDED = """
+def _rounded(want, got):
+    return want[0] == got[0] and not (got[0] == "value" and type(got[1]) is float and round(got[1], {k}) != got[1])
+
+
 def _property(f, g):
-    moved = False
-    for a in _INPUTS:
-        want, got = _run(g, a), _run(f, a)
-        if got[0] != want[0]:
-            return False
-        if got[0] == "value" and type(got[1]) is float and round(got[1], {k}) != got[1]:
-            return False
-        moved = moved or not _same(want, got)
-    return moved
+    pairs = _outcomes(f, g)
+    return all(_rounded(w, o) for w, o in pairs) and any(not _same(w, o) for w, o in pairs)
 """
 
 STRING_INSENSITIVE = """
@@ -164,36 +150,18 @@ def _param_changes(src: Source, fn: ast.FunctionDef, lines: list[str]) -> Iterat
                 EMPTY[t],
                 f"not (len(args) > {i} and hasattr(args[{i}], '__len__') and len(args[{i}]) == 0)",
             )
-            yield dict(
-                name="raise ValueError on empty input",
-                i=i,
-                prop=RAISES_ON,
-                value=empty,
-                base=base,
-                domain=domain,
-                guard=[f"if not {p}:", f'    raise ValueError("{p} must not be empty")'],
-                text=f"Make `{f}` raise `ValueError` when `{p}` is empty (an empty `{p}` is a caller error).",
-            )
-            yield dict(
-                name="return None on empty input",
-                i=i,
-                prop=NONE_ON_EMPTY,
-                value=empty,
-                base=base,
-                domain=domain,
-                guard=[f"if not {p}:", "    return None"],
-                text=f"Make `{f}` return `None` when `{p}` is empty.",
-            )
-            yield dict(
-                name="accept None as empty",
-                i=i,
-                prop=NONE_AS_EMPTY,
-                value=empty,
-                base=base,
-                domain="True",
-                guard=[f"if {p} is None:", f"    {p} = {empty!r}"],
-                text=f"Let `{f}` accept `None` for `{p}`, treated as empty.",
-            )
+            for name, prop, where, guard, text in (
+                ("raise ValueError on empty input", RAISES_ON, domain,
+                 [f"if not {p}:", f'    raise ValueError("{p} must not be empty")'],
+                 f"Make `{f}` raise `ValueError` when `{p}` is empty (an empty `{p}` is a caller error)."),
+                ("return None on empty input", NONE_ON_EMPTY, domain, [f"if not {p}:", "    return None"],
+                 f"Make `{f}` return `None` when `{p}` is empty."),
+                ("accept None as empty", NONE_AS_EMPTY, "True", [f"if {p} is None:", f"    {p} = {empty!r}"],
+                 f"Let `{f}` accept `None` for `{p}`, treated as empty."),
+            ):  # fmt: skip
+                yield dict(
+                    name=name, i=i, prop=prop, value=empty, base=base, domain=where, guard=guard, text=text
+                )
         if t == "str":
             for name, call, one, two, text in (
                 ("ignore surrounding whitespace", "strip", f'"  " + a[{i}] + " "', f"a[{i}]",
