@@ -37,25 +37,28 @@ def _shape(value):
     return type(value).__name__
 
 
-def _run(f, args):
+def _run(f, args):  # (outcome kind, value or exception class, the arguments after the call)
+    args = _copy.deepcopy(list(args))
     try:
-        return ("value", f(*_copy.deepcopy(list(args))))
-    except Exception as e:  # the exception's class is the outcome
-        return ("raises", type(e).__name__)
+        value = f(*args)
+    except Exception as e:
+        return ("raises", type(e).__name__, args)
+    return ("value", value, args)
 
 
-def _same(a, b, plain=False):
-    if a[0] != b[0]:
-        return False
-    if a[0] == "raises":
-        return a[1] == b[1]
-    x, y = a[1], b[1]
+def _equal(x, y, plain):
     if plain:
         x, y = _as_lists(x), _as_lists(y)
     try:
         return (x == y or repr(x) == repr(y)) and _shape(x) == _shape(y)
     except Exception:
         return False
+
+
+def _same(a, b, plain=False, args=True):  # same outcome and, with args, the same arguments after the call
+    if a[0] != b[0] or (args and not _equal(a[2], b[2], plain)):
+        return False
+    return a[1] == b[1] if a[0] == "raises" else _equal(a[1], b[1], plain)
 
 
 def _outcomes(f, g):  # (the reference g's outcome, f's outcome) on every input

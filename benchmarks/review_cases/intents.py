@@ -32,7 +32,7 @@ _BASE = {base!r}
 def _property(f, g):
     args = list(_BASE)
     args[{i}] = {value!r}
-    return _run(f, args) == ("raises", "ValueError")
+    return _run(f, args)[:2] == ("raises", "ValueError")
 """
 
 NONE_ON_EMPTY = """
@@ -49,13 +49,13 @@ _BASE = {base!r}
 def _property(f, g):
     none, empty = list(_BASE), list(_BASE)
     none[{i}], empty[{i}] = None, {value!r}
-    return _same(_run(f, none), _run(f, empty))
+    return _same(_run(f, none), _run(f, empty), args=False)
 """
 
 DEFAULT = """
 def _property(f, g):
     full = [a for a in _INPUTS if len(a) == {n}][:12]
-    return bool(full) and all(_same(_run(f, a[:-1]), _run(f, a[:-1] + [{value!r}])) for a in full)
+    return bool(full) and all(_same(_run(f, a[:-1]), _run(f, a[:-1] + [{value!r}]), args=False) for a in full)
 """
 
 TUPLE = """
@@ -97,8 +97,8 @@ def _property(f, g):
             continue
         one, two = list(a), list(a)
         one[{i}], two[{i}] = {one}, {two}
-        ok = ok and _same(_run(f, one), _run(f, two))
-        moved = moved or not _same(_run(g, one), _run(g, two))
+        ok = ok and _same(_run(f, one), _run(f, two), args=False)
+        moved = moved or not _same(_run(g, one), _run(g, two), args=False)
     return ok and moved
 """
 
