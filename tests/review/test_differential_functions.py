@@ -97,3 +97,16 @@ def test_module_names_follow_packages():
 def test_test_files_are_recognised():
     assert is_test_file("test_calc.py") and is_test_file("pkg/calc_test.py") and is_test_file("tests/x.py")
     assert is_test_file("conftest.py") and not is_test_file("calc.py") and not is_test_file("src/testing.py")
+
+
+def test_a_long_function_is_shown_around_its_change():
+    body = "".join(f"    x{i} = {i}\n" for i in range(400))
+    old = f"def long(x):\n{body}    return x\n"
+    (fn,) = compare_files(old, old.replace("return x", "return -x"), file="m.py", old_file="m.py",
+                          module="m", import_root="")  # fmt: skip
+    before, after = fn.excerpts(limit=2000)
+    assert before.startswith("def long(x):") and after.startswith("def long(x):")
+    assert "return -x" in after and "return x" in before and "x390 = 390" in after
+    assert "x5 = 5" not in after and "lines left out" in after and len(after) <= 1100
+    short_old, short_new = changed(OLD.replace("return a + b", "return a - b"))["same"].excerpts()
+    assert "a - b" in short_new and "a + b" in short_old and "lines left out" not in short_new

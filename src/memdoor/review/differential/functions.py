@@ -64,6 +64,15 @@ class ChangedFunction(BaseModel):
 
         return f"{self.name}({', '.join(one(p) for p in self.params)})"
 
+    def excerpts(self, limit: int = 4000) -> tuple[str, str]:
+        """The old and the new source for a prompt: whole when both fit ``limit`` characters, else the
+        ``def`` line and the lines around the changed ones (gaps marked)."""
+        if len(self.old_source) + len(self.new_source) <= limit:
+            return self.old_source, self.new_source
+        old, new = self.old_source.splitlines(), self.new_source.splitlines()
+        o_idx, n_idx = changed_spans(old, new)
+        return _around(old, o_idx, limit // 2), _around(new, n_idx, limit // 2)
+
     @property
     def first_changed(self) -> tuple[int, int]:
         lines = self.changed_lines or [self.line]
@@ -189,6 +198,21 @@ def changed_spans(old: list[str], new: list[str]) -> tuple[list[int], list[int]]
         olds += range(i1, i2) or [min(i1, max(len(old) - 1, 0))]
         news += range(j1, j2) or [min(j1, max(len(new) - 1, 0))]
     return olds, news
+
+
+def _around(lines: list[str], changed: list[int], limit: int, context: int = 12) -> str:
+    """The first line and the lines within ``context`` of a changed one, gaps marked, cut to ``limit``."""
+    keep = {0} | {k for i in changed for k in range(i - context, i + context + 1) if 0 <= k < len(lines)}
+    out, last = [], -1
+    for k in sorted(keep):
+        if k != last + 1:
+            out.append("    # … lines left out …")
+        out.append(lines[k])
+        last = k
+    if last < len(lines) - 1:
+        out.append("    # … lines left out …")
+    text = "\n".join(out)
+    return text if len(text) <= limit else text[:limit] + "\n    # … cut …"
 
 
 def literals_on(node: ast.AST, lines: set[int]) -> list[Any]:

@@ -57,12 +57,13 @@ def _cut(text: str, limit: int) -> str:
 
 def messages_for(description: str, fn: ChangedFunction, d: Difference) -> list[Message]:
     """The question for one difference: every text from the pull request or its run fenced."""
+    old, new = fn.excerpts()
     user = render(
         "code_review_intent",
         function=inline(fn.name),
         description=fence(_cut(description.strip(), MAX_DESCRIPTION_CHARS)),
-        old=fence(fn.old_source, "python"),
-        new=fence(fn.new_source, "python"),
+        old=fence(old, "python"),
+        new=fence(new, "python"),
         call=fence(d.call_text()),
         old_result=fence(d.old.show()),
         new_result=fence(d.new.show()),

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, computed_field
 from memdoor.agents.calls import CallContext
 from memdoor.agents.team import Agent
 from memdoor.core.errors import BudgetExceeded, ModelError, ReviewInputError
+from memdoor.core.messages import Message
 from memdoor.core.protocols import CodeRunner
 from memdoor.prompts import render
 from memdoor.review.consensus import Group
@@ -149,12 +150,13 @@ def find_functions(
     return fns[:limit], skipped
 
 
-def input_messages(fn: ChangedFunction, count: int) -> list[dict[str, str]]:
+def input_messages(fn: ChangedFunction, count: int) -> list[Message]:
+    old, new = fn.excerpts()
     user = render(
         "code_review_inputs",
         function=inline(fn.name),
-        old=fence(fn.old_source, "python"),
-        new=fence(fn.new_source, "python"),
+        old=fence(old, "python"),
+        new=fence(new, "python"),
         count=count,
         signature=fn.signature.replace("`", "'"),
     )
