@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from review_helpers import answer, diff_of, git, make_repo
+from review_helpers import BUGGY, answer, diff_of, git, make_repo
 
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
@@ -82,7 +82,7 @@ def respond(verdict: str = "intended", inputs: str = INPUTS):
 
 
 async def review(sandbox, repo, new_text, workdir, tmp_path, description, *, agents=2, verdict="intended",
-                 inputs=INPUTS, **kw):  # fmt: skip
+                 inputs=INPUTS, path="stats.py", **kw):  # fmt: skip
     pool = ModelPool()
     for i in range(agents):
         pool.add(f"scripted:{i}", ScriptedModel(respond=respond(verdict, inputs), spec=f"scripted:{i}"))
@@ -90,7 +90,7 @@ async def review(sandbox, repo, new_text, workdir, tmp_path, description, *, age
     kw.setdefault("stages", ["differential"])
     cfg = ReviewConfig(agents=agents, models=[f"scripted:{i}" for i in range(agents)], description=description,
                        **kw)  # fmt: skip
-    diff = diff_of(repo, "stats.py", new_text)
+    diff = diff_of(repo, path, new_text)
     report = await run_review(prepare(diff, repo, cfg, workdir), cfg, env)
     assert report.error is None, report.error
     return report, pool
@@ -210,3 +210,22 @@ async def test_our_own_inputs_find_the_bug_whatever_the_agents_write(
     assert len(report.ledger.calls) == (2 if written else 0)
     assert report.differential is not None
     assert len(report.differential.unusable) == (2 if written else 0)  # "no list of inputs"
+
+
+async def test_every_stage_on_a_change_that_breaks_a_covered_function(sandbox, repo, workdir, tmp_path):
+    """All three stages (the default): the failing test, the difference with its counterexample (both
+    verified), and the reading review's answer (no finding here), each stage recorded."""
+    report, _ = await review(sandbox, repo, BUGGY, workdir, tmp_path, "refactor, no behaviour change",
+                             path="calc.py", stages=["tests", "differential", "reading"],
+                             test="python3 -m unittest -q")  # fmt: skip
+    assert report.stages_run == ["tests", "differential", "reading"] and report.complete
+    test, *diffs = report.findings
+    assert test.verified and "test_calc.T.test_mean" in test.message
+    shown = {
+        (g.counterexample.input, g.counterexample.old, g.counterexample.new)
+        for g in diffs
+        if g.counterexample
+    }
+    assert ("[1, 2, 3]", "returns 2.0", "returns 3.0") in shown and len(shown) == len(diffs) <= 3
+    assert all(g.verified and g.severity == "high" for g in diffs)
+    assert {c.role for c in report.ledger.calls} == {"differential-inputs", "review"}
