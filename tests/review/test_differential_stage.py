@@ -114,7 +114,7 @@ async def test_a_broken_uncovered_function_described_as_a_refactoring_is_a_findi
     assert "spread([1, 2, 3])" in g.message and "keeps behaviour" in g.message
     fn = only(report, "spread")
     assert fn.outcome == "reported" and fn.unintended == 1 and fn.reproduced >= 2  # [1, 2, 3] and [5, 1, 9]
-    assert fn.inputs_agents == 1 and fn.rejected == 1  # the agents' __import__ text is refused
+    assert fn.inputs_agents == 1 and fn.rejected == 2  # each agent's __import__ text is refused
     assert fn.inputs_own > 5 and fn.inputs == fn.inputs_own + fn.inputs_agents
     assert report.differential.rule == "refactoring" and report.differential.outcome == "reported"
     assert report.fails() and report.stages_run == ["differential"] and report.patch is None

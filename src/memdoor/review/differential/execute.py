@@ -5,7 +5,7 @@ base and the changed code at once, through a :class:`~memdoor.core.protocols.Cod
 judge: the candidates' sandbox and limits, within the run's sandbox slots). The inputs whose outcomes
 differ run again on both; a difference is **reproduced** when the second run gives the same two outcomes
 as the first (a function with random or timing-dependent output is not). Per function, the reproduced
-differences are grouped by what changed (the old and the new outcome's kind and type) and the smallest
+differences are grouped by what changed (the old and the new outcome's kind, an exception's type) and the smallest
 input of each group (shortest argument text) is kept.
 """
 
@@ -87,7 +87,13 @@ def _note(old: list[Outcome], new: list[Outcome]) -> str | None:
 
 
 def _group(d: Difference) -> tuple[str, str, str, str]:
-    return (d.old.kind, d.old.type, d.new.kind, d.new.type)
+    """What kind of difference: the old and the new outcome's kind, with the exception's type (a value's
+    type is left out: returning 2 instead of 3 and "b" instead of "c" is one difference)."""
+
+    def side(o: Outcome) -> tuple[str, str]:
+        return o.kind, o.type if o.kind in ("raise", "import") else ""
+
+    return (*side(d.old), *side(d.new))
 
 
 def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> list[Difference]:
