@@ -33,10 +33,13 @@ from memdoor.core.errors import ResultsStoreError, UsageError
 
 SHIPPED = "presets/humaneval.json"
 """The measurement shipped with memdoor (beside this module)."""
-SHIPPED_RUNS = ("humaneval-ranked", "humaneval-rewrite", "humaneval-v2")
+SHIPPED_RUNS = ("humaneval-ranked", "humaneval-rewrite", "humaneval-v2", "humaneval-matched")
 """The committed runs (under ``benchmarks/results``) the shipped measurement is built from, in order of
 precedence: a row two runs hold is taken from the earlier one (the mixed teams from ``humaneval-ranked``,
-the only one whose mixed rows sampled by rank within their model, as today's code does)."""
+whose mixed rows sampled by rank within their model, as today's code does; ``humaneval-matched`` adds the
+1.5B given more compute — two and three draws, repairing its own drafts, ``adaptive:5`` — and the
+strong-repair team, so they are chosen among too: e.g. a user with only the 1.5B gets ``adaptive:5``
+from 3.75× its compute)."""
 
 
 class MeasuredRun(BaseModel):
