@@ -40,6 +40,8 @@ def env_for(sandbox, trace_dir: Path, *answers) -> RunEnv:
 
 
 def config(n: int, **kw) -> ReviewConfig:
+    """The tests and the reading review (the differential stage's own tests: test_differential_stage.py)."""
+    kw.setdefault("stages", ["tests", "reading"])
     return ReviewConfig(agents=n, models=[f"scripted:{i}" for i in range(n)], **kw)
 
 
