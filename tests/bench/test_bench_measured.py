@@ -67,3 +67,34 @@ def test_the_committed_headline_run_is_quoted_from_its_own_results():
     assert m.problems == 164
     assert m.best.solved == max(solved.values()) and m.baseline.solved == solved[m.baseline.row]
     assert f"{m.best.solved}/164" in describe(m)
+    # the bigger model given up to the best row's compute is quoted beside it (BENCHMARKS.md rows S–V)
+    assert m.matched is not None and m.matched.compute <= m.best.compute
+    assert m.matched.row.endswith("@" + m.baseline.row.partition("@")[2]) and m.matched.row != m.baseline.row
+    assert f"alone ({m.matched.row}) solved {m.matched.solved}/164" in describe(m)
+
+
+def test_the_bigger_model_alone_is_matched_at_no_more_compute_than_the_best_row(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = ["single@B", "parallel:2@B", "adaptive:5@B", "team@A*4+B*1"]
+    (run / "run.json").write_text(
+        json.dumps(
+            {"config": {"suite": "toy", "rows": [{"name": n, "baseline": n == "single@B"} for n in rows]}}
+        )
+    )
+    figures = {
+        "single@B": (1, 1.0),
+        "parallel:2@B": (2, 2.0),
+        "adaptive:5@B": (3, 5.0),
+        "team@A*4+B*1": (4, 3.0),
+    }
+    records = [
+        _rec(r, f"p{i}", i < solved, compute / 4)
+        for r, (solved, compute) in figures.items()
+        for i in range(4)
+    ]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    m = read_measured(run)
+    assert m.best.row == "team@A*4+B*1"
+    assert m.matched.row == "parallel:2@B"  # adaptive:5@B solved more but spent more than the team
+    assert "B alone (parallel:2@B) solved 2/4, at 2.00× its compute" in describe(m)
