@@ -88,6 +88,8 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
         *models(home, "bug", "bug", "garbage"),
         "--test",
         TEST,
+        "--stages",
+        "tests,reading",
         "--json",
         "--params",
         f"scripted:{home / 'bug'}.json=1e9",
@@ -116,10 +118,21 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
 
 def test_stdin_markdown_and_fail_on(home):
     diff = (home / "change.diff").read_text()
-    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), stdin=diff)
+    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--stages", "reading", stdin=diff)
     assert r.returncode == 0, r.stderr  # a low finding is under the default --fail-on high
     assert "# Review: 1 consensus finding(s)" in r.stdout and "agreed by 1 of 1: agent0" in r.stdout
-    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--fail-on", "low", stdin=diff)
+    r = memdoor(
+        home,
+        "-",
+        "--agents",
+        "1",
+        *models(home, "minor"),
+        "--stages",
+        "reading",
+        "--fail-on",
+        "low",
+        stdin=diff,
+    )
     assert r.returncode == 0  # the agents' finding is unverified: --fail-on counts verified ones
     r = memdoor(
         home,
@@ -127,6 +140,8 @@ def test_stdin_markdown_and_fail_on(home):
         "--agents",
         "1",
         *models(home, "minor"),
+        "--stages",
+        "reading",
         "--fail-on",
         "low",
         "--fail-on-unverified",
