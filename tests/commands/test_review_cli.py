@@ -118,35 +118,13 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
 
 def test_stdin_markdown_and_fail_on(home):
     diff = (home / "change.diff").read_text()
-    r = memdoor(home, "-", "--agents", "1", *models(home, "minor"), "--stages", "reading", stdin=diff)
+    minor = ["-", "--agents", "1", *models(home, "minor"), "--stages", "reading"]
+    r = memdoor(home, *minor, stdin=diff)
     assert r.returncode == 0, r.stderr  # a low finding is under the default --fail-on high
     assert "# Review: 1 consensus finding(s)" in r.stdout and "agreed by 1 of 1: agent0" in r.stdout
-    r = memdoor(
-        home,
-        "-",
-        "--agents",
-        "1",
-        *models(home, "minor"),
-        "--stages",
-        "reading",
-        "--fail-on",
-        "low",
-        stdin=diff,
-    )
+    r = memdoor(home, *minor, "--fail-on", "low", stdin=diff)
     assert r.returncode == 0  # the agents' finding is unverified: --fail-on counts verified ones
-    r = memdoor(
-        home,
-        "-",
-        "--agents",
-        "1",
-        *models(home, "minor"),
-        "--stages",
-        "reading",
-        "--fail-on",
-        "low",
-        "--fail-on-unverified",
-        stdin=diff,
-    )
+    r = memdoor(home, *minor, "--fail-on", "low", "--fail-on-unverified", stdin=diff)
     assert r.returncode == 1
 
 
