@@ -160,7 +160,7 @@ async def test_published_prompt_for_rust_names_the_language(sandbox):
 
 async def test_published_prompt_refuses_a_problem_that_is_not_a_function_to_complete(sandbox):
     model = Recording(fenced(GOOD))
-    with pytest.raises(UsageError, match=r"prompt=published asks for a function to complete"):
+    with pytest.raises(UsageError, match=r"single\[prompt=published\] asks for a function to complete"):
         await Single(prompt="published").solve(
             add_problem().public_view(), agent_zero(model), make_ctx(sandbox)
         )
