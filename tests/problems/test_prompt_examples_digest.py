@@ -31,12 +31,12 @@ from memdoor.problems.prompt_examples import (
 )
 
 SUITES = {
-    "humaneval": "PIN",
-    "humaneval-js": "PIN",
-    "humaneval-rust": "PIN",
+    "humaneval": "33a353d14e549b0b",
+    "humaneval-js": "d114476862188883",
+    "humaneval-rust": "46d002016c724040",
 }
 """Digest of each bundled suite's public tests (ids, kinds, inputs, outputs, in order)."""
-READINGS = "PIN"
+READINGS = "0ac45fc41ddbed81"
 """Digest of what the readers find in the prompt corpus and in HumanEval-X's JavaScript prompts."""
 CHANGED = (
     "the request readers now find other examples: bench problem digests and the request keys of stored "
