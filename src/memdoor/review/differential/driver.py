@@ -161,7 +161,7 @@ def request(fn: ChangedFunction, call: Call) -> TestCase:
 OutcomeKind = Literal["return", "raise", "import", "timeout", "memory", "crash"]
 
 
-class Outcome(BaseModel):
+class CallOutcome(BaseModel):
     """What one call did on one version."""
 
     kind: OutcomeKind
@@ -200,23 +200,23 @@ def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
     return v[:limit] if isinstance(v, str) else ""
 
 
-def outcome(result: TestResult) -> Outcome:
+def outcome(result: TestResult) -> CallOutcome:
     """The outcome of one test of the program (a sandbox result: read as untrusted data)."""
     if result.status == "time_limit":
-        return Outcome(kind="timeout")
+        return CallOutcome(kind="timeout")
     if result.status == "memory_limit":
-        return Outcome(kind="memory")
+        return CallOutcome(kind="memory")
     if result.status != "passed":
-        return Outcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
+        return CallOutcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
     line = next((x for x in (result.output or "").splitlines() if x.startswith(MARK)), None)
     try:
         data = json.loads(line[len(MARK) :]) if line is not None else None
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import"):
-        return Outcome(kind="crash", text="no result")
+        return CallOutcome(kind="crash", text="no result")
     mutated = _str(data, "a") or None
-    return Outcome(
+    return CallOutcome(
         kind=data["k"], type=_str(data, "t", 200), text=_str(data, "r"), digest=_str(data, "h", 64),
         mutated=mutated, mutated_digest=_str(data, "ah", 64) if mutated else None,
     )  # fmt: skip

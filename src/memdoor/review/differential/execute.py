@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from memdoor.core.problem import Problem, TestCase
 from memdoor.core.protocols import CodeRunner
 from memdoor.core.verdict import Verdict
-from memdoor.review.differential.driver import Outcome, outcome, request
+from memdoor.review.differential.driver import CallOutcome, outcome, request
 from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
 
@@ -36,8 +36,8 @@ class Difference(BaseModel):
     line: int
     end_line: int
     input: Call
-    old: Outcome
-    new: Outcome
+    old: CallOutcome
+    new: CallOutcome
     reproduced: bool = True
     verdict: str = Field(
         default="unjudged",
@@ -60,25 +60,25 @@ class Ran(BaseModel):
     note: str | None = Field(default=None, description="Why the runs show nothing, when they cannot.")
 
 
-async def run_version(runner: CodeRunner, code: str, tests: Sequence[TestCase]) -> list[Outcome]:
+async def run_version(runner: CodeRunner, code: str, tests: Sequence[TestCase]) -> list[CallOutcome]:
     """Outcomes of ``code`` (one version's program) on ``tests``, in order."""
     if not tests:
         return []
     verdict: Verdict = await runner.run_tests(PROBLEM, code, tests, stop_at_first_failure=False)
     results = list(verdict.tests) + [None] * (len(tests) - len(verdict.tests))
-    return [outcome(r) if r is not None else Outcome(kind="crash", text="not run") for r in results]
+    return [outcome(r) if r is not None else CallOutcome(kind="crash", text="not run") for r in results]
 
 
 async def run_both(
     runner: CodeRunner, old_code: str, new_code: str, tests: Sequence[TestCase]
-) -> tuple[list[Outcome], list[Outcome]]:
+) -> tuple[list[CallOutcome], list[CallOutcome]]:
     old, new = await asyncio.gather(
         run_version(runner, old_code, tests), run_version(runner, new_code, tests)
     )
     return old, new
 
 
-def _note(old: list[Outcome], new: list[Outcome]) -> str | None:
+def _note(old: list[CallOutcome], new: list[CallOutcome]) -> str | None:
     """Why every call failed the same way on both versions (the function cannot run in the sandbox)."""
     if not old or not all(o.kind == "import" for o in old) or not all(n.kind == "import" for n in new):
         return None
@@ -90,7 +90,7 @@ def _group(d: Difference) -> tuple[str, str, str, str]:
     """What kind of difference: the old and the new outcome's kind, with the exception's type (a value's
     type is left out: returning 2 instead of 3 and "b" instead of "c" is one difference)."""
 
-    def side(o: Outcome) -> tuple[str, str]:
+    def side(o: CallOutcome) -> tuple[str, str]:
         return o.kind, o.type if o.kind in ("raise", "import") else ""
 
     return (*side(d.old), *side(d.new))

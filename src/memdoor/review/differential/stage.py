@@ -45,7 +45,7 @@ MAX_INPUTS = 60
 """Inputs run per function at most (ours and the agents' together)."""
 OTHER_LANGUAGES = (".js", ".mjs", ".cjs", ".ts", ".rs")
 
-Outcome = Literal["not run", "no difference", "not reproduced", "intended", "reported"]
+StageOutcome = Literal["not run", "no difference", "not reproduced", "intended", "reported"]
 _RANK: dict[str, int] = {"none": 0, "not run": 1, "no difference": 2, "not reproduced": 3, "intended": 4,
                          "reported": 5}  # fmt: skip
 
@@ -74,7 +74,7 @@ class FunctionReport(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> StageOutcome:
         """Where this function's differences ended: not run, no difference, not reproduced, intended, or
         reported (a finding)."""
         if self.note is not None or self.inputs == 0:
