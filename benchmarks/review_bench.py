@@ -90,8 +90,16 @@ def parse_quota(text: str) -> dict[str, int]:
     return quota
 
 
-def key(stages: str, agents: int, models: list[str], case_id: str) -> tuple:
-    return stages, agents, tuple(models), case_id
+def key(stages: str, agents: int, models: list[str], case_id: str, digest: str | None) -> tuple:
+    return stages, agents, tuple(models), case_id, digest
+
+
+def latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One result per row and case: the last one (a case rebuilt differently was reviewed again)."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        out[(r["stages"], r["agents"], tuple(r["models"]), r["case"])] = r
+    return list(out.values())
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -167,7 +175,7 @@ def result_row(
     case: ReviewCase, stages: str, agents: int, models: list[str], ran: dict[str, Any], missing: list[str]
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "case": case.id, "problem_id": case.problem_id, "kind": case.kind, "transform": case.transform,
+        "case": case.id, "digest": case.digest(), "problem_id": case.problem_id, "kind": case.kind, "transform": case.transform,
         "claim": case.claim, "public_fails": case.public_fails, "stages": stages, "agents": agents,
         "models": models, "exit_code": ran["exit_code"], "process_seconds": ran["process_seconds"],
         "missing_flags": missing,
@@ -190,14 +198,18 @@ def run_rows(cases: list[ReviewCase], args: argparse.Namespace) -> list[dict[str
             file=sys.stderr,
         )
     results = load_rows(args.out) if args.out else []
-    done = {key(r["stages"], r["agents"], r["models"], r["case"]) for r in results}
+    done = {key(r["stages"], r["agents"], r["models"], r["case"], r.get("digest")) for r in results}
     if done:
         print(f"{len(done)} results already in {args.out}: skipped")
+    digests = {c.id: c.digest() for c in cases}
+    changed = {r["case"] for r in results if r["case"] in digests and r.get("digest") != digests[r["case"]]}
+    if changed:
+        print(f"warning: {len(changed)} cases differ from those reviewed before (rebuilt): reviewed again")
     teams = [parse_team(t) for t in args.team or TEAMS]
     for c in cases:  # case by case, every row: a run stopped early still compares rows on the same cases
         for stages in args.stages:
             for agents, models in teams:
-                if key(stages, agents, models, c.id) in done:
+                if key(stages, agents, models, c.id, c.digest()) in done:
                     continue
                 ran = reviewer.review(c, stages, agents, models, args.seed)
                 row = result_row(c, stages, agents, models, ran, missing)
@@ -214,6 +226,7 @@ def run_rows(cases: list[ReviewCase], args: argparse.Namespace) -> list[dict[str
 def tables(rows: list[dict[str, Any]]) -> str:
     if rows and "case" not in rows[0]:
         return "these are results of the first review benchmark: benchmarks/review_bench_v1.py --summary-only"
+    rows = latest(rows)
     return "\n\n".join([
         "Flagged = a verified consensus finding at high or worse (SWR-Bench counting):",
         summary(rows, "flagged"),
@@ -232,14 +245,16 @@ def get_cases(args: argparse.Namespace, log) -> list[ReviewCase]:
 
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
-    config = BuildConfig(seed=args.seed, quota=parse_quota(args.quota), workers=args.workers)
+    config = BuildConfig(
+        seed=args.seed, quota=parse_quota(args.quota), workers=args.workers, timeout_s=args.timeout
+    )
     if args.cases and args.cases.exists():
         kept = json.loads(args.cases.read_text())
         if kept.get("config") == config.model_dump():
             return [ReviewCase.model_validate(c) for c in kept["cases"]]
         log(f"{args.cases} was built with another seed or quota: building again")
     started = time.monotonic()
-    with open_sandbox(SandboxConfig(timeout_s=args.timeout)) as sandbox:
+    with open_sandbox(SandboxConfig(timeout_s=config.timeout_s)) as sandbox:
         cases = build_cases(load_sources(), sandbox, config, log=log)
     log(f"built {len(cases)} cases in {time.monotonic() - started:.0f} s")
     if args.cases:
@@ -256,7 +271,9 @@ def main() -> None:
         "--quota", default="", metavar="KIND=N,...", help=f"cases per kind (default {DEFAULT_QUOTA})"
     )
     ap.add_argument("--workers", type=int, default=2, help="sandbox runs at once while building (default 2)")
-    ap.add_argument("--timeout", type=float, default=4.0, help="sandbox seconds per test while building")
+    ap.add_argument(
+        "--timeout", type=float, default=10.0, help="sandbox seconds per test while building (10)"
+    )
     ap.add_argument("--cases", type=Path, help="JSON file keeping the built cases (reused when it matches)")
     ap.add_argument("--limit", type=int, help="only the first N cases of each kind")
     ap.add_argument("--team", action="append", metavar="N@SPEC[,SPEC*K]", help=f"default: {' '.join(TEAMS)}")

@@ -4,7 +4,7 @@ Functions are taken in an order drawn from the seed; each gives at most one case
 kind has its quota. Per function: the reference must pass its examples, its hidden check and agree with
 itself on the random inputs (they are valid and deterministic); then
 
-- mutants (:mod:`review_cases.mutants`, balanced across kinds of mistake): public examples and the hidden
+- mutants (:mod:`review_cases.mutants`, taking the kinds of mistake in turn): public examples and the hidden
   check run on each; passes every example and fails the check -> ``missed``; fails an example and the check
   -> ``caught``; passes the check, or runs out of time or memory -> dropped;
 - refactorings: kept when the examples, the hidden check and the agreement with the reference all pass;
@@ -64,6 +64,11 @@ class BuildConfig(BaseModel):
     inputs: int = Field(
         default=40, ge=1, description="Random inputs per agreement check (plus the known ones)."
     )
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Sandbox seconds per test: generous, so that load never decides a case.",
+    )
 
 
 class Runner:
@@ -121,13 +126,26 @@ def changed_examples(examples: list[Example], verdict: Verdict) -> list[Example]
     return out if len(out) == len(examples) else None
 
 
-def balanced(
-    variants: list[Variant], used: Counter, rng: random.Random, key: Callable[[Variant], str]
-) -> list[Variant]:
-    """``variants`` in a seeded order, those of the least used kinds first."""
+def balanced(variants: list[Variant], rng: random.Random, key: Callable[[Variant], str]) -> list[Variant]:
+    """``variants`` in a seeded order that takes each kind (``key``) in turn: the first of every kind, in
+    a seeded order of the kinds, then the second of every kind... (decided per function, so that what one
+    function gives never changes what another one tries)."""
+    kinds = sorted({key(v) for v in variants})
+    rng.shuffle(kinds)
+    rank = {k: i for i, k in enumerate(kinds)}
     shuffled = list(variants)
     rng.shuffle(shuffled)
-    return sorted(shuffled, key=lambda v: used[key(v)])
+    seen: Counter = Counter()
+    ordered = []
+    for v in shuffled:
+        ordered.append((seen[key(v)], rank[key(v)], v))
+        seen[key(v)] += 1
+    return [v for _, _, v in sorted(ordered, key=lambda t: (t[0], t[1]))]
+
+
+def intent_class(v: Variant) -> str:
+    """The kind of an intended change for taking kinds in turn (the three empty-input changes are one)."""
+    return "empty input" if "empty" in v.name else v.name
 
 
 def has_loop(code: str, entry: str) -> bool:
@@ -138,8 +156,8 @@ def has_loop(code: str, entry: str) -> bool:
 class FunctionCases:
     """The cases one function gives (at most one per kind), for the kinds still ``needed``."""
 
-    def __init__(self, src: Source, runner: Runner, config: BuildConfig, used: Counter) -> None:
-        self.src, self.runner, self.config, self.used = src, runner, config, used
+    def __init__(self, src: Source, runner: Runner, config: BuildConfig) -> None:
+        self.src, self.runner, self.config = src, runner, config
         self.rng = random.Random(f"{config.seed}:{src.problem_id}")
         self.examples: list[Example] = []
         self.inputs: list[list] = []
@@ -171,9 +189,7 @@ class FunctionCases:
         if not want:
             return []
         found: list[tuple[str, Variant, dict[str, str]]] = []
-        order = balanced(
-            mutants(src.code, src.entry), self.used, self.rng, lambda v: "mutant:" + operator_class(v.name)
-        )
+        order = balanced(mutants(src.code, src.entry), self.rng, lambda v: "mutant:" + operator_class(v.name))
         order = order[: cfg.mutants_per_function]
         tests = [check(public_check(self.examples)), *src.problem.hidden_tests]
         names = ["public examples", "hidden check"]
@@ -194,9 +210,7 @@ class FunctionCases:
 
     def refactor(self) -> tuple[Variant, dict[str, str]] | None:
         src, cfg = self.src, self.config
-        order = balanced(
-            refactorings(src.code, src.entry), self.used, self.rng, lambda v: "refactor:" + v.name
-        )
+        order = balanced(refactorings(src.code, src.entry), self.rng, lambda v: "refactor:" + v.name)
         tests = [check(public_check(self.examples)), *src.problem.hidden_tests,
                  check(agreement_check(src.code, src.entry, self.inputs))]  # fmt: skip
         names = ["public examples", "hidden check", "agrees with the reference"]
@@ -208,7 +222,7 @@ class FunctionCases:
 
     def intent(self) -> tuple[Variant, list[Example], dict[str, str]] | None:
         src, cfg = self.src, self.config
-        order = balanced(intents(src), self.used, self.rng, lambda v: "intent:" + v.name)
+        order = balanced(intents(src), self.rng, intent_class)
         for v in order[: cfg.tries_per_function]:
             code = apply_edits(src.code, v.edits)
             after = changed_examples(self.examples, self.runner.run(src, code, calls(self.examples)))
@@ -295,16 +309,6 @@ def _loads(text: str):
         return object()
 
 
-def _usage_key(case: ReviewCase) -> list[str]:
-    if case.kind in ("missed", "caught"):
-        return ["mutant:" + operator_class(case.transform)]
-    if case.kind == "refactor":
-        return ["refactor:" + case.transform]
-    if case.kind == "intended":
-        return ["intent:" + case.transform]
-    return []
-
-
 def problem_number(problem_id: str) -> tuple[str, int]:
     head, _, tail = problem_id.rpartition("/")
     return (head, int(tail)) if tail.isdigit() else (problem_id, -1)
@@ -319,18 +323,16 @@ def build_cases(
     random.Random(config.seed).shuffle(order)
     runner = Runner(sandbox, config.workers)
     count: Counter = Counter()
-    used: Counter = Counter()
     cases: list[ReviewCase] = []
     for src in order:
         needed = {k: config.quota.get(k, 0) - count[k] for k in KINDS}
         if all(n <= 0 for n in needed.values()):
             break
-        got = FunctionCases(src, runner, config, used).cases(needed)
+        got = FunctionCases(src, runner, config).cases(needed)
         for c in got:
             if needed[c.kind] > 0:
                 cases.append(c)
                 count[c.kind] += 1
-                used.update(_usage_key(c))
         if log is not None:
             log(f"  {src.problem_id}: {', '.join(c.kind for c in got) or '-'} ({sum(count.values())} cases)")
     kind_order = {k: i for i, k in enumerate(KINDS)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,3 +91,9 @@ class ReviewCase(BaseModel):
     evidence: dict[str, str] = Field(
         default_factory=dict, description="Each hidden test's status on the changed code (names only)."
     )
+
+    def digest(self) -> str:
+        """What the review sees of the case (code, tests, description), hashed: results of a resumed run
+        belong to this case only if it is the same."""
+        seen = [self.before, self.after, self.tests_before, self.tests_after, self.description]
+        return hashlib.sha256(json.dumps(seen).encode()).hexdigest()[:16]

@@ -144,6 +144,10 @@ def test_reviews_run_through_the_command_line_and_resume(tmp_path, monkeypatch):
     assert calls[1][calls[1].index("--stages") + 1] == "tests,differential"
     assert len(review_bench.run_rows(cases, args)) == 4  # resumed: every result read back, none run again
     assert len(log.read_text().splitlines()) == 4
+    rebuilt = [cases[0].model_copy(update={"description": "Refactor `f`; no behaviour change."}), cases[1]]
+    assert len(review_bench.run_rows(rebuilt, args)) == 6  # the changed case is reviewed again, per stage set
+    assert len(log.read_text().splitlines()) == 6
+    assert len(review_bench.latest(review_bench.load_rows(args.out))) == 4
     assert "| execution | a + b |" in review_bench.tables(review_bench.load_rows(args.out))
 
 

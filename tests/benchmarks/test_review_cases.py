@@ -148,18 +148,21 @@ def test_random_inputs_are_seeded_and_stay_within_the_known_shapes():
         assert 0 <= limit <= 4 and len(xs) <= 3 and all(1 <= x <= 7 for x in xs)
 
 
-def test_the_order_of_candidates_is_seeded_and_balanced():
+def test_the_order_of_candidates_is_seeded_and_takes_each_kind_in_turn():
     variants = mutants(DEMO, "count_above")
-    names = lambda vs: [v.name for v in vs]  # noqa: E731
-    a = balanced(variants, Counter(), random.Random("0:Demo/1"), lambda v: v.name)
-    assert names(a) == names(balanced(variants, Counter(), random.Random("0:Demo/1"), lambda v: v.name))
-    used = Counter({a[0].name: 3})
-    assert balanced(variants, used, random.Random("0:Demo/1"), lambda v: v.name)[-1].name == a[0].name
+    kind = lambda v: v.name.split()[0]  # noqa: E731
+    a = balanced(variants, random.Random("0:Demo/1"), kind)
+    assert a == balanced(variants, random.Random("0:Demo/1"), kind) and sorted(a, key=str) == sorted(
+        variants, key=str
+    )
+    kinds = len({kind(v) for v in variants})
+    assert kinds >= 3 and len({kind(v) for v in a[:kinds]}) == kinds  # every kind before any repeats
+    assert any(balanced(variants, random.Random(f"{s}:Demo/1"), kind) != a for s in range(1, 5))
 
 
 # ---------------------------------------------------------------- kinds decided in the sandbox
 def test_each_kind_is_decided_by_the_hidden_tests(sandbox):
-    cases = FunctionCases(demo(), Runner(sandbox, 2), BuildConfig(), Counter()).cases(
+    cases = FunctionCases(demo(), Runner(sandbox, 2), BuildConfig()).cases(
         {"missed": 1, "caught": 1, "refactor": 1, "intended": 1, "mixed": 1}
     )
     by = {c.kind: c for c in cases}
@@ -182,9 +185,7 @@ def test_each_kind_is_decided_by_the_hidden_tests(sandbox):
 
 
 def test_a_mutant_the_hidden_tests_do_not_catch_is_no_bug(sandbox):
-    found = FunctionCases(
-        demo(WEAK_CHECK), Runner(sandbox, 2), BuildConfig(mutants_per_function=20), Counter()
-    )
+    found = FunctionCases(demo(WEAK_CHECK), Runner(sandbox, 2), BuildConfig(mutants_per_function=20))
     assert found.reference_ok()
     kinds = {k for k, _, _ in found.bugs({"missed": 1})}
     assert "missed" not in kinds  # every mutant the example misses, the weak check misses too
@@ -194,13 +195,13 @@ def test_a_refactoring_that_changes_behaviour_is_refused(sandbox, monkeypatch):
     (flip,) = [v for v in mutants(DEMO, "count_above") if v.name == "comparison > to >="]
     fake = flip.model_copy(update={"family": "refactor", "name": "rename a local"})
     monkeypatch.setattr(build_module, "refactorings", lambda code, entry: [fake])
-    found = FunctionCases(demo(WEAK_CHECK), Runner(sandbox, 1), BuildConfig(), Counter())
+    found = FunctionCases(demo(WEAK_CHECK), Runner(sandbox, 1), BuildConfig())
     assert found.reference_ok()
     assert found.refactor() is None  # the weak check passes it; agreement on random inputs does not
 
 
 def test_a_case_repository_holds_the_base_and_the_diff_applies(sandbox, tmp_path):
-    cases = FunctionCases(demo(), Runner(sandbox, 2), BuildConfig(), Counter()).cases({"intended": 1})
+    cases = FunctionCases(demo(), Runner(sandbox, 2), BuildConfig()).cases({"intended": 1})
     (case,) = cases
     files = write_case(case, tmp_path)
     tracked = subprocess.run(["git", "ls-files"], cwd=files.repo, capture_output=True, text=True, check=True)
