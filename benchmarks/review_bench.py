@@ -30,6 +30,10 @@ seed and quota match: building takes minutes).
   .venv/bin/python benchmarks/review_bench.py --dry-run
   .venv/bin/python benchmarks/review_bench.py --out /tmp/review43/results.jsonl --cases /tmp/review43/cases.json
   .venv/bin/python benchmarks/review_bench.py --summary-only --out /tmp/review43/results.jsonl
+
+The issue's speed target (three 0.5B agents, one function, under two minutes) is a row of its own:
+``--team 3@local:qwen2.5-coder-0.5b --stages both``; the per-stage time table says which stage takes it.
+More review options: ``--review-arg=--budget-seconds=300`` (one ``--review-arg=`` per argument).
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from review_cases.listing import counts, sample
 from review_cases.records import KINDS, ReviewCase
 from review_cases.repo import TEST_COMMAND, write_case
 from review_cases.scoring import lost_table, score, summary, time_table
+
+from memdoor.core.errors import MemdoorError
 
 STAGE_SETS = {
     "reading": "reading",
@@ -304,7 +310,11 @@ def main() -> None:
             sys.exit(2)
         print(tables(load_rows(args.out)))
         return
-    cases = get_cases(args, lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        cases = get_cases(args, lambda m: print(m, file=sys.stderr, flush=True))
+    except MemdoorError as e:  # no HumanEval data, no sandbox
+        print(f"review_bench: cannot build the cases: {e}", file=sys.stderr)
+        sys.exit(2)
     if args.limit is not None:
         cases = [c for k in KINDS for c in [c for c in cases if c.kind == k][: args.limit]]
     print(counts(cases))

