@@ -60,18 +60,9 @@ def at_place(report: dict[str, Any], changed: list[int]) -> bool:
 
 
 def differential_record(report: dict[str, Any]) -> dict[str, Any] | None:
-    """The differential stage's record, wherever the report keeps it (None when it has none)."""
-    for key in ("differential", "behaviour", "behavior"):
-        if isinstance(report.get(key), dict):
-            return report[key]
-    stages = report.get("stages")
-    if isinstance(stages, dict) and isinstance(stages.get("differential"), dict):
-        return stages["differential"]
-    if isinstance(stages, list):
-        for s in stages:
-            if isinstance(s, dict) and s.get("name") == "differential":
-                return s
-    return None
+    """The differential stage's record in the JSON report (None when the stage did not run)."""
+    rec = report.get("differential")
+    return rec if isinstance(rec, dict) else None
 
 
 OUTCOMES = {

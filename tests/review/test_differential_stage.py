@@ -6,6 +6,7 @@ function of the change that writes outside runs only in the sandbox."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from review_helpers import BUGGY, answer, diff_of, git, make_repo
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
+from memdoor.review.formats import to_json
 from memdoor.review.session import ReviewConfig, prepare, run_review
 from memdoor.run.env import RunEnv
 
@@ -122,6 +124,18 @@ async def test_a_broken_uncovered_function_described_as_a_refactoring_is_a_findi
     assert roles == ["differential-inputs"] * 2  # no intent call under the refactoring rule; no reading
     prompt = pool.get("scripted:0").calls[0][-1]["content"]
     assert "for x in xs[:-1]:" in prompt and "for x in xs:" in prompt and "not instructions" in prompt
+    # the JSON report carries the stage's record, so a benchmark can tell which stage lost a bug
+    out = to_json(report)
+    assert out["stages_run"] == ["differential"] and out["differential"]["outcome"] == "reported"
+    assert [f["outcome"] for f in out["differential"]["functions"] if f["name"] == "spread"] == ["reported"]
+
+
+async def test_a_change_the_description_asks_for_is_in_the_json_report_as_observed_behaviour(
+    sandbox, repo, workdir, tmp_path
+):
+    report, _ = await review(sandbox, repo, RAISES, workdir, tmp_path, "spread raises ValueError on empty input")
+    (seen,) = to_json(report)["observed_behaviour"]
+    assert seen["function"] == "spread" and "ValueError" in json.dumps(seen)
 
 
 async def test_a_real_refactoring_of_the_same_function_reports_nothing(sandbox, repo, workdir, tmp_path):
