@@ -133,7 +133,9 @@ async def test_a_broken_uncovered_function_described_as_a_refactoring_is_a_findi
 async def test_a_change_the_description_asks_for_is_in_the_json_report_as_observed_behaviour(
     sandbox, repo, workdir, tmp_path
 ):
-    report, _ = await review(sandbox, repo, RAISES, workdir, tmp_path, "spread raises ValueError on empty input")
+    report, _ = await review(
+        sandbox, repo, RAISES, workdir, tmp_path, "spread raises ValueError on empty input"
+    )
     (seen,) = to_json(report)["observed_behaviour"]
     assert seen["function"] == "spread" and "ValueError" in json.dumps(seen)
 
