@@ -286,6 +286,8 @@ class Relay:
         return self.ports
 
     def stop(self) -> None:
+        for server, thread in zip(self._servers, self._threads, strict=False):
+            if thread.is_alive():
+                server.shutdown()  # waits for serve_forever: only for a server that runs
         for server in self._servers:
-            server.shutdown()
             server.server_close()

@@ -83,9 +83,14 @@ def stack(args: argparse.Namespace) -> Iterator[Meter]:
         Upstream(f"http://127.0.0.1:{proxy_port}", timeout=float(7200)),
         args.logs / "meter.jsonl",
     )
-    relay = Relay(meter, front_port=args.port)
-    proc = None
+    relay, proc = None, None
     try:
+        try:
+            relay = Relay(meter, front_port=args.port)
+        except OSError as e:
+            raise UsageError(
+                f"cannot serve on 127.0.0.1:{args.port}: {e.strerror} (another --port?)"
+            ) from None
         _, back = relay.start()
         log = args.logs / "optillm.log"
         workdir = args.logs / "cwd"  # optillm runs plugins from ./optillm/plugins: an empty directory of ours
@@ -113,7 +118,8 @@ def stack(args: argparse.Namespace) -> Iterator[Meter]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        relay.stop()
+        if relay is not None:
+            relay.stop()
         engine.stop()
 
 

@@ -205,3 +205,12 @@ def test_a_failed_request_is_passed_on_as_it_is_and_its_tokens_logged(relay):
     assert e.value.code == 500 and json.loads(e.value.read()) == {"error": "truncated"}
     (record,) = [json.loads(line) for line in meter.log.read_text().splitlines()]
     assert (record["status"], record["prompt_tokens"], record["completion_tokens"]) == (500, 20, 7)
+
+
+def test_a_relay_that_never_started_closes_at_once(tmp_path):
+    meter = Meter(Upstream("http://127.0.0.1:9"), Upstream("http://127.0.0.1:9"), tmp_path / "m.jsonl")
+    relay = Relay(meter)
+    stopper = threading.Thread(target=relay.stop, daemon=True)
+    stopper.start()
+    stopper.join(timeout=5)
+    assert not stopper.is_alive()  # shutdown() of a server not serving would wait for ever
