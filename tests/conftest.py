@@ -1,4 +1,5 @@
-"""Shared fixtures: the real sandbox, the developers' benchmark data (skip when absent) and a real Redis server."""
+"""Shared fixtures: the real sandbox, the developers' benchmark data (skip when absent), a real Redis server and
+the real embedded 0.5B model's spec (skip when its weights are not installed)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,20 @@ def shared_data() -> Path:
     if not (path / "leetcode_2024_dev.jsonl").exists():
         pytest.skip(f"benchmark data not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def small_model() -> str:
+    """``local:qwen2.5-coder-0.5b``, the embedded model of the slow tier; the test is skipped when its engine
+    or weights are not installed (``scripts/test.sh`` installs both)."""
+    pytest.importorskip("xllamacpp")
+    from memdoor.models.catalog import get_entry
+    from memdoor.models.weights import WeightsStore, find_parts
+
+    entry = get_entry("qwen2.5-coder-0.5b")
+    if not WeightsStore().is_verified(entry) and not find_parts(entry).complete:
+        pytest.skip(f"{entry.name} weights not installed ({entry.install_hint})")
+    return f"local:{entry.name}"
 
 
 @pytest.fixture(scope="session")

@@ -17,21 +17,9 @@ from review_helpers import diff_of, git, make_repo
 from test_differential_stage import BROKEN, STATS
 
 pytestmark = pytest.mark.slow
-MODEL = "local:qwen2.5-coder-0.5b"
 
 
-@pytest.fixture(scope="module")
-def installed():
-    pytest.importorskip("xllamacpp")
-    from memdoor.models.catalog import get_entry
-    from memdoor.models.weights import WeightsStore, find_parts
-
-    entry = get_entry(MODEL.split(":", 1)[1])
-    if not WeightsStore().is_verified(entry) and not find_parts(entry).complete:
-        pytest.skip(f"{MODEL} weights not installed ({entry.install_hint})")
-
-
-def test_a_broken_refactoring_is_a_finding_with_its_counterexample(installed, tmp_path):
+def test_a_broken_refactoring_is_a_finding_with_its_counterexample(small_model, tmp_path):
     repo = make_repo(tmp_path / "repo")
     (repo / "stats.py").write_text(STATS)
     git(repo, "add", "stats.py")
@@ -39,7 +27,7 @@ def test_a_broken_refactoring_is_a_finding_with_its_counterexample(installed, tm
     (tmp_path / "change.diff").write_text(diff_of(repo, "stats.py", BROKEN))
     proc = subprocess.run(
         [sys.executable, "-m", "memdoor", "review", str(tmp_path / "change.diff"), "--repo", str(repo),
-         "--stages", "differential", "--agents", "1", "--model", MODEL, "--max-tokens", "256",
+         "--stages", "differential", "--agents", "1", "--model", small_model, "--max-tokens", "256",
          "--description", "refactor, no behaviour change", "--format", "json", "--fail-on", "never"],
         capture_output=True, text=True, timeout=900,
         env={**os.environ, "MEMDOOR_HOME": str(tmp_path / "home")},

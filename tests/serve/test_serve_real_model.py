@@ -15,25 +15,12 @@ from memdoor.server.launch import BackgroundServer
 
 pytestmark = pytest.mark.slow
 
-MODEL = "local:qwen2.5-coder-0.5b"
 
-
-@pytest.fixture(scope="module")
-def installed():
-    pytest.importorskip("xllamacpp")
-    from memdoor.models.catalog import get_entry
-    from memdoor.models.weights import WeightsStore, find_parts
-
-    entry = get_entry(MODEL.split(":", 1)[1])
-    if not WeightsStore().is_verified(entry) and not find_parts(entry).complete:
-        pytest.skip(f"{MODEL} weights not installed ({entry.install_hint})")
-
-
-def test_a_real_team_answers_a_streamed_request(installed, sandbox, tmp_path):
+def test_a_real_team_answers_a_streamed_request(small_model, sandbox, tmp_path):
     import openai
 
     config = ServeConfig(
-        port=0, models=[MODEL], teams=["memdoor/parallel-2"], trace_dir=tmp_path, timeout_s=900
+        port=0, models=[small_model], teams=["memdoor/parallel-2"], trace_dir=tmp_path, timeout_s=900
     )
     with BackgroundServer(config, sandbox=sandbox) as srv:  # the server loads the model itself
         c = openai.OpenAI(base_url=srv.base_url, api_key="unused", max_retries=0, timeout=WAIT * 8)

@@ -31,14 +31,7 @@ RUNS = [
 
 
 @pytest.fixture(scope="module")
-def pool():
-    pytest.importorskip("xllamacpp")
-    from memdoor.models.catalog import get_entry
-    from memdoor.models.weights import WeightsStore, find_parts
-
-    entry = get_entry(MODEL.split(":", 1)[1])
-    if not WeightsStore().is_verified(entry) and not find_parts(entry).complete:
-        pytest.skip(f"{MODEL} weights not installed ({entry.install_hint})")
+def pool(small_model):
     p = ModelPool()
     p.get(MODEL)
     yield p
