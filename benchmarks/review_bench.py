@@ -129,17 +129,6 @@ class Reviewer:
 
     def __init__(self, command: list[str], timeout: float, extra: list[str]) -> None:
         self.command, self.timeout, self.extra = command, timeout, extra
-        self.flags = self._flags()
-
-    def _flags(self) -> set[str]:
-        """The flags this memdoor's review knows, of those the benchmark needs (older ones lack some)."""
-        done = subprocess.run(
-            [*self.command, "review", "--help"], capture_output=True, text=True, timeout=120
-        )
-        return {f for f in ("--description", "--stages") if f in done.stdout}
-
-    def missing(self) -> list[str]:
-        return sorted({"--description", "--stages"} - self.flags)
 
     def review(
         self, case: ReviewCase, stages: str, agents: int, models: list[str], seed: int
@@ -151,10 +140,7 @@ class Reviewer:
                    "--format", "json", "--fail-on", "never", "--agents", str(agents), "--seed", str(seed)]  # fmt: skip
             for m in models:
                 cmd += ["--model", m]
-            if "--description" in self.flags:
-                cmd += ["--description", f"@{files.description}"]
-            if "--stages" in self.flags:
-                cmd += ["--stages", STAGE_SETS[stages]]
+            cmd += ["--description", f"@{files.description}", "--stages", STAGE_SETS[stages]]
             cmd += self.extra
             env = {
                 **os.environ,
@@ -178,13 +164,12 @@ class Reviewer:
 
 
 def result_row(
-    case: ReviewCase, stages: str, agents: int, models: list[str], ran: dict[str, Any], missing: list[str]
+    case: ReviewCase, stages: str, agents: int, models: list[str], ran: dict[str, Any]
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "case": case.id, "digest": case.digest(), "problem_id": case.problem_id, "kind": case.kind, "transform": case.transform,
         "claim": case.claim, "public_fails": case.public_fails, "stages": stages, "agents": agents,
         "models": models, "exit_code": ran["exit_code"], "process_seconds": ran["process_seconds"],
-        "missing_flags": missing,
     }  # fmt: skip
     if ran["report"] is None:
         return row | {"flagged": None, "flagged_any": None, "error": ran["stderr"].strip() or "no report"}
@@ -193,16 +178,6 @@ def result_row(
 
 def run_rows(cases: list[ReviewCase], args: argparse.Namespace) -> list[dict[str, Any]]:
     reviewer = Reviewer(args.memdoor.split(), args.review_timeout, args.review_arg)
-    missing = reviewer.missing()
-    if "--stages" in missing and set(args.stages) != {"both"}:
-        sys.exit(
-            "review_bench: this memdoor review has no --stages: only --stages both can run (every stage)"
-        )
-    if missing:
-        print(
-            f"warning: memdoor review lacks {', '.join(missing)}: rows record it (missing_flags)",
-            file=sys.stderr,
-        )
     results = load_rows(args.out) if args.out else []
     done = {key(r["stages"], r["agents"], r["models"], r["case"], r.get("digest")) for r in results}
     if done:
@@ -218,7 +193,7 @@ def run_rows(cases: list[ReviewCase], args: argparse.Namespace) -> list[dict[str
                 if key(stages, agents, models, c.id, c.digest()) in done:
                     continue
                 ran = reviewer.review(c, stages, agents, models, args.seed)
-                row = result_row(c, stages, agents, models, ran, missing)
+                row = result_row(c, stages, agents, models, ran)
                 print(f"  {stages} {agents}@{','.join(models)} {c.id}: flagged={row.get('flagged')} "
                       f"lost={row.get('lost')} {row['process_seconds']:.0f} s", flush=True)  # fmt: skip
                 results.append(row)

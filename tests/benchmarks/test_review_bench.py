@@ -158,6 +158,6 @@ def test_rows_of_the_first_benchmark_point_to_it():
 def test_a_review_without_a_report_is_no_result(tmp_path):
     case = _case("missed", "x >= limit")
     ran = {"exit_code": 3, "process_seconds": 1.0, "report": None, "stderr": "memdoor: no sandbox\n"}
-    row = review_bench.result_row(case, "both", 1, ["m:a"], ran, [])
+    row = review_bench.result_row(case, "both", 1, ["m:a"], ran)
     assert row["flagged"] is None and row["error"] == "memdoor: no sandbox"
     assert score({"findings": [HIGH_TEST]}, "refactor", [4])["lost"] is None
