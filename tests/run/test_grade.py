@@ -8,9 +8,12 @@ from collections import Counter
 
 from run_helpers import GOOD, OVERFIT, env_with, fenced, problem
 
+from memdoor.core.candidates import Candidate
 from memdoor.core.errors import SandboxError
+from memdoor.judging.judge import Judge
 from memdoor.models.scripted import ScriptedModel
 from memdoor.run.config import SolveConfig, StrategySpec
+from memdoor.run.grade import Grader, draft_verdicts
 from memdoor.run.solve import solve_problem
 
 GRADING = len(problem().grading_tests)
@@ -72,6 +75,36 @@ async def test_a_draft_that_cannot_be_graded_leaves_the_run_standing_without_dra
     sol = await solve_problem(problem(), PARALLEL, env)
     assert sol.error is None and sol.passed is True and sol.oracle is True
     assert sol.draft_verdicts is None and counting.graded[OVERFIT] == 1
+
+
+class SlowAfterBreak(CountingSandbox):
+    """Grading ``slow`` waits until the broken program has raised, then takes a while; ``finished``
+    holds the programs whose grading ran to its end."""
+
+    def __init__(self, inner, broken: str, slow: str):
+        super().__init__(inner, broken=(broken,))
+        self.slow, self.raised, self.finished = slow, threading.Event(), []
+
+    def run(self, code, tests, **kw):
+        if len(tests) == GRADING and self.slow in code:
+            self.raised.wait(5)
+            threading.Event().wait(0.3)
+        try:
+            verdict = super().run(code, tests, **kw)
+        except SandboxError:
+            self.raised.set()
+            raise
+        self.finished.append(code)
+        return verdict
+
+
+async def test_a_failing_draft_leaves_no_other_draft_grading_after_it_returns(sandbox):
+    slow_sandbox = SlowAfterBreak(sandbox, broken="return 3 if", slow="return a + b")
+    grader = Grader(problem(), Judge(slow_sandbox))
+    drafts = [Candidate(code=code, agent=str(i)) for i, code in enumerate([GOOD, OVERFIT, GOOD, ""])]
+    assert await draft_verdicts(grader, drafts) is None
+    assert slow_sandbox.finished == [GOOD]  # the other draft finished before draft_verdicts returned
+    assert slow_sandbox.graded == Counter({GOOD: 1, OVERFIT: 1})
 
 
 async def test_the_trace_record_is_handed_over_as_it_is_saved(sandbox, tmp_path):

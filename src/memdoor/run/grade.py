@@ -42,7 +42,6 @@ class GradedRun(BaseModel):
         description="Each candidate's verdict, in candidate order (None: no code); None when not asked "
         "for, or when grading them failed (the run stands without them).",
     )
-    programs: int = Field(default=0, description="Distinct programs run on the grading tests.")
 
     def apply(self, solution: Solution) -> None:
         """Set this grading on ``solution`` (verdict, passed, oracle, draft verdicts)."""
@@ -54,28 +53,19 @@ class GradedRun(BaseModel):
 
 class Grader:
     """Grades one run's programs on the problem's grading tests, each distinct program (its stripped
-    text and language) at most once: a program asked for again, also while it runs, gets the same
-    verdict."""
+    text and language) at most once: a program asked for again gets the same verdict."""
 
     def __init__(self, problem: Problem, judge: Judge):
         self.problem = problem
         self.judge = judge
-        self._runs: dict[tuple[str, str | None], asyncio.Task[Verdict]] = {}
-
-    def known(self, code: str, language: str | None) -> bool:
-        """Whether this program was graded (or is being graded) already."""
-        return (code.strip(), language) in self._runs
+        self.verdicts: dict[tuple[str, str | None], Verdict] = {}
 
     async def grade(self, code: str, language: str | None) -> Verdict:
         """``code`` in ``language`` (None: the problem's own) on the grading tests."""
         key = (code.strip(), language)
-        if key not in self._runs:
-            self._runs[key] = asyncio.ensure_future(self.judge.grade(answer_in(self.problem, language), code))
-        return await self._runs[key]
-
-    @property
-    def programs(self) -> int:
-        return len(self._runs)
+        if key not in self.verdicts:
+            self.verdicts[key] = await self.judge.grade(answer_in(self.problem, language), code)
+        return self.verdicts[key]
 
 
 def oracle_order(problem: Problem, candidates: list[Candidate]) -> list[Candidate]:
@@ -105,8 +95,6 @@ async def grade_run(
     for c in oracle_order(problem, solution.candidates):
         if oracle:
             break
-        if grader.known(c.code, c.language):
-            continue
         oracle = (await grader.grade(c.code, c.language)).passed
     await ctx.event(
         "graded",
@@ -121,18 +109,18 @@ async def grade_run(
     graded = GradedRun(verdict=verdict, oracle=oracle)
     if drafts:
         graded.drafts = await draft_verdicts(grader, solution.candidates)
-    graded.programs = grader.programs
     return graded
 
 
 async def draft_verdicts(grader: Grader, candidates: list[Candidate]) -> list[Verdict | None] | None:
-    """Each candidate's verdict (None for one without code), every distinct program graded once;
-    None when grading failed."""
-    try:
-        verdicts = await asyncio.gather(
-            *(grader.grade(c.code, c.language) for c in candidates if c.code.strip())
-        )
-    except MemdoorError:
+    """Each candidate's verdict (None for one without code), every distinct program graded once, the
+    ones not graded yet concurrently; None when grading one failed (the others still finish first)."""
+    wanted = dict.fromkeys((c.code.strip(), c.language) for c in candidates if c.code.strip())
+    todo = [key for key in wanted if key not in grader.verdicts]
+    results = await asyncio.gather(*(grader.grade(code, lang) for code, lang in todo), return_exceptions=True)
+    if any(isinstance(r, MemdoorError) for r in results):
         return None
-    found = iter(verdicts)
-    return [next(found) if c.code.strip() else None for c in candidates]
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [grader.verdicts[(c.code.strip(), c.language)] if c.code.strip() else None for c in candidates]
