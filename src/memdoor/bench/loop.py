@@ -38,7 +38,6 @@ from memdoor.bench.scaling import Draft
 from memdoor.bench.store import ResultsStore, now_iso
 from memdoor.core.errors import MemdoorError, MemoryStoreError, ModelError, SandboxError, qualified_name
 from memdoor.core.problem import Problem
-from memdoor.core.protocols import Memory
 from memdoor.core.solution import Solution
 from memdoor.run.tracestore import TraceRecord
 from memdoor.select.behaviour import behaviour_key, group_by_key
@@ -246,21 +245,6 @@ def trace_location(rec: TraceRecord, path: Path | None) -> dict | str:
     return rec.model_dump(mode="json")
 
 
-async def trace_from_memory(memory: Memory, trace_id: str) -> dict | None:
-    """For a run that handed over no trace record: the record it wrote to the team memory, else the
-    memory's timeline; None when none can be read."""
-    if not trace_id:
-        return None
-    try:
-        records = await memory.entries(trace_id, "trace")
-        if records:
-            return records[-1]
-        timeline = await memory.entries(trace_id, "timeline")
-    except MemdoorError:
-        return None
-    return {"trace": {"id": trace_id, "events": timeline}, "final": None} if timeline else None
-
-
 def _first_error(group: BaseExceptionGroup) -> BaseException:
     """The error to report from a failed task group: a MemdoorError if any (one clear line), else the first."""
     flat = []
@@ -327,7 +311,7 @@ async def run_bench(
                 )
             else:
                 seconds = time.monotonic() - t0
-                trace = recorded[-1] if recorded else await trace_from_memory(env.memory, solution.trace_id)
+                trace = recorded[-1] if recorded else None
                 result = result_from_solution(
                     job.problem, job.row, solution, trace, started=started, seconds=seconds
                 )
