@@ -1,4 +1,4 @@
-"""The harness program as the sandbox gets it: its source, and a copy precompiled by the sandbox interpreter."""
+"""The harness program as the sandbox gets it: a copy precompiled by the sandbox interpreter."""
 
 from __future__ import annotations
 
@@ -9,13 +9,7 @@ import tempfile
 from pathlib import Path
 
 from memdoor.sandbox.config import SandboxConfig
-from memdoor.sandbox.harness import program_text
 from memdoor.sandbox.uids import private_dir
-
-
-def harness_source() -> str:
-    """The harness program text (passed with ``python -c``: nothing on the host needs to be readable)."""
-    return program_text()
 
 
 def compile_harness(config: SandboxConfig, source: str) -> str | None:

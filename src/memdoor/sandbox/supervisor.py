@@ -28,8 +28,9 @@ from memdoor.core.verdict import Status, TestResult, Verdict
 from memdoor.sandbox.cgroups import Cgroups
 from memdoor.sandbox.config import SandboxConfig
 from memdoor.sandbox.conversation import converse
+from memdoor.sandbox.harness import program_text
 from memdoor.sandbox.prestart import Prestarter, Started
-from memdoor.sandbox.program import compile_harness, harness_source
+from memdoor.sandbox.program import compile_harness
 from memdoor.sandbox.session import Session, blame_memory
 from memdoor.sandbox.uids import Lease, UidPool, kill_tree, reap_uid, tasks_of_uid
 
@@ -58,7 +59,7 @@ class Supervisor:
     def __init__(self, config: SandboxConfig | None = None):
         config = config or SandboxConfig()
         self.config = config
-        self.harness = harness_source()
+        self.harness = program_text()  # passed with python -c: nothing on the host needs to be readable
         self.harness_file = compile_harness(config, self.harness)  # None: pass the source with -c
         self.run_as_root = os.geteuid() == 0
         self._slots = threading.BoundedSemaphore(config.workers)
