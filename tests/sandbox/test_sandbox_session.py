@@ -40,7 +40,9 @@ def test_no_tests_at_all_makes_the_outcome_the_runs():
     s = Session(phase="test")
     violation(s, 0, 0, "garbage")
     assert s.load.detail == f"{PROTOCOL_VIOLATION}: garbage" and s.results == []
-    record(Session(phase="test"), 0, 0, TestResult(status="runtime_error"))
+    bare = Session(phase="test")
+    record(bare, 0, 0, TestResult(status="runtime_error"))
+    assert bare.load == TestResult(status="runtime_error") and bare.results == []
 
 
 def test_out_of_memory_turns_the_runtime_error_it_caused_into_memory_limit():
