@@ -40,9 +40,8 @@ def test_base_reviews_the_range_with_its_commit_messages(committed):
     (t, read) = out["findings"]
     assert (t["source"], t["verified"]) == ("tests", True) and "test_calc.T.test_mean" in t["message"]
     assert (read["source"], read["verified"]) == ("agents", False)
-    assert out["config"]["description"] == (
-        "Refactor the mean, no behaviour change.\n\nCommit messages of HEAD~1..HEAD:\nmean: divide by n - 1"
-    )
+    assert out["config"]["description"] == "Refactor the mean, no behaviour change."
+    assert out["config"]["commit_messages"] == "Commit messages of HEAD~1..HEAD:\nmean: divide by n - 1"
     assert out["config"]["stages"] == ["tests", "reading"]
     assert (home / "repo" / "calc.py").read_text() == BUGGY  # the user's tree is never changed
 
@@ -53,7 +52,8 @@ def test_head_reviews_the_commit_not_the_working_tree(committed):
     r = memdoor(home, "--base", "HEAD~1", "--head", "HEAD", "--agents", "1", *models(home, "minor"), "--json")
     assert r.returncode == 0, r.stderr  # a low, unverified finding
     out = json.loads(r.stdout)
-    assert out["files"] == ["calc.py"] and out["config"]["description"].endswith("mean: divide by n - 1")
+    assert out["files"] == ["calc.py"] and out["config"]["description"] is None
+    assert out["config"]["commit_messages"].endswith("mean: divide by n - 1")
     assert (home / "repo" / "calc.py").read_text().endswith("# work in progress\n")
 
 

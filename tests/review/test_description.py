@@ -1,4 +1,4 @@
-"""The change's description: the text or @FILE, bounded; the range's commit messages after it."""
+"""The change's description: the text or @FILE, bounded; the range's commit messages kept apart."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from memdoor.review.description import (
     MAX_DESCRIPTION_CHARS,
     MAX_DESCRIPTION_FILE_BYTES,
     cut_messages,
+    messages_block,
     read_description,
-    with_messages,
 )
 
 
@@ -58,10 +58,9 @@ def test_a_text_too_long_is_refused_not_cut():
         read_description("y" * (MAX_DESCRIPTION_CHARS + 1))
 
 
-def test_commit_messages_follow_the_description_bounded():
-    assert with_messages("Fix the mean.", "", "main..HEAD") == "Fix the mean."
-    joined = with_messages("Fix the mean.", cut_messages(["first\n", "", "second"]), "main..HEAD")
-    assert joined == "Fix the mean.\n\nCommit messages of main..HEAD:\nfirst\n\nsecond"
-    assert with_messages(None, "only", "a..b") == "Commit messages of a..b:\nonly"
+def test_commit_messages_are_a_block_of_their_own_bounded():
+    assert messages_block("", "main..HEAD") is None and messages_block(" \n", "a..b") is None
+    block = messages_block(cut_messages(["first\n", "", "second"]), "main..HEAD")
+    assert block == "Commit messages of main..HEAD:\nfirst\n\nsecond"
     cut = cut_messages(["z" * 50], limit=10)
     assert cut.startswith("z" * 10) and "40 more characters" in cut and len(cut) < 60

@@ -35,6 +35,14 @@ def test_no_description_is_its_own_rule():
     assert rule_for(None) == "no description" and rule_for("  \n") == "no description"
 
 
+def test_commit_messages_never_make_the_refactoring_rule():
+    """A range's "clean up imports" commit is not the user saying the whole change keeps behaviour."""
+    messages = "Commit messages of main..HEAD:\nclean up imports\n\nspread: raise on empty input"
+    assert rule_for("raise ValueError on empty input", messages) == "agents"
+    assert rule_for(None, messages) == "agents"  # the messages alone are something to judge by
+    assert rule_for("refactor, no behaviour change", messages) == "refactoring"
+
+
 def test_a_verdict_is_read_from_json_or_a_single_word():
     assert read_verdict('It asks for it.\n```json\n{"verdict": "Intended"}\n```') == "intended"
     assert read_verdict('{"verdict": "unintended"}') == "unintended"

@@ -160,6 +160,25 @@ async def test_a_change_the_description_asks_for_is_observed_behaviour(sandbox, 
     assert roles == ["differential-inputs"] * 2 + ["differential-intent"] * 2  # budgeted like every call
 
 
+async def test_a_cleanup_commit_message_does_not_make_a_feature_a_refactoring(
+    sandbox, repo, workdir, tmp_path
+):
+    """--base: a commit saying "clean up imports" in the range of a feature leaves the agents to judge;
+    they read the messages, fenced, after the description."""
+    messages = "Commit messages of main..HEAD:\nclean up imports\n\nspread: raise on empty input"
+    report, pool = await review(sandbox, repo, RAISES, workdir, tmp_path, "raise ValueError on empty input",
+                                commit_messages=messages)  # fmt: skip
+    assert report.differential is not None and report.differential.rule == "agents"
+    assert report.findings == [] and [d.verdict for d in report.observed_behaviour] == ["intended"]
+    (asked,) = [
+        m for m in pool.get("scripted:0").calls if "### The pull request's description" in m[-1]["content"]
+    ]
+    fenced = asked[-1]["content"].split("### The pull request's description", 1)[1]
+    assert (
+        "```\nraise ValueError on empty input\n\nCommit messages of main..HEAD:\nclean up imports" in fenced
+    )
+
+
 async def test_a_difference_the_agents_judge_unintended_is_a_finding(sandbox, repo, workdir, tmp_path):
     report, _ = await review(
         sandbox, repo, RAISES, workdir, tmp_path, "speed up spread", verdict="unintended", agents=3

@@ -245,16 +245,17 @@ def check_source(args: argparse.Namespace) -> None:
 
 
 def read_input(args: argparse.Namespace, max_bytes: int):
-    """(diff text, the range or None, the description with the range's commit messages)."""
-    from memdoor.review.description import read_description, with_messages
+    """(diff text, the range or None, the description, the range's commit messages or None): kept apart,
+    so that only the user's description can make the refactoring rule."""
+    from memdoor.review.description import messages_block, read_description
     from memdoor.review.gitrange import read_range
     from memdoor.review.repo import repo_root
 
     description = read_description(args.description)
     if args.base is None:
-        return read_diff(args.diff), None, description
+        return read_diff(args.diff), None, description, None
     found = read_range(repo_root(args.repo), args.base, args.head, max_bytes)
-    return found.diff, found, with_messages(description, found.messages, found.name)
+    return found.diff, found, description, messages_block(found.messages, found.name)
 
 
 def render(report, fmt: str, source: Path | None) -> str:
@@ -281,8 +282,8 @@ def run(args: argparse.Namespace) -> int:
         raise ReviewInputError("--test: the command is empty")
     check_test_options(args)
     check_source(args)
-    text, found, description = read_input(args, config.max_diff_bytes)
-    config = config.model_copy(update={"description": description})
+    text, found, description, messages = read_input(args, config.max_diff_bytes)
+    config = config.model_copy(update={"description": description, "commit_messages": messages})
     try:
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo

@@ -74,9 +74,9 @@ def cut_messages(messages: list[str], limit: int = MAX_MESSAGES_CHARS) -> str:
     return text[:limit].rstrip() + f"\n[… cut: {len(text) - limit:,} more characters of commit messages]"
 
 
-def with_messages(description: str | None, messages: str, range_name: str) -> str | None:
-    """The description, then the range's commit messages under a heading (None when both are empty)."""
+def messages_block(messages: str, range_name: str) -> str | None:
+    """The range's commit messages under their heading (None when there are none). Kept apart from the
+    user's description: only the description may say the change is a refactoring."""
     if not messages.strip():
-        return description
-    block = f"{MESSAGES_HEADING.format(range=range_name)}\n{messages.strip()}"
-    return f"{description}\n\n{block}" if description else block
+        return None
+    return f"{MESSAGES_HEADING.format(range=range_name)}\n{messages.strip()}"

@@ -10,7 +10,7 @@ left out of the diff and named (the report lists them as skipped), so a pull req
 image is still reviewed. Submodules are ignored.
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
-change's description (:func:`memdoor.review.description.with_messages`): untrusted text, bounded.
+change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
 
 With ``--head``, the review reads the head commit's tree, exported from git into the review's own
 directory (:func:`export_tree`: a fresh repository that borrows the checkout's objects, its index read

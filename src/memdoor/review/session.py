@@ -93,6 +93,11 @@ class ReviewConfig(BaseModel):
     description: str | None = Field(
         default=None, description="The change's description (untrusted; fenced where it enters a prompt)."
     )
+    commit_messages: str | None = Field(
+        default=None,
+        description="The range's commit messages under their heading (--base; untrusted, fenced). Shown to "
+        "the agents judging a difference, never read for the refactoring rule.",
+    )
     stages: list[Stage] = Field(
         default_factory=lambda: list(STAGES), min_length=1, description="The stages that run, in order."
     )
@@ -372,7 +377,7 @@ async def _differential(
         stage = await run_stage(
             prepared.files, prepared.changed, prepared.workdir, team, ctx,
             Judge(env.sandbox, env.sandbox_slots), config.description,
-            inputs_per_agent=config.differential_inputs, max_functions=config.max_functions,
+            commit_messages=config.commit_messages, inputs_per_agent=config.differential_inputs, max_functions=config.max_functions,
             logprobs=config.logprobs,
         )  # fmt: skip
     except SandboxError as e:

@@ -2,7 +2,7 @@
 
 The description is the specification. One that says the change is a refactoring (:func:`says_refactor`:
 "refactor", "no behaviour change", "no functional change", "cleanup") makes every difference unintended
-without asking anyone. Without a description nothing can be judged: a difference is reported as
+without asking anyone; only the user's description can say so, never a commit message of the range. Without a description nothing can be judged: a difference is reported as
 "behaviour changed". Otherwise each agent reads the description, the function before and after, and the
 difference — all fenced, introduced as data — and answers ``{"verdict": "intended" | "unintended" |
 "unclear"}``; a verdict given by at least ⌈N/2⌉ of the N agents, and by more agents than the opposite
@@ -45,10 +45,15 @@ def says_refactor(description: str | None) -> bool:
     return bool(description) and _REFACTOR.search(description or "") is not None
 
 
-def rule_for(description: str | None) -> Rule:
-    if not (description or "").strip():
+def rule_for(description: str | None, commit_messages: str | None = None) -> Rule:
+    """The rule for ``description`` (the user's own): refactoring only when it says so. The range's commit
+    messages never make that rule (one "clean up imports" commit must not turn a feature's every
+    difference unintended); they only give the agents something to judge by."""
+    if says_refactor(description):
+        return "refactoring"
+    if not (description or "").strip() and not (commit_messages or "").strip():
         return "no description"
-    return "refactoring" if says_refactor(description) else "agents"
+    return "agents"
 
 
 def _cut(text: str, limit: int) -> str:

@@ -221,13 +221,14 @@ async def judge(
 
 async def run_stage(
     files: list[FileDiff], changed: Path, workdir: Path, team: list[Agent], ctx: CallContext,
-    runner: CodeRunner, description: str | None, *, inputs_per_agent: int = 6,
-    max_functions: int = MAX_FUNCTIONS, logprobs: bool = True,
+    runner: CodeRunner, description: str | None, *, commit_messages: str | None = None,
+    inputs_per_agent: int = 6, max_functions: int = MAX_FUNCTIONS, logprobs: bool = True,
 ) -> DifferentialStage:  # fmt: skip
-    """The whole stage (see the module). A SandboxError is the caller's (no sandbox); a diff whose base
-    cannot be rebuilt is a stage that compared nothing, with the reason."""
+    """The whole stage (see the module). ``commit_messages`` (a range's) reach the agents with the
+    description, fenced, but never choose the rule. A SandboxError is the caller's (no sandbox); a diff
+    whose base cannot be rebuilt is a stage that compared nothing, with the reason."""
     started, calls_before = time.monotonic(), len(ctx.ledger.calls)
-    stage = DifferentialStage(rule=rule_for(description))
+    stage = DifferentialStage(rule=rule_for(description, commit_messages))
     try:
         base_dir = await in_thread(lambda _: base_files(changed, files, workdir / "differential-base"))
         fns, stage.skipped = await in_thread(
@@ -262,7 +263,8 @@ async def run_stage(
     roots = ["", *(fn.import_root for fn in fns)]
     ran = await differences(runner, program(old_files, roots), program(new_files, roots), work)
     found = [(fn, d) for (fn, _), r in zip(work, ran, strict=True) for d in r.differences]
-    await judge(found, stage.rule, description or "", team, ctx, logprobs, stage.unusable)
+    spec = "\n\n".join(t.strip() for t in (description, commit_messages) if t and t.strip())
+    await judge(found, stage.rule, spec, team, ctx, logprobs, stage.unusable)
     for report, r in zip(stage.functions, ran, strict=True):
         _tally(report, r)
         stage.differences += r.differences
