@@ -29,18 +29,16 @@ from memdoor.models.engine import Engine, EngineConfig
 from memdoor.models.openai_model import OpenAIModel
 from memdoor.models.weights import WeightsStore
 
-DROPPED_ENV = ("OPTILLM_", "CEREBRAS_", "AZURE_", "OPENAI_", "LITELLM_", "HF_", "HUGGING")
-"""Environment the proxy must not see: its own settings and other providers' keys choose its client."""
+KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR")
+"""The only variables the proxy gets from the environment: no tokens, provider keys, its own settings
+(they choose its client) or web proxies reach a third-party program."""
 
 
 def proxy_env(environ: dict[str, str]) -> dict[str, str]:
-    """optillm's environment: no provider keys or web proxies; a placeholder key, which makes it use its
-    OpenAI client (pointed at the relay by ``--base-url``; the relay sends no client header on)."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.upper().startswith(DROPPED_ENV) and not k.lower().endswith("_proxy")
-    }
+    """optillm's environment: :data:`KEPT_ENV` (those set), a placeholder key, which makes it use its
+    OpenAI client (pointed at the relay by ``--base-url``; the relay sends no client header on), and no
+    proxy for the local relay."""
+    env = {k: environ[k] for k in KEPT_ENV if k in environ}
     env["OPENAI_API_KEY"] = "local-server-no-key"
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     return env

@@ -157,14 +157,21 @@ def test_the_tally_counts_what_the_server_did_failed_requests_included():
     assert t["other"]["compute"] is None  # not a catalog model: no size, no compute
 
 
-def test_the_proxy_sees_no_provider_keys_or_web_proxies():
+def test_the_proxy_sees_no_provider_keys_tokens_or_web_proxies():
     env = proxy_env(
-        {"PATH": "/bin", "OPENAI_API_KEY": "sk-real", "OPTILLM_API_KEY": "x", "CEREBRAS_API_KEY": "y",
-         "https_proxy": "http://p:1", "HTTP_PROXY": "http://p:1", "HF_TOKEN": "t", "AZURE_OPENAI_API_KEY": "z"}
+        {"PATH": "/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "OPENAI_API_KEY": "sk-real", "OPTILLM_API_KEY": "x",
+         "CEREBRAS_API_KEY": "y", "https_proxy": "http://p:1", "HTTP_PROXY": "http://p:1", "HF_TOKEN": "t",
+         "AZURE_OPENAI_API_KEY": "z", "GITHUB_TOKEN": "ghp_secret", "AWS_SECRET_ACCESS_KEY": "a"}
     )  # fmt: skip
-    assert env["PATH"] == "/bin"
     assert (
         env["OPENAI_API_KEY"] == "local-server-no-key"
     )  # a placeholder: optillm then uses its OpenAI client
-    assert not {"OPTILLM_API_KEY", "CEREBRAS_API_KEY", "https_proxy", "HTTP_PROXY", "HF_TOKEN"} & set(env)
-    assert "AZURE_OPENAI_API_KEY" not in env and env["NO_PROXY"] == "127.0.0.1,localhost"
+    assert env == {
+        "PATH": "/bin",
+        "HOME": "/home/u",
+        "LANG": "C.UTF-8",  # TMPDIR is not set, so not added
+        "OPENAI_API_KEY": "local-server-no-key",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+    assert "GITHUB_TOKEN" not in env and "AWS_SECRET_ACCESS_KEY" not in env
