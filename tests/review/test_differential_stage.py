@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from review_helpers import BUGGY, answer, diff_of, git, make_repo
 
+from memdoor.core.budget import Budget
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
@@ -245,6 +246,25 @@ async def test_our_own_inputs_find_the_bug_whatever_the_agents_write(
     assert len(report.ledger.calls) == (2 if written else 0)
     assert report.differential is not None
     assert len(report.differential.unusable) == (2 if written else 0)  # "no list of inputs"
+
+
+async def test_a_function_named_for_the_budget_is_no_budget_stop(sandbox, repo, workdir, tmp_path):
+    """An unusable answer about check_budget ("no list of inputs for check_budget") is not the budget."""
+    base = STATS + "\n\ndef check_budget(n):\n    return n > 0\n"
+    (repo / "stats.py").write_text(base)
+    git(repo, "commit", "-qam", "check_budget")
+    changed = base.replace("return n > 0", "return n >= 0")
+    report, _ = await review(sandbox, repo, changed, workdir, tmp_path, "refactor", inputs="I would test it.")
+    assert report.differential is not None and len(report.differential.unusable) == 2
+    assert "check_budget" in report.differential.unusable[0]
+    assert report.differential.stopped is None and not report.differential.budget_spent
+    assert report.stopped == "done"
+
+
+async def test_a_spent_budget_stops_the_stage_and_says_so(sandbox, repo, workdir, tmp_path):
+    report, _ = await review(sandbox, repo, BROKEN, workdir, tmp_path, "refactor", budget=Budget(tokens=1))
+    assert report.differential is not None and report.differential.budget_spent
+    assert report.differential.stopped == "budget" and report.stopped == "budget"
 
 
 async def test_every_stage_on_a_change_that_breaks_a_covered_function(sandbox, repo, workdir, tmp_path):

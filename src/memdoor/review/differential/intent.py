@@ -96,23 +96,23 @@ def read_verdict(text: str) -> Verdict | None:
 
 async def ask_verdict(
     agent: Agent, description: str, fn: ChangedFunction, d: Difference, ctx: CallContext, logprobs: bool
-) -> tuple[str, Verdict | None, str | None]:
-    """``(agent, verdict or None, error)``: one agent's answer on one difference; a model failure or the
-    budget is no vote, never a crash."""
+) -> tuple[str, Verdict | None, str | None, bool]:
+    """``(agent, verdict or None, error, budget spent)``: one agent's answer on one difference; a model
+    failure or the budget is no vote, never a crash."""
     try:
         resp = await agent.ask(
             messages_for(description, fn, d), ctx, role="differential-intent", logprobs=logprobs
         )
     except BudgetExceeded as e:
-        return agent.id, None, f"budget: {e}"
+        return agent.id, None, f"budget: {e}", True
     except ModelError as e:
-        return agent.id, None, f"{type(e).__name__}: {e}"
+        return agent.id, None, f"{type(e).__name__}: {e}", False
     text = resp.completions[0].text
     verdict = read_verdict(text)
     await ctx.event(
         "intent", agent.id, function=fn.name, input=d.input.text, verdict=verdict, text=text[:4000]
     )
-    return agent.id, verdict, None if verdict else "no verdict in the answer"
+    return agent.id, verdict, None if verdict else "no verdict in the answer", False
 
 
 def decide(votes: dict[str, Verdict | None], agents: int) -> Verdict:

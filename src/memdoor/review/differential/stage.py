@@ -100,6 +100,7 @@ class DifferentialStage(BaseModel):
     calls: int = Field(default=0, description="Model calls the stage made.")
     seconds: float = 0.0
     stopped: str | None = Field(default=None, description="Why the stage stopped early, if it did.")
+    budget_spent: bool = Field(default=False, description="A model call was refused: the budget was spent.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -168,19 +169,20 @@ def input_messages(fn: ChangedFunction, count: int) -> list[Message]:
 
 async def ask_inputs(
     agent: Agent, fn: ChangedFunction, ctx: CallContext, count: int, logprobs: bool
-) -> tuple[Read, str | None]:
-    """One agent's inputs for one function, and why its answer could not be used (None when it could)."""
+) -> tuple[Read, str | None, bool]:
+    """One agent's inputs for one function, why its answer could not be used (None when it could), and
+    whether the budget refused the call."""
     try:
         resp = await agent.ask(input_messages(fn, count), ctx, role="differential-inputs", logprobs=logprobs)
     except BudgetExceeded as e:
-        return Read(unreadable=True), f"{agent.id}: budget: {e}"
+        return Read(unreadable=True), f"{agent.id}: budget: {e}", True
     except ModelError as e:
-        return Read(unreadable=True), f"{agent.id}: {type(e).__name__}: {e}"
+        return Read(unreadable=True), f"{agent.id}: {type(e).__name__}: {e}", False
     text = resp.completions[0].text
     read = read_inputs(text, fn.name, agent.id, limit=count)
     await ctx.event("inputs", agent.id, function=fn.name, inputs=len(read.calls), rejected=len(read.rejected),
                     text=text[:4000])  # fmt: skip
-    return read, (f"{agent.id}: no list of inputs for {fn.name}" if read.unreadable else None)
+    return read, (f"{agent.id}: no list of inputs for {fn.name}" if read.unreadable else None), False
 
 
 def _merge(own: list[Call], reads: list[Read], limit: int = MAX_INPUTS) -> list[Call]:
@@ -199,24 +201,26 @@ def _merge(own: list[Call], reads: list[Read], limit: int = MAX_INPUTS) -> list[
 async def judge(
     diffs: list[tuple[ChangedFunction, Difference]], rule: Rule, description: str, team: list[Agent],
     ctx: CallContext, logprobs: bool, unusable: list[str],
-) -> None:  # fmt: skip
-    """Set each difference's verdict by ``rule`` (the agents asked only under the ``agents`` rule)."""
+) -> bool:  # fmt: skip
+    """Set each difference's verdict by ``rule`` (the agents asked only under the ``agents`` rule); True
+    when the budget refused a call."""
     if rule != "agents":
         for _, d in diffs:
             d.verdict = "unintended" if rule == "refactoring" else "behaviour changed"
-        return
+        return False
     asks = [ask_verdict(a, description, fn, d, ctx, logprobs) for fn, d in diffs for a in team]
     answers = await asyncio.gather(*asks)
     k = 0
     for _, d in diffs:
         votes = {}
-        for agent, verdict, error in answers[k : k + len(team)]:
+        for agent, verdict, error, _ in answers[k : k + len(team)]:
             votes[agent] = verdict
             if error is not None:
                 unusable.append(f"{agent}: {error}")
         k += len(team)
         d.votes = {a: v or "none" for a, v in votes.items()}
         d.verdict = decide(votes, len(team))
+    return any(spent for *_, spent in answers)
 
 
 async def run_stage(
@@ -241,15 +245,15 @@ async def run_stage(
         stage.seconds = round(time.monotonic() - started, 3)
         return stage
     own = [own_inputs(fn) for fn in fns]
-    asked: list[tuple[Read, str | None]] = [(Read(), None)] * (len(fns) * len(team))
+    asked: list[tuple[Read, str | None, bool]] = [(Read(), None, False)] * (len(fns) * len(team))
     if inputs_per_agent > 0:  # 0: our own inputs only, no model call
         asked = await asyncio.gather(
             *(ask_inputs(a, fn, ctx, inputs_per_agent, logprobs) for fn in fns for a in team)
         )
     work: list[tuple[ChangedFunction, list[Call]]] = []
     for i, fn in enumerate(fns):
-        reads = [r for r, _ in asked[i * len(team) : (i + 1) * len(team)]]
-        stage.unusable += [e for _, e in asked[i * len(team) : (i + 1) * len(team)] if e]
+        reads = [r for r, _, _ in asked[i * len(team) : (i + 1) * len(team)]]
+        stage.unusable += [e for _, e, _ in asked[i * len(team) : (i + 1) * len(team)] if e]
         calls = _merge(own[i], reads)
         work.append((fn, calls))
         stage.functions.append(FunctionReport(
@@ -264,14 +268,15 @@ async def run_stage(
     ran = await differences(runner, program(old_files, roots), program(new_files, roots), work)
     found = [(fn, d) for (fn, _), r in zip(work, ran, strict=True) for d in r.differences]
     spec = "\n\n".join(t.strip() for t in (description, commit_messages) if t and t.strip())
-    await judge(found, stage.rule, spec, team, ctx, logprobs, stage.unusable)
+    judged_spent = await judge(found, stage.rule, spec, team, ctx, logprobs, stage.unusable)
+    stage.budget_spent = judged_spent or any(spent for *_, spent in asked)
     for report, r in zip(stage.functions, ran, strict=True):
         _tally(report, r)
         stage.differences += r.differences
         stage.not_reproduced += r.not_reproduced
     stage.calls = len(ctx.ledger.calls) - calls_before
     stage.seconds = round(time.monotonic() - started, 3)
-    if any("budget" in u for u in stage.unusable):
+    if stage.budget_spent:
         stage.stopped = "budget"
     return stage
 
