@@ -159,7 +159,7 @@ def input_messages(fn: ChangedFunction, count: int) -> list[Message]:
         old=fence(old, "python"),
         new=fence(new, "python"),
         count=count,
-        signature=fn.signature.replace("`", "'"),
+        signature=fence(fn.signature, "python"),  # annotations and defaults: the pull request's text
     )
     return [
         {"role": "system", "content": render("code_review_exec_system")},
