@@ -89,8 +89,8 @@ def test_sarif_results_are_marked_and_fingerprinted_from_the_changed_code(commit
         (["--base", "HEAD"], "nothing changes between HEAD and the working tree"),
         (["--base=-p"], "not a git revision"),
         (["../change.diff", "--description", "@/no/such/file"], "--description @/no/such/file: cannot read"),
-        (["../change.diff", "--stages", "tests,linting"], "linting: not a stage"),
-        (["../change.diff", "--stages", ","], "not a stage"),
+        (["../change.diff", "--stages", "tests,linting"], "'linting': not a stage"),
+        (["../change.diff", "--stages", ","], "no stage named"),
     ],
 )
 def test_bad_sources_are_one_line_exit_2(committed, args, says):

@@ -9,7 +9,7 @@ import pytest
 
 from memdoor.review.context import Part
 from memdoor.review.fence import fence, inline
-from memdoor.review.session import messages_for
+from memdoor.review.reading import messages_for
 
 
 @pytest.mark.parametrize(

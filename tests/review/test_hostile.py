@@ -228,7 +228,7 @@ def test_text_git_refuses_after_a_mode_is_one_line_exit_2(repo, tmp_path):
 
 
 def test_test_output_is_fenced_too():
-    from memdoor.review.session import test_text
+    from memdoor.review.reading import test_text
     from memdoor.review.testrun import TestRun
 
     run = TestRun(

@@ -81,8 +81,11 @@ def test_an_execution_finding_is_fingerprinted_by_its_test_or_function_not_its_p
     moved = first.model_copy(update={"line": 40, "end_line": 44})
     other = regression("test_calc.T.test_other", "3.0 != 2", [])
     assert first.verified and fingerprint(first, tree) == fingerprint(moved, tree) != fingerprint(other, tree)
+    assert (first.source, first.test) == ("tests", "test_calc.T.test_mean")  # the builder says, not the text
+    reworded = first.model_copy(update={"message": "test_calc.T.test_mean broke (said another way)"})
+    assert fingerprint(reworded, tree) == fingerprint(first, tree)
     example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="3.0")
-    shown = _read(6, agents=[], verified=True, counterexample=example)
+    shown = _read(6, agents=[], verified=True, counterexample=example, source="differential")
     assert fingerprint(shown, tree) == fingerprint(shown.model_copy(update={"line": 9}), tree)
     assert fingerprint(shown, tree) != fingerprint(
         shown.model_copy(update={"counterexample": example.model_copy(update={"function": "median"})}), tree

@@ -166,6 +166,28 @@ async def test_the_budget_stops_the_review_and_says_so(sandbox, repo, bug_diff, 
     assert {u.reason for u in report.unusable} == {"budget"}
 
 
+async def test_a_differential_stage_that_compared_no_function_is_not_a_stage_that_ran(
+    sandbox, repo, workdir, tmp_path
+):
+    """The diff adds a text file: the differential stage finds no function to compare, and the budget
+    refuses every reading answer. Nothing was executed, so the review is not complete (exit 3)."""
+    notes = diff_of(repo, "notes.txt", "a note\n")
+    ok = answer(finding(file="notes.txt", line=1, end_line=1))
+    report, _ = await review(
+        sandbox,
+        repo,
+        notes,
+        workdir,
+        tmp_path,
+        [ok],
+        budget=Budget(tokens=1),
+        stages=["differential", "reading"],
+    )
+    assert report.differential is not None and report.differential.functions == []
+    assert report.stages_run == ["differential", "reading"] and report.stopped == "budget"
+    assert not report.complete and "before any stage ran" in report.incomplete_reason
+
+
 async def test_compute_is_counted_from_the_models_sizes(sandbox, repo, bug_diff, workdir, tmp_path):
     ok = answer(finding())
     unknown, _ = await review(sandbox, repo, bug_diff, workdir, tmp_path, [ok])

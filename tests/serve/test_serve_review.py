@@ -358,14 +358,14 @@ def test_a_review_request_carries_its_description_and_stages_and_gets_verified_m
         marks = {f["source"]: f["verified"] for f in extra["findings"]}
         assert marks == {"tests": True, "agents": False}
         assert "(verified)" in r.choices[0].message.content
-        bad = {
-            "review.descripton": {"descripton": "typo"},
-            "review.stages.0": {"stages": ["linting"]},
-            "review.stages": {"stages": []},
-            "review.description": {"description": "x" * 70_000},
-            "review": "not an object",
-        }
-        for param, body in bad.items():
+        bad = [
+            ("review.descripton", {"descripton": "typo"}),
+            ("review.stages: 'linting': not a stage", {"stages": ["linting"]}),  # as --stages says it
+            ("review.stages: no stage named", {"stages": []}),
+            ("review.description", {"description": "x" * 70_000}),
+            ("review", "not an object"),
+        ]
+        for param, body in bad:
             with pytest.raises(openai.BadRequestError) as e:
                 c.chat.completions.create(
                     model="memdoor/review-3", messages=user(diff), extra_body={"review": body}

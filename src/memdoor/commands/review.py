@@ -57,6 +57,7 @@ from memdoor.commands.options import (
 )
 from memdoor.core.budget import Budget
 from memdoor.core.errors import ReviewInputError, SandboxError
+from memdoor.review.stages import STAGES, Stage, StageError, stage_order
 
 FORMATS = ("markdown", "json", "sarif")
 INCOMPLETE = 3
@@ -64,17 +65,12 @@ INCOMPLETE = 3
 FAIL_ON = ("info", "low", "medium", "high", "critical", "never")
 
 
-def stages_list(text: str) -> list[str]:
-    """``--stages``' comma list: known names, at least one, in the pipeline's order (argparse type)."""
-    from memdoor.review.session import STAGES
-
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in STAGES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"{', '.join(unknown) or 'empty'}: not a stage (a comma list of {', '.join(STAGES)})"
-        )
-    return [s for s in STAGES if s in names]
+def stages_list(text: str) -> list[Stage]:
+    """``--stages``' comma list, checked as a server's ``review.stages`` is (:func:`stage_order`)."""
+    try:
+        return stage_order(n.strip() for n in text.split(",") if n.strip())
+    except StageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -211,7 +207,7 @@ def read_diff(source: str) -> str:
 
 
 def build_config(args: argparse.Namespace):
-    from memdoor.review.session import STAGES, ReviewConfig
+    from memdoor.review.session import ReviewConfig
     from memdoor.run.config import DEFAULT_MODEL
 
     return ReviewConfig(

@@ -19,6 +19,7 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -33,6 +34,9 @@ from memdoor.review.findings import (
     severity_rank,
 )
 
+Source = Literal["agents", "tests", "differential"]
+"""The stage that showed a finding: the reading review's agents, the test command (a test the change
+breaks, or the broken test run), or the differential stage (an input run on base and change)."""
 NEAR_LINES = 3
 """Line ranges this close (after widening each by this many lines) are the same place."""
 SAME_WORDS = 0.5
@@ -86,6 +90,12 @@ class Group(BaseModel):
     confidence: float | None = Field(default=None, description="Mean confidence of its findings, if known.")
     verified: bool = Field(default=False, description=VERIFIED_TEXT[0].upper() + VERIFIED_TEXT[1:] + ".")
     counterexample: Counterexample | None = Field(default=None, description="The execution that shows it.")
+    source: Source = Field(
+        default="agents", description="The stage that showed it: agents, tests, differential."
+    )
+    test: str | None = Field(
+        default=None, description="The test the change breaks (tests; None for a broken test run)."
+    )
     members: list[Raised] = Field(default_factory=list, exclude=True)
 
     def near(self, f: Finding) -> bool:

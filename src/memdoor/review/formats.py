@@ -2,8 +2,12 @@
 
 Each finding says plainly whether it is **verified** (an execution reproduced it: a test that passes on
 the base and fails after the change, or an input whose old and new results differ, shown as its
-counterexample) or **unverified** (the agents read it in the code; nothing ran it). Counterexample texts
-come from running untrusted code: in Markdown they are fenced so that they cannot close their fence.
+counterexample) or **unverified** (the agents read it in the code; nothing ran it).
+
+In Markdown, text from outside (messages that quote a program's output, test output, paths, the
+suggested code, the patch) cannot add Markdown or HTML of its own: a line of it is escaped
+(:func:`memdoor.review.mdescape.escape`), several lines are fenced so that they cannot close their
+fence (:func:`memdoor.review.fence.fence`), a name is a code span (:func:`memdoor.review.mdescape.code`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from memdoor.review.consensus import Group
-from memdoor.review.fence import fence, inline
+from memdoor.review.fence import fence
+from memdoor.review.mdescape import LINE_BREAK, code, escape
 from memdoor.review.session import ReviewReport
 from memdoor.review.testrun import TestRun
 
@@ -30,19 +35,11 @@ FINDING_FIELDS = (
 UNVERIFIED = "unverified: read by the agents, not run"
 
 
-def source_of(g: Group) -> str:
-    """Who showed a finding: ``differential`` (an input run on base and change), ``tests`` (the test
-    stage) or ``agents`` (the reading review)."""
-    if g.counterexample is not None:
-        return "differential"
-    return "tests" if g.verified or not g.agents else "agents"
-
-
 def finding_json(g: Group) -> dict[str, Any]:
-    """A finding; ``verified`` says whether an execution reproduced it, ``source`` which stage showed it,
-    ``counterexample`` the input with its old and new results (or None)."""
+    """A finding; ``verified`` says whether an execution reproduced it, ``source`` which stage showed it
+    (agents, tests, differential), ``counterexample`` the input with its old and new results (or None)."""
     example = g.counterexample.model_dump() if g.counterexample is not None else None
-    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": source_of(g), "counterexample": example}
+    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": g.source, "counterexample": example}
 
 
 def tests_json(run: TestRun | None) -> dict[str, Any] | None:
@@ -107,20 +104,25 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
 
 
 def _test_line(run: TestRun) -> str:
-    return f"`{run.command}` **{run.outcome}** ({run.seconds:.1f} s)"
+    return f"{code(run.command)} **{run.outcome}** ({run.seconds:.1f} s)"
 
 
 def _shown_by(g: Group, quorum_of: str) -> str:
     conf = "" if g.confidence is None else f", confidence {g.confidence:.2f}"
     agreed = f"agreed by {len(g.agents)} of {quorum_of}: {', '.join(g.agents)}{conf}"
-    source = source_of(g)
-    if source == "differential":
+    if g.source == "differential":
         return "  shown by running an input on the base and on the change" + (
             f"; {agreed}" if g.agents else ""
         )
-    if source == "tests":
+    if g.source == "tests":
         return "  shown by the tests (base passes, the change fails)"
     return f"  {agreed}"
+
+
+def fenced_md(text: str, info: str = "", indent: str = "") -> list[str]:
+    """``text`` in a fence it cannot close, each line (a carriage return ends one too) indented by
+    ``indent`` (under a list item: a line left unindented would end the item, and the fence with it)."""
+    return [f"{indent}{line}" if line else "" for line in LINE_BREAK.split(fence(text, info))]
 
 
 def example_md(g: Group) -> list[str]:
@@ -128,31 +130,30 @@ def example_md(g: Group) -> list[str]:
     c = g.counterexample
     if c is None:
         return []
-    text = f"call:   {c.function}({c.input})\nbase:   {c.old}\nchange: {c.new}"
-    return [f"  {line}" if line else "" for line in fence(text).split("\n")]
+    return fenced_md(f"call:   {c.function}({c.input})\nbase:   {c.old}\nchange: {c.new}", indent="  ")
 
 
 def _finding_md(g: Group, quorum_of: str) -> list[str]:
+    """The finding: its message's first line escaped on the item's line, the rest of it (a test's
+    failure text) fenced under it, the counterexample and the suggestion fenced."""
     where = f"{g.file}:{g.line}" + (f"-{g.end_line}" if g.end_line != g.line else "")
     mark = "verified" if g.verified else UNVERIFIED
+    head, *rest = LINE_BREAK.split(g.message, maxsplit=1)
     lines = [
-        f"- **{g.severity} {g.kind}** ({mark}) {inline(where)} — {g.message}",
+        f"- **{g.severity} {g.kind}** ({mark}) {code(where)} — {escape(head)}",
         _shown_by(g, quorum_of),
-        *example_md(g),
     ]
+    if rest and rest[0].strip():
+        lines += fenced_md(rest[0].rstrip(), indent="  ")
+    lines += example_md(g)
     if g.suggestion is not None:
-        lines += [
-            "  suggested:",
-            "  ```",
-            *(f"  {s}" for s in g.suggestion.rstrip("\n").split("\n")),
-            "  ```",
-        ]
+        lines += ["  suggested:", *fenced_md(g.suggestion.rstrip("\n"), indent="  ")]
     return lines
 
 
 def _output_block(run: TestRun) -> list[str]:
     tail = run.output.strip()
-    return ["", "```", tail[-3000:], "```"] if tail else []
+    return ["", *fenced_md(tail[-3000:])] if tail else []
 
 
 def _from_tests(report: ReviewReport) -> str:
@@ -170,10 +171,10 @@ def _tests_md(report: ReviewReport) -> list[str]:
         out += ["", f"Tests on the changed code: {_test_line(report.tests)}"]
     if report.pre_existing:
         out += ["", "Failing on the base already (not blamed on the change):"]
-        out += [f"- `{f.name}`" for f in report.pre_existing]
+        out += [f"- {code(f.name)}" for f in report.pre_existing]
     run = report.base_tests or report.tests
     if run is not None and run.hidden:
-        out += ["", "Not visible to the tests:", *(f"- {h}" for h in run.hidden)]
+        out += ["", "Not visible to the tests:", *(f"- {escape(h)}" for h in run.hidden)]
     return out
 
 
@@ -190,14 +191,15 @@ def _counts_md(report: ReviewReport) -> str:
 
 def to_markdown(report: ReviewReport) -> str:
     n = str(report.agents)
-    first = [] if report.complete else [f"**Review not completed:** {report.incomplete_reason}", ""]
+    why = escape(report.incomplete_reason or "")
+    first = [] if report.complete else [f"**Review not completed:** {why}", ""]
     out = [
         *first,
         f"# Review: {len(report.findings)} consensus finding(s){_from_tests(report)}, "
         f"{len(report.minority)} minority",
         "",
         f"{report.agents} agent(s); a finding is reported when at least {report.quorum} raised it. "
-        f"Files: {', '.join(report.files) or '-'}.",
+        f"Files: {', '.join(code(f) for f in report.files) or '-'}.",
         "",
         _counts_md(report),
     ]
@@ -216,19 +218,22 @@ def to_markdown(report: ReviewReport) -> str:
             out.append("Not tested (no --test command given): it is a suggestion, not a fix.")
         else:
             out.append(f"Tests with the patch: {_test_line(p.tests)}")
-        out += ["", "```diff", p.diff.rstrip("\n"), "```"]
+        out += ["", *fenced_md(p.diff.rstrip("\n"), "diff")]
         if p.tests is not None and not p.tests.passed:
             out += _output_block(p.tests)
     if p is not None and p.left_out:
-        out += ["", "Left out of the patch:", *(f"- {why}" for why in p.left_out)]
-    notes = [f"- skipped {s.file}: {s.reason}" for s in report.skipped]
-    notes += [f"- ignored the answer of {u.agent} on {u.file}: {u.error}" for u in report.unusable]
+        out += ["", "Left out of the patch:", *(f"- {escape(why)}" for why in p.left_out)]
+    notes = [f"- skipped {code(s.file)}: {escape(s.reason)}" for s in report.skipped]
+    notes += [
+        f"- ignored the answer of {escape(u.agent)} on {code(u.file)}: {escape(u.error)}"
+        for u in report.unusable
+    ]
     if report.dropped:
         notes.append(f"- {report.dropped} finding(s) dropped for not fitting the schema")
     if report.stopped != "done":
         notes.append(f"- stopped: {report.stopped}")
     if report.error:
-        notes.append(f"- error: {report.error}")
+        notes.append(f"- error: {escape(report.error)}")
     if notes:
         out += ["", "## Notes", "", *notes]
     t = report.ledger.totals()

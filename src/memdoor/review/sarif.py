@@ -47,7 +47,6 @@ RULE_TEXT = {
 FINGERPRINT = "memdoor/v1"
 MAX_FLAGGED_LINES = 200
 """Flagged lines read for a fingerprint at most."""
-_TEST = re.compile(r"(?:test|the test command) `(.+?)` passes on the base and fails after the change")
 _BLANKS = re.compile(r"\s+")
 
 
@@ -56,17 +55,13 @@ def rule_id(kind: str) -> str:
 
 
 def problem(g: Group) -> str:
-    """What a finding is about, without where: the function of its counterexample, the test it names,
-    a broken test run, or (the reading review's) its kind."""
-    if g.counterexample is not None:
-        return f"call:{g.counterexample.function}"
-    if g.verified:
-        test = _TEST.match(g.message)
-        if test:
-            return f"test:{test.group(1)}"
-        if g.message.startswith("the change breaks the test run"):
-            return "test-run"
-        return "verified:" + re.sub(r"\d+", "", g.message.split("\n", 1)[0])
+    """What a finding is about, without where, from the stage that showed it: the function of its
+    counterexample (differential), the test it breaks or the broken test run (tests), or its kind (the
+    reading review)."""
+    if g.source == "differential":
+        return f"call:{g.counterexample.function if g.counterexample is not None else ''}"
+    if g.source == "tests":
+        return "test-run" if g.test is None else f"test:{g.test}"
     return f"read:{g.kind}"
 
 
@@ -84,7 +79,7 @@ def fingerprint(g: Group, source: Path | None = None) -> str:
     """sha256 of the rule, the file and the problem: the flagged lines' text for the reading review,
     the test or function for an execution finding (:func:`problem`); no line number."""
     what = problem(g)
-    lines = "" if g.verified else flagged_text(g, source)
+    lines = "" if g.source != "agents" else flagged_text(g, source)
     return hashlib.sha256("\0".join([rule_id(g.kind), g.file, what, lines]).encode()).hexdigest()
 
 

@@ -41,10 +41,11 @@ from memdoor.review.differential.stage import (
     findings_of,
     run_stage,
 )
-from memdoor.review.findings import SEVERITIES, AgentReview, severity_rank
+from memdoor.review.findings import AgentReview, severity_rank
 from memdoor.review.patch import Patch, assemble
-from memdoor.review.reading import ask_agent, messages_for, reason, test_text
+from memdoor.review.reading import ask_agent, reason, test_text
 from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
+from memdoor.review.stages import STAGES, Stages
 from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
 from memdoor.review.testsight import sight_for
@@ -56,8 +57,6 @@ from memdoor.run.record import save_record
 from memdoor.run.tracestore import TraceRecord
 
 FailOn = Literal["info", "low", "medium", "high", "critical", "never"]
-Stage = Literal["tests", "differential", "reading"]
-STAGES: tuple[Stage, ...] = ("tests", "differential", "reading")
 
 MAX_FILES = 200
 """Files a diff may change for one review (``--max-files``); more is refused before any copy or call."""
@@ -98,8 +97,8 @@ class ReviewConfig(BaseModel):
         description="The range's commit messages under their heading (--base; untrusted, fenced). Shown to "
         "the agents judging a difference, never read for the refactoring rule.",
     )
-    stages: list[Stage] = Field(
-        default_factory=lambda: list(STAGES), min_length=1, description="The stages that run, in order."
+    stages: Stages = Field(
+        default_factory=lambda: list(STAGES), description="The stages that run, in the pipeline's order."
     )
     budget: Budget = Field(
         default_factory=default_budget,
@@ -145,10 +144,7 @@ class ReviewConfig(BaseModel):
         default_factory=list, description="Names of the variables passed to the test command (--test-env)."
     )
     differential_inputs: int = Field(
-        default=6,
-        ge=0,
-        le=20,
-        description="Inputs each agent writes per changed function (differential stage).",
+        default=6, ge=0, le=20, description="Inputs each agent writes per changed function."
     )
     max_functions: int = Field(
         default=MAX_FUNCTIONS, ge=1, le=200, description="Changed functions the differential stage compares."
@@ -307,6 +303,17 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     return compare(base, head, prepared.files)
 
 
+def compared(differential: DifferentialStage | None) -> bool:
+    """Whether the differential stage ran a changed function on both versions (none: it executed nothing)."""
+    return differential is not None and any(f.outcome != "not run" for f in differential.functions)
+
+
+def differential_findings(differential: DifferentialStage | None) -> list[Group]:
+    """The differential stage's findings, each marked as shown by that stage."""
+    found = findings_of(differential) if differential is not None else []
+    return [g.model_copy(update={"source": "differential"}) for g in found]
+
+
 def _completion(report: ReviewReport, reviews: list[AgentReview], executed: bool) -> None:
     """Mark ``report`` incomplete when no stage could stand: every model call of the reading review
     failed, or the budget stopped every answer before an execution stage (``executed``) ran."""
@@ -458,8 +465,8 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             report.stages_run.append("reading")
             reviews = await _reading(report, prepared, config, team, ctx)
             consensus = decide(reviews, config.agents)
-        _completion(report, reviews, stage is not None or differential is not None)
-        executed = (stage.findings if stage else []) + (findings_of(differential) if differential else [])
+        _completion(report, reviews, stage is not None or compared(differential))
+        executed = (stage.findings if stage else []) + differential_findings(differential)
         report.findings = executed + consensus.findings
         report.minority = consensus.minority
         await ctx.event("consensus", None, findings=len(report.findings), minority=len(report.minority))
@@ -490,13 +497,4 @@ async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
         report.error = f"{report.error}; {note}" if report.error else note
 
 
-__all__ = [
-    "SEVERITIES",
-    "Prepared",
-    "ReviewConfig",
-    "ReviewReport",
-    "messages_for",
-    "prepare",
-    "run_review",
-    "test_text",
-]
+__all__ = ["Prepared", "ReviewConfig", "ReviewReport", "prepare", "run_review"]

@@ -160,7 +160,7 @@ def regression(name: str, text: str, files: list[FileDiff], *, new_run: bool = F
     if text.strip():
         message += f":\n{text.strip()}"
     return Group(file=path, line=first, end_line=last, severity="high", kind="bug", message=message,
-                 agents=[], confidence=1.0, verified=True)  # fmt: skip
+                 agents=[], confidence=1.0, verified=True, source="tests", test=name)  # fmt: skip
 
 
 def broken(head: TestRun, why: str, files: list[FileDiff]) -> Group:
@@ -170,7 +170,7 @@ def broken(head: TestRun, why: str, files: list[FileDiff]) -> Group:
     if tail(head):
         message += f":\n{tail(head)}"
     return Group(file=path, line=first, end_line=last, severity="high", kind="bug", message=message,
-                 agents=[], confidence=1.0, verified=True)  # fmt: skip
+                 agents=[], confidence=1.0, verified=True, source="tests")  # fmt: skip
 
 
 def compare(base: TestRun, head: TestRun, files: list[FileDiff]) -> TestStage:

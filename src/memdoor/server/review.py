@@ -22,9 +22,10 @@ The test command's own time limit is the request's, when that is shorter.
 A request may carry the review's own fields in a ``review`` object (the openai client's
 ``extra_body={"review": {...}}``): ``description``, what the change should do (the review's
 specification, untrusted, at most :data:`~memdoor.review.description.MAX_DESCRIPTION_CHARS`
-characters), and ``stages``, which of ``tests``, ``differential``, ``reading`` run (default all). An
-unknown field or a bad value is a 400 naming it. The answer marks each finding ``verified`` (an
-execution reproduced it) or not, with its ``counterexample``, as ``memdoor review --format json`` does.
+characters), and ``stages``, which of ``tests``, ``differential``, ``reading`` run (default all; checked
+as ``--stages`` is, with the same error text: :func:`memdoor.review.stages.stage_order`). An unknown
+field or a bad value is a 400 naming it. The answer marks each finding ``verified`` (an execution
+reproduced it) or not, with its ``counterexample``, as ``memdoor review --format json`` does.
 """
 
 from __future__ import annotations
@@ -46,13 +47,12 @@ from memdoor.review.formats import to_json, to_markdown
 from memdoor.review.session import (
     BUDGET_CALLS,
     BUDGET_TOKENS,
-    STAGES,
     ReviewConfig,
     ReviewReport,
-    Stage,
     prepare,
     run_review,
 )
+from memdoor.review.stages import Stages
 from memdoor.review.threads import in_thread
 from memdoor.review.workspace import workspace
 from memdoor.run.env import RunEnv
@@ -75,7 +75,9 @@ class ReviewOptions(BaseModel):
     description: str | None = Field(
         default=None, max_length=MAX_DESCRIPTION_CHARS, description="What the change should do."
     )
-    stages: list[Stage] | None = Field(default=None, min_length=1, description="Stages to run (default all).")
+    stages: Stages | None = Field(
+        default=None, description="Stages to run, as ``memdoor review --stages`` takes them (default all)."
+    )
 
 
 def review_options(request: ChatRequest) -> ReviewOptions:
@@ -134,7 +136,7 @@ class ReviewService:
         if limits.timeout_s is not None:
             test_timeout_s = min(test_timeout_s, limits.timeout_s)
         options = review_options(request)
-        stages = {} if options.stages is None else {"stages": [s for s in STAGES if s in options.stages]}
+        stages = {} if options.stages is None else {"stages": options.stages}  # checked, in order
         return ReviewConfig(
             description=check_description(options.description),
             **stages,
