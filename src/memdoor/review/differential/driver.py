@@ -94,7 +94,57 @@ def _type(e):
     return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
 
 
+def _program(req):
+    # A standard-input program run as `python path` would run it: its input on sys.stdin (and open(0)),
+    # its output captured, its end an exit status or an exception.
+    import builtins, runpy
+    _setup()
+    path = os.path.join(_ROOT, req["p"])
+    try:
+        with open(path, encoding="utf-8") as f:
+            compile(f.read(), path, "exec")
+    except BaseException as e:
+        r, h = _text(str(e))
+        return {"k": "import", "t": _type(e), "r": r, "h": h}
+    data = req["i"].encode("utf-8", "surrogatepass")
+    out = io.BytesIO()
+    real_open = builtins.open
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if (isinstance(file, int) and file == 0) or file == "/dev/stdin":
+            raw = io.BytesIO(data)
+            return raw if "b" in mode else io.TextIOWrapper(raw, encoding="utf-8")
+        return real_open(file, mode, *args, **kwargs)
+
+    saved = sys.stdin, sys.stdout, sys.argv, list(sys.path)
+    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="replace", write_through=True)
+    sys.stdin, sys.stdout = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"), stdout
+    sys.argv, builtins.open = [path], fake_open
+    sys.path.insert(0, os.path.dirname(path))
+    end, message = "exit status 0", ""
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        end = "exit status " + str(code if isinstance(code, int) else (0 if code is None else 1))
+        message = "" if code is None or isinstance(code, int) else str(code)
+    except BaseException as e:
+        end, message = _type(e), str(e)
+    finally:
+        try:
+            stdout.flush()
+        except BaseException:
+            pass
+        printed = out.getvalue() if not out.closed else b""
+        sys.stdin, sys.stdout, sys.argv, sys.path[:] = saved
+        builtins.open = real_open
+    r, h = _text(printed.decode("utf-8", "replace"))
+    return {"k": "exit", "t": end, "r": r, "h": h, "m": _text(message)[0]}
+
+
 def _call(req):
+    if "p" in req:
+        return _program(req)
     try:
         _setup()
         module = importlib.import_module(req["m"])
@@ -158,15 +208,27 @@ def request(fn: ChangedFunction, call: Call) -> TestCase:
     return TestCase(kind="stdin", input=text, output=None)
 
 
-OutcomeKind = Literal["return", "raise", "import", "timeout", "memory", "crash"]
+def program_request(path: str, stdin: str) -> TestCase:
+    """One run of the standard-input program at the repository path ``path`` on ``stdin``."""
+    return TestCase(kind="stdin", input=json.dumps({"p": path, "i": stdin}), output=None)
+
+
+OutcomeKind = Literal["return", "raise", "import", "exit", "timeout", "memory", "crash"]
 
 
 class CallOutcome(BaseModel):
     """What one call did on one version."""
 
     kind: OutcomeKind
-    type: str = Field(default="", description="The returned value's or the exception's type.")
-    text: str = Field(default="", description="repr of the value, or the exception's message (cut).")
+    type: str = Field(
+        default="",
+        description="The returned value's or the exception's type; a program's end (``exit status 0``, an "
+        "exception's type, ``panic``).",
+    )
+    text: str = Field(
+        default="", description="repr of the value, the exception's message, or a program's output (cut)."
+    )
+    message: str = Field(default="", description="A program's exception or panic message (not compared).")
     digest: str = Field(default="", description="Of the whole text: compared, with kind and type.")
     mutated: str | None = Field(default=None, description="The arguments after the call, if it changed them.")
     mutated_digest: str | None = None
@@ -174,8 +236,9 @@ class CallOutcome(BaseModel):
     def key(self) -> tuple[str, str, str, str | None]:
         """What two outcomes must share to be the same behaviour: the kind, the type, a returned value's
         text, and the arguments left behind. An exception's message is not compared (a refactoring that
-        rewords the error a nonsense input gets keeps behaviour), nor a crash's reason."""
-        value = (self.digest or self.text) if self.kind == "return" else ""
+        rewords the error a nonsense input gets keeps behaviour), nor a crash's reason. A program's output
+        and how it ended are compared (not an exception's message)."""
+        value = (self.digest or self.text) if self.kind in ("return", "exit") else ""
         return (self.kind, self.type, value, self.mutated_digest)
 
     def show(self) -> str:
@@ -186,6 +249,8 @@ class CallOutcome(BaseModel):
             text = f"raises {self.type}" + (f": {self.text}" if self.text else "")
         elif self.kind == "import":
             text = f"cannot be called ({self.type}: {self.text})"
+        elif self.kind == "exit":
+            return self._ended()
         elif self.kind == "timeout":
             text = "does not finish within the time limit"
         elif self.kind == "memory":
@@ -194,29 +259,45 @@ class CallOutcome(BaseModel):
             text = "crashes" + (f" ({self.text})" if self.text else "")
         return text + (f", and leaves its arguments as {self.mutated}" if self.mutated else "")
 
+    def _ended(self) -> str:
+        """A program's run: ``prints '3\\n' and exits with status 0``, ``prints nothing, then raises …``."""
+        printed = f"prints {self.text!r}" if self.text else "prints nothing"
+        if self.type.startswith("exit status"):
+            return f"{printed} and exits with status {self.type.removeprefix('exit status').strip()}"
+        end = self.type + (f": {self.message}" if self.message else "")
+        return f"{printed}, then {'panics' if self.type == 'panic' else 'raises'} {end}".rstrip()
+
 
 def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
     v = data.get(key)
     return v[:limit] if isinstance(v, str) else ""
 
 
-def outcome(result: TestResult) -> CallOutcome:
-    """The outcome of one test of the program (a sandbox result: read as untrusted data)."""
+def outcome(result: TestResult, last: bool = False) -> CallOutcome:
+    """The outcome of one test of the program (a sandbox result: read as untrusted data), from its first
+    result line (``last``: its last, for the Node driver, which prints after the program's own output)."""
     if result.status == "time_limit":
         return CallOutcome(kind="timeout")
     if result.status == "memory_limit":
         return CallOutcome(kind="memory")
     if result.status != "passed":
         return CallOutcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
-    line = next((x for x in (result.output or "").splitlines() if x.startswith(MARK)), None)
+    marked = [x for x in (result.output or "").splitlines() if x.startswith(MARK)]
+    line = (marked[-1] if last else marked[0]) if marked else None
     try:
         data = json.loads(line[len(MARK) :]) if line is not None else None
     except (ValueError, RecursionError):
         data = None
-    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import"):
+    return from_mark(data)
+
+
+def from_mark(data: object) -> CallOutcome:
+    """The outcome a driver's result line holds (``k``, ``t``, ``r``, ``h``, ``m``, ``a``, ``ah``), read as
+    untrusted data; anything else is a crash."""
+    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import", "exit"):
         return CallOutcome(kind="crash", text="no result")
     mutated = _str(data, "a") or None
     return CallOutcome(
         kind=data["k"], type=_str(data, "t", 200), text=_str(data, "r"), digest=_str(data, "h", 64),
-        mutated=mutated, mutated_digest=_str(data, "ah", 64) if mutated else None,
+        message=_str(data, "m"), mutated=mutated, mutated_digest=_str(data, "ah", 64) if mutated else None,
     )  # fmt: skip

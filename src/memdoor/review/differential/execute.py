@@ -1,8 +1,9 @@
 """Both versions run on the same inputs in the sandbox; a difference counts when it reproduces.
 
-Each version is one program (:func:`memdoor.review.differential.driver.program`) run on every input, the
-base and the changed code at once, through a :class:`~memdoor.core.protocols.CodeRunner` (the review's
-judge: the candidates' sandbox and limits, within the run's sandbox slots). The inputs whose outcomes
+A :class:`~memdoor.review.differential.targets.Batch` is one program per version (the Python driver, the
+Node driver, a wrapped Rust program: :mod:`.plan`) run on every input of its targets, the base and the
+changed code at once, through a :class:`~memdoor.core.protocols.CodeRunner` (the review's judge: the
+candidates' sandbox and limits, within the run's sandbox slots). The inputs whose outcomes
 differ run again on both; a difference is **reproduced** when the second run gives the same two outcomes
 as the first (a function with random or timing-dependent output is not). Per function, the reproduced
 differences are grouped by what changed (the old and the new outcome's kind, an exception's type) and the smallest
@@ -12,26 +13,35 @@ input of each group (shortest argument text) is kept.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from memdoor.core.errors import SandboxError
 from memdoor.core.problem import Problem, TestCase
 from memdoor.core.protocols import CodeRunner
-from memdoor.core.verdict import Verdict
-from memdoor.review.differential.driver import CallOutcome, outcome, request
-from memdoor.review.differential.functions import ChangedFunction
+from memdoor.core.verdict import TestResult, Verdict
+from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.targets import Batch, kind_of, language_of
 
 MAX_DIFFERENCES = 3
 """Distinct differences kept per function (the smallest input of each)."""
-PROBLEM = Problem(id="review-differential", statement="The review's differential execution.")
+PROBLEMS = {
+    language: Problem(
+        id="review-differential", statement="The review's differential execution.", language=language
+    )
+    for language in ("python", "javascript", "rust")
+}
 
 
 class Difference(BaseModel):
     """One input on which the base and the changed code behave differently."""
 
-    function: str
+    function: str = Field(description="The function, or the program's path.")
+    target: Literal["function", "program"] = "function"
+    language: Literal["python", "javascript", "rust"] = "python"
     file: str
     line: int
     end_line: int
@@ -46,6 +56,8 @@ class Difference(BaseModel):
     votes: dict[str, str] = Field(default_factory=dict, description="Each agent's answer, when asked.")
 
     def call_text(self) -> str:
+        if self.target == "program":
+            return f"{self.function} on standard input {self.input.arguments}"
         return f"{self.function}({self.input.arguments})"
 
 
@@ -60,30 +72,37 @@ class Ran(BaseModel):
     note: str | None = Field(default=None, description="Why the runs show nothing, when they cannot.")
 
 
-async def run_version(runner: CodeRunner, code: str, tests: Sequence[TestCase]) -> list[CallOutcome]:
+Reader = Callable[[TestResult], CallOutcome]
+
+
+async def run_version(
+    runner: CodeRunner, code: str, tests: Sequence[TestCase], read: Reader, language: str = "python"
+) -> list[CallOutcome]:
     """Outcomes of ``code`` (one version's program) on ``tests``, in order."""
     if not tests:
         return []
-    verdict: Verdict = await runner.run_tests(PROBLEM, code, tests, stop_at_first_failure=False)
+    verdict: Verdict = await runner.run_tests(PROBLEMS[language], code, tests, stop_at_first_failure=False)
     results = list(verdict.tests) + [None] * (len(tests) - len(verdict.tests))
-    return [outcome(r) if r is not None else CallOutcome(kind="crash", text="not run") for r in results]
+    return [read(r) if r is not None else CallOutcome(kind="crash", text="not run") for r in results]
 
 
 async def run_both(
-    runner: CodeRunner, old_code: str, new_code: str, tests: Sequence[TestCase]
+    runner: CodeRunner, batch: Batch, tests: Sequence[TestCase]
 ) -> tuple[list[CallOutcome], list[CallOutcome]]:
     old, new = await asyncio.gather(
-        run_version(runner, old_code, tests), run_version(runner, new_code, tests)
+        run_version(runner, batch.old_code, tests, batch.read, batch.language),
+        run_version(runner, batch.new_code, tests, batch.read, batch.language),
     )
     return old, new
 
 
-def _note(old: list[CallOutcome], new: list[CallOutcome]) -> str | None:
+def _note(old: list[CallOutcome], new: list[CallOutcome], program: bool = False) -> str | None:
     """Why every call failed the same way on both versions (the function cannot run in the sandbox)."""
     if not old or not all(o.kind == "import" for o in old) or not all(n.kind == "import" for n in new):
         return None
     first = old[0]
-    return f"it cannot be called in the sandbox on either version: {first.type}: {first.text}"[:300]
+    verb = "run" if program else "be called"
+    return f"it cannot {verb} in the sandbox on either version: {first.type}: {first.text}"[:300]
 
 
 def _group(d: Difference) -> tuple[str, str, str, str]:
@@ -106,22 +125,28 @@ def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> lis
     return sorted(best.values(), key=lambda d: (len(d.input.text), d.input.text))[:limit]
 
 
-async def differences(
-    runner: CodeRunner, old_code: str, new_code: str, work: list[tuple[ChangedFunction, list[Call]]]
-) -> list[Ran]:
-    """Run every function's inputs on both versions, again where they differ; one :class:`Ran` per function."""
-    pairs = [(fn, call) for fn, calls in work for call in calls]
-    tests = [request(fn, call) for fn, call in pairs]
-    old, new = await run_both(runner, old_code, new_code, tests)
-    differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
-    again_old, again_new = await run_both(runner, old_code, new_code, [tests[i] for i in differing])
+async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
+    """Run every target's inputs on both versions, again where they differ; one :class:`Ran` per target of
+    the batch. A language that cannot run here (a SandboxError of a JavaScript or Rust batch) is each of
+    its targets' note; Python's is the caller's (no sandbox at all)."""
+    pairs = [(fn, call) for _, fn, calls in batch.work for call in calls]
+    tests = [batch.request(fn, call, k) for k, (fn, call) in enumerate(pairs)]
+    try:
+        old, new = await run_both(runner, batch, tests)
+        differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
+        again_old, again_new = await run_both(runner, batch, [tests[i] for i in differing])
+    except SandboxError as e:
+        if batch.language == "python":
+            raise
+        return [Ran(inputs=len(calls), note=f"not run: {e}"[:300]) for _, _, calls in batch.work]
     second = dict(zip(differing, zip(again_old, again_new, strict=True), strict=True))
     out: list[Ran] = []
     at = 0
-    for fn, calls in work:
+    for _, fn, calls in batch.work:
         span = range(at, at + len(calls))
         at += len(calls)
-        ran = Ran(inputs=len(calls), note=_note([old[i] for i in span], [new[i] for i in span]))
+        program = kind_of(fn) == "program"
+        ran = Ran(inputs=len(calls), note=_note([old[i] for i in span], [new[i] for i in span], program))
         found: list[Difference] = []
         for i in span:
             if i not in second:
@@ -130,8 +155,9 @@ async def differences(
             o2, n2 = second[i]
             same = o2.key() == old[i].key() and n2.key() == new[i].key()
             d = Difference(
-                function=fn.name, file=fn.file, line=fn.first_changed[0], end_line=fn.first_changed[1],
-                input=pairs[i][1], old=old[i], new=new[i], reproduced=same,
+                function=fn.name, target=kind_of(fn), language=language_of(fn), file=fn.file,
+                line=fn.first_changed[0], end_line=fn.first_changed[1], input=pairs[i][1], old=old[i],
+                new=new[i], reproduced=same,
             )  # fmt: skip
             if same:
                 ran.reproduced += 1
@@ -141,4 +167,15 @@ async def differences(
         ran.differences = smallest(found)
         ran.not_reproduced = smallest(ran.not_reproduced)
         out.append(ran)
+    return out
+
+
+async def run_all(runner: CodeRunner, batches: list[Batch], notes: dict[int, str], count: int) -> list[Ran]:
+    """Every batch at once; one :class:`Ran` per target of the stage (``count`` of them, by their index),
+    those that ran nothing carrying their note."""
+    out = [Ran(note=notes.get(i, "not run")) for i in range(count)]
+    results = await asyncio.gather(*(differences(runner, b) for b in batches))
+    for batch, ran in zip(batches, results, strict=True):
+        for (i, _, _), r in zip(batch.work, ran, strict=True):
+            out[i] = r
     return out

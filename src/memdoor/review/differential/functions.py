@@ -71,12 +71,16 @@ class ChangedFunction(BaseModel):
             return self.old_source, self.new_source
         old, new = self.old_source.splitlines(), self.new_source.splitlines()
         o_idx, n_idx = changed_spans(old, new)
-        return _around(old, o_idx, limit // 2), _around(new, n_idx, limit // 2)
+        return around(old, o_idx, limit // 2), around(new, n_idx, limit // 2)
 
     @property
     def first_changed(self) -> tuple[int, int]:
         lines = self.changed_lines or [self.line]
         return lines[0], lines[-1]
+
+    @property
+    def language(self) -> Literal["python"]:
+        return "python"
 
 
 def is_test_file(path: str) -> bool:
@@ -200,7 +204,7 @@ def changed_spans(old: list[str], new: list[str]) -> tuple[list[int], list[int]]
     return olds, news
 
 
-def _around(lines: list[str], changed: list[int], limit: int, context: int = 12) -> str:
+def around(lines: list[str], changed: list[int], limit: int, context: int = 12) -> str:
     """The first line and the lines within ``context`` of a changed one, gaps marked, cut to ``limit``."""
     keep = {0} | {k for i in changed for k in range(i - context, i + context + 1) if 0 <= k < len(lines)}
     out, last = [], -1

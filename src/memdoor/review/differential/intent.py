@@ -23,7 +23,7 @@ from memdoor.core.messages import Message
 from memdoor.prompts import render
 from memdoor.review.consensus import quorum
 from memdoor.review.differential.execute import Difference
-from memdoor.review.differential.functions import ChangedFunction
+from memdoor.review.differential.targets import FENCE_TAG, Target, kind_of, language_of
 from memdoor.review.fence import fence, inline
 
 Verdict = Literal["intended", "unintended", "unclear"]
@@ -60,19 +60,23 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n… (cut)"
 
 
-def messages_for(description: str, fn: ChangedFunction, d: Difference) -> list[Message]:
+def messages_for(description: str, fn: Target, d: Difference) -> list[Message]:
     """The question for one difference: every text from the pull request or its run fenced."""
     old, new = fn.excerpts()
-    user = render(
-        "code_review_intent",
-        function=inline(fn.name),
-        description=fence(_cut(description.strip(), MAX_DESCRIPTION_CHARS)),
-        old=fence(old, "python"),
-        new=fence(new, "python"),
-        call=fence(d.call_text()),
-        old_result=fence(d.old.show()),
-        new_result=fence(d.new.show()),
-    )
+    tag = FENCE_TAG[language_of(fn)]
+    shared = {
+        "description": fence(_cut(description.strip(), MAX_DESCRIPTION_CHARS)),
+        "old": fence(old, tag),
+        "new": fence(new, tag),
+        "old_result": fence(d.old.show()),
+        "new_result": fence(d.new.show()),
+    }
+    if kind_of(fn) == "program":
+        user = render(
+            "code_review_intent_program", program=inline(fn.name), stdin=fence(d.input.arguments), **shared
+        )
+    else:
+        user = render("code_review_intent", function=inline(fn.name), call=fence(d.call_text()), **shared)
     return [
         {"role": "system", "content": render("code_review_exec_system")},
         {"role": "user", "content": user},
@@ -95,7 +99,7 @@ def read_verdict(text: str) -> Verdict | None:
 
 
 async def ask_verdict(
-    agent: Agent, description: str, fn: ChangedFunction, d: Difference, ctx: CallContext, logprobs: bool
+    agent: Agent, description: str, fn: Target, d: Difference, ctx: CallContext, logprobs: bool
 ) -> tuple[str, Verdict | None, str | None, bool]:
     """``(agent, verdict or None, error, budget spent)``: one agent's answer on one difference; a model
     failure or the budget is no vote, never a crash."""

@@ -1,5 +1,5 @@
-"""The differential stage as the review runs it: changed functions, inputs, both versions run, differences
-judged; and what it records, so that a reader (or the review benchmark) can tell where a bug was lost:
+"""The differential stage as the review runs it: changed functions and programs (:mod:`.kinds`), inputs,
+both versions run (:mod:`.plan`, :mod:`.execute`), differences judged; and what it records, so that a reader (or the review benchmark) can tell where a bug was lost:
 no input showed a difference, a difference was shown but judged intended, or it did not reproduce.
 
 Findings (:func:`findings_of`): an unintended difference is severity high, an unclear one medium, one
@@ -11,8 +11,6 @@ counterexample. Intended differences are no finding: they are the change's obser
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import time
 from pathlib import Path
 from typing import Literal
@@ -22,28 +20,24 @@ from pydantic import BaseModel, Field, computed_field
 from memdoor.agents.calls import CallContext
 from memdoor.agents.team import Agent
 from memdoor.core.errors import BudgetExceeded, ModelError, ReviewInputError
-from memdoor.core.messages import Message
 from memdoor.core.protocols import CodeRunner
-from memdoor.prompts import render
 from memdoor.review.consensus import Group
 from memdoor.review.context import Skipped
 from memdoor.review.diff import FileDiff
-from memdoor.review.differential.driver import program
-from memdoor.review.differential.execute import Difference, Ran, differences
-from memdoor.review.differential.functions import ChangedFunction, compare_files, is_test_file, module_name
-from memdoor.review.differential.inputs import Call, Read, own_inputs, read_inputs
+from memdoor.review.differential.execute import Difference, Ran, run_all
+from memdoor.review.differential.inputs import Call, Read, own_inputs
 from memdoor.review.differential.intent import Rule, ask_verdict, decide, rule_for
-from memdoor.review.differential.trees import base_files, version_files
-from memdoor.review.fence import fence, inline
-from memdoor.review.files import inspect
+from memdoor.review.differential.kinds import find_targets, input_messages, own_for, read_answer
+from memdoor.review.differential.plan import plan
+from memdoor.review.differential.targets import Target, kind_of, language_of
+from memdoor.review.differential.trees import base_files
 from memdoor.review.findings import Counterexample
 from memdoor.review.threads import in_thread
 
 MAX_FUNCTIONS = 20
-"""Changed functions compared per review by default (the others are listed as skipped)."""
+"""Changed functions and programs compared per review by default (the others are listed as skipped)."""
 MAX_INPUTS = 60
-"""Inputs run per function at most (ours and the agents' together)."""
-OTHER_LANGUAGES = (".js", ".mjs", ".cjs", ".ts", ".rs")
+"""Inputs run per function or program at most (ours and the agents' together)."""
 
 StageOutcome = Literal["not run", "no difference", "not reproduced", "intended", "reported"]
 _RANK: dict[str, int] = {"none": 0, "not run": 1, "no difference": 2, "not reproduced": 3, "intended": 4,
@@ -51,10 +45,12 @@ _RANK: dict[str, int] = {"none": 0, "not run": 1, "no difference": 2, "not repro
 
 
 class FunctionReport(BaseModel):
-    """What the stage did with one changed function."""
+    """What the stage did with one changed function or standard-input program."""
 
     file: str
-    name: str
+    name: str = Field(description="The function, or the program's path.")
+    target: Literal["function", "program"] = "function"
+    language: Literal["python", "javascript", "rust"] = "python"
     line: int
     why: str = Field(description="Why it was compared (its code changed, or it reads a changed name).")
     inputs_own: int = Field(default=0, description="Inputs of our own (signature, changed lines' literals).")
@@ -92,7 +88,7 @@ class DifferentialStage(BaseModel):
     rule: Rule = Field(description="How differences were judged: refactoring, no description, or agents.")
     functions: list[FunctionReport] = Field(default_factory=list)
     skipped: list[Skipped] = Field(
-        default_factory=list, description="Changed files or functions not compared."
+        default_factory=list, description="Changed files, functions or programs not compared."
     )
     differences: list[Difference] = Field(default_factory=list, description="Reproduced, judged.")
     not_reproduced: list[Difference] = Field(default_factory=list, description="Differed once, not again.")
@@ -110,68 +106,11 @@ class DifferentialStage(BaseModel):
         return max((f.outcome for f in self.functions), key=lambda o: _RANK[o], default="none")
 
 
-def _regular(root: Path, rel: str) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(root / rel).st_mode)
-    except OSError:
-        return False
-
-
-def find_functions(
-    files: list[FileDiff], changed: Path, base_dir: Path, limit: int
-) -> tuple[list[ChangedFunction], list[Skipped]]:
-    """The changed functions of the diff's Python files (at most ``limit``), and what was not compared."""
-    fns: list[ChangedFunction] = []
-    skipped: list[Skipped] = []
-    for f in files:
-        if f.path.endswith(OTHER_LANGUAGES):
-            skipped.append(Skipped(file=f.path, reason="only Python functions are compared so far"))
-        if not f.path.endswith(".py") or f.deleted or not f.hunks or f.old_path is None:
-            continue
-        if is_test_file(f.path):
-            continue  # the tests are not the change's behaviour
-        if f.old_path != f.path:
-            skipped.append(Skipped(file=f.path, reason=f"renamed from {f.old_path}: not compared"))
-            continue
-        named = module_name(f.path, lambda rel: _regular(changed, rel))
-        old_text, new_text = inspect(base_dir, f.path).text, inspect(changed, f.path).text
-        if named is None or old_text is None or new_text is None:
-            why = "not an importable module name" if named is None else "not readable as text on both sides"
-            skipped.append(Skipped(file=f.path, reason=why))
-            continue
-        try:
-            found = compare_files(old_text, new_text, file=f.path, old_file=f.path, module=named[0],
-                                  import_root=named[1])  # fmt: skip
-        except (SyntaxError, ValueError, RecursionError) as e:
-            skipped.append(Skipped(file=f.path, reason=f"does not parse on one side: {type(e).__name__}"))
-            continue
-        fns += found
-    for fn in fns[limit:]:
-        skipped.append(Skipped(file=fn.file, reason=f"{fn.name}: over the limit of {limit} functions"))
-    return fns[:limit], skipped
-
-
-def input_messages(fn: ChangedFunction, count: int) -> list[Message]:
-    old, new = fn.excerpts()
-    user = render(
-        "code_review_inputs",
-        function=inline(fn.name),
-        old=fence(old, "python"),
-        new=fence(new, "python"),
-        count=count,
-        signature=fence(fn.signature, "python"),  # annotations and defaults: the pull request's text
-    )
-    return [
-        {"role": "system", "content": render("code_review_exec_system")},
-        {"role": "user", "content": user},
-    ]
-
-
 async def ask_inputs(
-    agent: Agent, fn: ChangedFunction, ctx: CallContext, count: int, logprobs: bool
+    agent: Agent, fn: Target, ctx: CallContext, count: int, logprobs: bool
 ) -> tuple[Read, str | None, bool]:
-    """One agent's inputs for one function, why its answer could not be used (None when it could), and
-    whether the budget refused the call."""
+    """One agent's inputs for one function or program, why its answer could not be used (None when it
+    could), and whether the budget refused the call."""
     try:
         resp = await agent.ask(input_messages(fn, count), ctx, role="differential-inputs", logprobs=logprobs)
     except BudgetExceeded as e:
@@ -179,7 +118,7 @@ async def ask_inputs(
     except ModelError as e:
         return Read(unreadable=True), f"{agent.id}: {type(e).__name__}: {e}", False
     text = resp.completions[0].text
-    read = read_inputs(text, fn.name, agent.id, limit=count)
+    read = read_answer(fn, text, agent.id, count)
     await ctx.event("inputs", agent.id, function=fn.name, inputs=len(read.calls), rejected=len(read.rejected),
                     text=text[:4000])  # fmt: skip
     return read, (f"{agent.id}: no list of inputs for {fn.name}" if read.unreadable else None), False
@@ -199,7 +138,7 @@ def _merge(own: list[Call], reads: list[Read], limit: int = MAX_INPUTS) -> list[
 
 
 async def judge(
-    diffs: list[tuple[ChangedFunction, Difference]], rule: Rule, description: str, team: list[Agent],
+    diffs: list[tuple[Target, Difference]], rule: Rule, description: str, team: list[Agent],
     ctx: CallContext, logprobs: bool, unusable: list[str],
 ) -> bool:  # fmt: skip
     """Set each difference's verdict by ``rule`` (the agents asked only under the ``agents`` rule); True
@@ -235,38 +174,32 @@ async def run_stage(
     stage = DifferentialStage(rule=rule_for(description, commit_messages))
     try:
         base_dir = await in_thread(lambda _: base_files(changed, files, workdir / "differential-base"))
-        fns, stage.skipped = await in_thread(
-            lambda _: find_functions(files, changed, base_dir, max_functions)
+        fns, others, stage.skipped = await in_thread(
+            lambda _: find_targets(files, changed, base_dir, max_functions)
         )
     except ReviewInputError as e:
         stage.stopped = str(e)
         return stage
-    if not fns:
+    if not fns and not others:
         stage.seconds = round(time.monotonic() - started, 3)
         return stage
     own = [own_inputs(fn) for fn in fns]
-    asked: list[tuple[Read, str | None, bool]] = [(Read(), None, False)] * (len(fns) * len(team))
+    own += await in_thread(lambda _: own_for(others, changed, base_dir, files))
+    targets: list[Target] = [*fns, *others]
+    asked: list[tuple[Read, str | None, bool]] = [(Read(), None, False)] * (len(targets) * len(team))
     if inputs_per_agent > 0:  # 0: our own inputs only, no model call
         asked = await asyncio.gather(
-            *(ask_inputs(a, fn, ctx, inputs_per_agent, logprobs) for fn in fns for a in team)
+            *(ask_inputs(a, fn, ctx, inputs_per_agent, logprobs) for fn in targets for a in team)
         )
-    work: list[tuple[ChangedFunction, list[Call]]] = []
-    for i, fn in enumerate(fns):
+    work: list[tuple[int, Target, list[Call]]] = []
+    for i, fn in enumerate(targets):
         reads = [r for r, _, _ in asked[i * len(team) : (i + 1) * len(team)]]
         stage.unusable += [e for _, e, _ in asked[i * len(team) : (i + 1) * len(team)] if e]
-        calls = _merge(own[i], reads)
-        work.append((fn, calls))
-        stage.functions.append(FunctionReport(
-            file=fn.file, name=fn.name, line=fn.line, why=fn.why, inputs_own=len(own[i]),
-            inputs_agents=len({c.text for r in reads for c in r.calls}),
-            rejected=sum(len(r.rejected) for r in reads), inputs=len(calls),
-        ))  # fmt: skip
-    old_files, new_files = await in_thread(
-        lambda _: version_files(changed, base_dir, files, [f.file for f in fns], [f.old_file for f in fns])
-    )
-    roots = ["", *(fn.import_root for fn in fns)]
-    ran = await differences(runner, program(old_files, roots), program(new_files, roots), work)
-    found = [(fn, d) for (fn, _), r in zip(work, ran, strict=True) for d in r.differences]
+        work.append((i, fn, _merge(own[i], reads)))
+        stage.functions.append(_report(fn, own[i], reads, len(work[-1][2])))
+    batches, notes = await in_thread(lambda _: plan(work, changed, base_dir, files))
+    ran = await run_all(runner, batches, notes, len(targets))
+    found = [(fn, d) for (_, fn, _), r in zip(work, ran, strict=True) for d in r.differences]
     spec = "\n\n".join(t.strip() for t in (description, commit_messages) if t and t.strip())
     judged_spent = await judge(found, stage.rule, spec, team, ctx, logprobs, stage.unusable)
     stage.budget_spent = judged_spent or any(spent for *_, spent in asked)
@@ -279,6 +212,14 @@ async def run_stage(
     if stage.budget_spent:
         stage.stopped = "budget"
     return stage
+
+
+def _report(fn: Target, own: list[Call], reads: list[Read], inputs: int) -> FunctionReport:
+    return FunctionReport(
+        file=fn.file, name=fn.name, target=kind_of(fn), language=language_of(fn), line=fn.line, why=fn.why,
+        inputs_own=len(own), inputs_agents=len({c.text for r in reads for c in r.calls}),
+        rejected=sum(len(r.rejected) for r in reads), inputs=inputs,
+    )  # fmt: skip
 
 
 def _tally(report: FunctionReport, r: Ran) -> None:

@@ -1,0 +1,197 @@
+"""Which JavaScript functions a change altered: the top-level ``function f(...) {...}`` declarations and the
+``const``/``let``/``var f = function ...`` or arrow-function definitions (``export`` and ``async`` allowed) of
+the base and the changed file, compared by their tokens (:mod:`.jsscan`: comments and layout left out).
+
+As for Python, a function whose tokens are the same but that reads a top-level ``const``/``let``/``var``
+whose definition changed counts too. Functions on one side only are not compared; methods of classes and
+objects are not found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memdoor.review.differential.jsscan import Token, matching, statement_end, tokens
+from memdoor.review.differential.targets import Changed, changed_lines
+
+MAX_LITERALS = 12
+MAX_LITERAL_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    first: int  # token indexes, inclusive
+    last: int
+    params: list[tuple[str, str]]
+    is_function: bool
+
+
+def _params(toks: list[Token], open_at: int, close_at: int) -> list[tuple[str, str]]:
+    """``(name, default text)`` of each parameter between the parentheses at ``open_at``/``close_at``."""
+    out: list[tuple[str, str]] = []
+    part: list[Token] = []
+    depth = 0
+    for t in [*toks[open_at + 1 : close_at], None]:
+        if t is None or (depth == 0 and t.text == ","):
+            if part:
+                eq = next((k for k, p in enumerate(part) if p.text == "="), None)
+                head = part[: eq if eq is not None else len(part)]
+                name = "".join(p.text for p in head)
+                default = " ".join(p.text for p in part[eq + 1 :]) if eq is not None else ""
+                out.append((name, default))
+            part = []
+            continue
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        part.append(t)
+    return out
+
+
+def _function_at(toks: list[Token], i: int) -> tuple[int, list[tuple[str, str]]] | None:
+    """A function expression starting at ``i`` (``async``, ``function``, an arrow): its last token and
+    parameters, or None when none starts there."""
+    if i < len(toks) and toks[i].text == "async":
+        i += 1
+    if i >= len(toks):
+        return None
+    t = toks[i]
+    if t.text == "function":
+        j = i + 1
+        while j < len(toks) and toks[j].text != "(":
+            j += 1
+        if j >= len(toks):
+            return None
+        close = matching(toks, j)
+        body = close + 1
+        if body >= len(toks) or toks[body].text != "{":
+            return None
+        return matching(toks, body), _params(toks, j, close)
+    if t.text == "(":
+        close = matching(toks, i)
+        params = _params(toks, i, close)
+        arrow = close + 1
+    elif t.kind == "name":
+        params, arrow = [(t.text, "")], i + 1
+    else:
+        return None
+    if arrow >= len(toks) or toks[arrow].text != "=>" or arrow + 1 >= len(toks):
+        return None
+    body = arrow + 1
+    if toks[body].text == "{":
+        return matching(toks, body), params
+    return statement_end(toks, body), params
+
+
+def definitions(src: str) -> tuple[list[Token], dict[str, Definition]]:
+    """The tokens of ``src`` and its top-level definitions by name (functions, and other declarations)."""
+    toks = tokens(src)
+    out: dict[str, Definition] = {}
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "punct" and t.text in "([{":
+            i = matching(toks, i) + 1
+            continue
+        first = i
+        j = i
+        while j < len(toks) and toks[j].text in ("export", "default"):
+            j += 1
+        k = j + 1 if j < len(toks) and toks[j].text == "async" else j
+        if k < len(toks) and toks[k].text == "function":
+            name_at = k + 1 + (k + 1 < len(toks) and toks[k + 1].text == "*")
+            found = _function_at(toks, j)
+            if found is not None and name_at < len(toks) and toks[name_at].kind == "name":
+                out[toks[name_at].text] = Definition(toks[name_at].text, first, found[0], found[1], True)
+                i = found[0] + 1
+                continue
+        if j < len(toks) and toks[j].text in ("const", "let", "var"):
+            name, eq = (toks[j + 1] if j + 1 < len(toks) else None), j + 2
+            if name is not None and name.kind == "name" and eq < len(toks) and toks[eq].text == "=":
+                found = _function_at(toks, eq + 1)
+                last = found[0] if found is not None else statement_end(toks, eq + 1)
+                if last + 1 < len(toks) and toks[last + 1].text == ";":
+                    last += 1
+                params = found[1] if found is not None else []
+                out[name.text] = Definition(name.text, first, last, params, found is not None)
+                i = last + 1
+                continue
+        i += 1
+    return toks, out
+
+
+def _texts(toks: list[Token], d: Definition) -> list[str]:
+    return [t.text for t in toks[d.first : d.last + 1]]
+
+
+def _source(src: str, toks: list[Token], d: Definition) -> tuple[str, int, int]:
+    """The definition's whole lines, its first and last line number."""
+    first, last = toks[d.first], toks[d.last]
+    start = src.rfind("\n", 0, first.start) + 1
+    end = src.find("\n", last.start + len(last.text))
+    end = len(src) if end < 0 else end
+    return src[start:end], first.line, last.line + last.text.count("\n")
+
+
+def _literal(t: Token) -> Any:
+    if t.kind == "number":
+        try:
+            return float(t.text) if any(c in t.text for c in ".eE") else int(t.text, 0)
+        except ValueError:
+            return None
+    if (
+        t.kind == "string"
+        and len(t.text) >= 2
+        and "\\" not in t.text
+        and len(t.text) - 2 <= MAX_LITERAL_CHARS
+    ):
+        return t.text[1:-1]
+    return None
+
+
+def _literals(toks: list[Token], d: Definition, lines: set[int]) -> list[Any]:
+    out: list[Any] = []
+    for t in toks[d.first : d.last + 1]:
+        if t.line in lines and (v := _literal(t)) is not None and v not in out:
+            out.append(v)
+    return out
+
+
+def compare_js(old: str, new: str, *, file: str) -> list[Changed]:
+    """The functions of ``new`` whose tokens changed from ``old`` (or that read a changed top-level
+    declaration)."""
+    old_toks, old_defs = definitions(old)
+    new_toks, new_defs = definitions(new)
+    values = {n for n, d in [*old_defs.items(), *new_defs.items()] if not d.is_function}
+    moved = {
+        n for n in values
+        if n not in old_defs or n not in new_defs or _texts(old_toks, old_defs[n]) != _texts(new_toks, new_defs[n])
+    }  # fmt: skip
+    out = []
+    for name, d in new_defs.items():
+        if not d.is_function or name not in old_defs or not old_defs[name].is_function:
+            continue
+        o = old_defs[name]
+        body = {t.text for t in new_toks[d.first : d.last + 1] if t.kind == "name"}
+        reads = sorted((body & moved) - {name})
+        if _texts(old_toks, o) != _texts(new_toks, d):
+            why = "its code changed"
+        elif reads:
+            why = f"it reads {', '.join(reads)}, whose top-level value changed"
+        else:
+            continue
+        old_src, old_first, _ = _source(old, old_toks, o)
+        new_src, new_first, new_last = _source(new, new_toks, d)
+        o_lines, n_lines = changed_lines(old_src, new_src, new_first)
+        o_lines = [old_first + k - 1 for k in o_lines]
+        literals = _literals(new_toks, d, set(n_lines))
+        literals += [v for v in _literals(old_toks, o, set(o_lines)) if v not in literals]
+        out.append(Changed(
+            target="function", language="javascript", file=file, old_file=file, name=name, params=d.params,
+            old_source=old_src, new_source=new_src, line=new_first, end_line=max(new_last, new_first),
+            changed_lines=n_lines, literals=literals[:MAX_LITERALS], why=why,
+        ))  # fmt: skip
+    return out

@@ -1,0 +1,210 @@
+"""Call inputs as JSON argument lists, for the JavaScript and Rust functions: our own (each parameter's
+default, the changed lines' literals, generic values), the calls the base's JavaScript tests make (their
+arguments read as JavaScript literals, nothing evaluated), and the agents' (a JSON list of argument lists).
+
+An input is kept as the JSON text of its argument list (``[[1, 2], 0]``); only JSON values ever reach the
+sandbox program, which parses them with ``JSON.parse`` (or bakes them into Rust literals of the declared
+types). Count, size and nesting are capped; what an agent wrote that is not a list of JSON argument lists is
+refused with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from memdoor.review.differential.answers import read_list
+from memdoor.review.differential.inputs import Call, Read
+from memdoor.review.differential.jsscan import Token, matching, tokens
+from memdoor.review.differential.targets import Changed
+
+MAX_CALL_CHARS = 1000
+MAX_AGENT_INPUTS = 8
+MAX_OWN_INPUTS = 24
+MAX_MINED = 12
+MAX_ARGUMENTS = 16
+MAX_DEPTH = 20
+ANY: list[Any] = [0, 1, -1, 2, 10, 0.5, "", "abc", [], [1, 2, 3], [3, -1, 2, 0], {}, None, True]
+
+
+class NotLiteral(ValueError):
+    """A JavaScript expression that is not a plain literal (a name, a call, an operator)."""
+
+
+def _depth(v: Any, d: int = 0) -> int:
+    if isinstance(v, list):
+        return max((_depth(x, d + 1) for x in v), default=d + 1)
+    if isinstance(v, dict):
+        return max((_depth(x, d + 1) for x in v.values()), default=d + 1)
+    return d
+
+
+def json_call(args: list[Any], source: Any = "own", agent: str | None = None) -> Call | None:
+    """The input for ``args`` when it is plain JSON within the caps (no NaN or Infinity), else None."""
+    if len(args) > MAX_ARGUMENTS or _depth(args) > MAX_DEPTH:
+        return None
+    try:
+        text = json.dumps(args, allow_nan=False, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return None if len(text) > MAX_CALL_CHARS else Call(text=text, source=source, agent=agent)
+
+
+def _string(t: Token) -> str:
+    if t.kind == "template":
+        if "${" in t.text:
+            raise NotLiteral(t.text[:40])
+        return t.text[1:-1]
+    body = t.text[1:-1]
+    if t.text[0] == "'":
+        body = body.replace('\\"', '"').replace('"', '\\"').replace("\\'", "'")
+    try:
+        value = json.loads(f'"{body}"')
+    except ValueError as e:
+        raise NotLiteral(t.text[:40]) from e
+    return str(value)
+
+
+def literal_at(toks: list[Token], i: int, depth: int = 0) -> tuple[Any, int]:
+    """The JavaScript literal starting at token ``i`` as a JSON value, and the index after it."""
+    if depth > MAX_DEPTH or i >= len(toks):
+        raise NotLiteral("too deep")
+    t = toks[i]
+    if t.text == "-" and i + 1 < len(toks) and toks[i + 1].kind == "number":
+        value, end = literal_at(toks, i + 1, depth)
+        return -value, end
+    if t.kind == "number":
+        try:
+            value = (
+                float(t.text)
+                if re.search(r"[.eE]", t.text) and not t.text.startswith("0x")
+                else int(t.text, 0)
+            )
+        except ValueError as e:
+            raise NotLiteral(t.text) from e
+        if isinstance(value, float) and not math.isfinite(value):
+            raise NotLiteral(t.text)
+        return value, i + 1
+    if t.kind in ("string", "template"):
+        return _string(t), i + 1
+    if t.kind == "name" and t.text in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[t.text], i + 1
+    if t.text in ("[", "{"):
+        close = matching(toks, i)
+        items = _split(toks, i + 1, close)
+        if t.text == "[":
+            return [
+                literal_at(toks, a, depth + 1)[0] for a, b in items if _whole(toks, a, b, depth)
+            ], close + 1
+        out: dict[str, Any] = {}
+        for a, b in items:
+            key = toks[a]
+            if a + 1 >= b or toks[a + 1].text != ":" or key.kind not in ("name", "string", "number"):
+                raise NotLiteral("an object member that is not key: value")
+            name = _string(key) if key.kind == "string" else key.text
+            value, end = literal_at(toks, a + 2, depth + 1)
+            if end != b:
+                raise NotLiteral("an object member that is not key: value")
+            out[name] = value
+        return out, close + 1
+    raise NotLiteral(t.text[:40])
+
+
+def _whole(toks: list[Token], a: int, b: int, depth: int) -> bool:
+    if literal_at(toks, a, depth + 1)[1] != b:
+        raise NotLiteral("an element that is not one literal")
+    return True
+
+
+def _split(toks: list[Token], start: int, end: int) -> list[tuple[int, int]]:
+    """The ``[a, b)`` token spans between ``start`` and ``end`` separated by commas at their depth."""
+    spans, a, k = [], start, start
+    while k < end:
+        if toks[k].text in ("(", "[", "{"):
+            k = matching(toks, k) + 1
+            continue
+        if toks[k].text == ",":
+            spans.append((a, k))
+            a = k + 1
+        k += 1
+    if a < end:
+        spans.append((a, end))
+    return spans
+
+
+def arguments_of(toks: list[Token], open_at: int) -> list[Any]:
+    """The literal arguments of the call whose ``(`` is at ``open_at`` (NotLiteral when one is not)."""
+    close = matching(toks, open_at)
+    return [literal_at(toks, a)[0] for a, b in _split(toks, open_at + 1, close) if _whole(toks, a, b, 0)]
+
+
+def mined_calls(texts: list[str], name: str, limit: int = MAX_MINED) -> list[Call]:
+    """Calls of ``name`` with literal arguments in the base's JavaScript test files."""
+    out: list[Call] = []
+    for text in texts:
+        toks = tokens(text)
+        for i, t in enumerate(toks[:-1]):
+            if t.text != name or toks[i + 1].text != "(" or (i and toks[i - 1].text in (".", "function")):
+                continue
+            try:
+                call = json_call(arguments_of(toks, i + 1))
+            except (NotLiteral, RecursionError):
+                continue
+            if call is not None and call.text not in (c.text for c in out):
+                out.append(call)
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def _default(text: str) -> list[Any]:
+    try:
+        return [literal_at(tokens(text), 0)[0]] if text else []
+    except (NotLiteral, RecursionError):
+        return []
+
+
+def _near(v: Any) -> list[Any]:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 10**9:
+        return [v, v - 1, v + 1]
+    return [v]
+
+
+def own_json(fn: Changed, mined: list[Call], limit: int = MAX_OWN_INPUTS) -> list[Call]:
+    """The mined calls, then each parameter varied in turn (its default, the changed lines' literals and
+    their neighbours, generic values) while the others keep their first value."""
+    pools = []
+    for _, default in fn.params:
+        pool = _default(default) + [v for k in fn.literals for v in _near(k)] + ANY
+        pools.append(
+            [v for i, v in enumerate(pool) if not any(type(v) is type(w) and v == w for w in pool[:i])]
+        )
+    base = [p[0] for p in pools]
+    rounds = [list(base)]
+    for k in range(1, max((len(p) for p in pools), default=0)):
+        for i, pool in enumerate(pools):
+            if k < len(pool):
+                rounds.append([*base[:i], pool[k], *base[i + 1 :]])
+    out = list(mined)
+    for args in rounds:
+        call = json_call(args)
+        if call is not None and call.text not in (c.text for c in out):
+            out.append(call)
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+def read_json_answer(text: str, agent: str, limit: int = MAX_AGENT_INPUTS) -> Read:
+    """An agent's inputs: a JSON list of argument lists, each argument a JSON value (or
+    ``{"inputs": [...]}``)."""
+
+    def make(item: Any) -> Call | str:
+        if not isinstance(item, list):
+            return "an input that is not a list of arguments"
+        call = json_call(item, "agent", agent)
+        return call if call is not None else "an input too large, too deep, or not plain JSON"
+
+    return read_list(text, lambda data: any(isinstance(x, list) for x in data), make, limit)

@@ -1,0 +1,278 @@
+"""A JavaScript scanner careful enough to find a file's top-level functions: tokens that respect strings,
+template literals (with their ``${...}`` expressions), comments and regular-expression literals.
+
+A ``/`` starts a regular expression where an expression may start (after an operator, an opening bracket, a
+keyword such as ``return``, or at the start), and only when the literal closes on the same line; otherwise
+it is division. Brackets are matched by depth. Nothing here runs the code: a file it misreads yields a
+wrong or missing function, never an error (an unterminated string or comment ends at the end of the text).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PUNCT = sorted(
+    [
+        ">>>=",
+        "...",
+        "===",
+        "!==",
+        "**=",
+        "<<=",
+        ">>=",
+        ">>>",
+        "&&=",
+        "||=",
+        "??=",
+        "=>",
+        "==",
+        "!=",
+        "<=",
+        ">=",
+        "&&",
+        "||",
+        "??",
+        "?.",
+        "++",
+        "--",
+        "+=",
+        "-=",
+        "*=",
+        "/=",
+        "%=",
+        "&=",
+        "|=",
+        "^=",
+        "**",
+        "<<",
+        ">>",
+    ],
+    key=len,
+    reverse=True,
+)
+_REGEX_AFTER = frozenset(
+    {
+        "return",
+        "typeof",
+        "case",
+        "do",
+        "else",
+        "in",
+        "instanceof",
+        "new",
+        "delete",
+        "void",
+        "throw",
+        "yield",
+        "await",
+        "of",
+    }
+)
+_NAME = re.compile(r"[A-Za-z_$#\u0080-\uffff][\w$\u0080-\uffff]*")
+_NUMBER = re.compile(r"\d[\w.]*(?:[eE][+-]\d+)?|\.\d[\w]*(?:[eE][+-]\d+)?")
+OPEN, CLOSE = "([{", ")]}"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # name, number, string, template, regex, punct
+    text: str
+    start: int
+    line: int
+
+
+def _skip_string(src: str, i: int) -> int:
+    """The end of the quoted string starting at ``i`` (an unescaped newline or the text's end ends it too)."""
+    quote, i = src[i], i + 1
+    while i < len(src):
+        c = src[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == quote or c == "\n":
+            return i + 1
+        i += 1
+    return len(src)
+
+
+def _skip_code_to_brace(src: str, i: int) -> int:
+    """The end of a template's ``${`` expression starting at ``i``: after its matching ``}``."""
+    depth = 0
+    while i < len(src):
+        c = src[i]
+        if c in "'\"":
+            i = _skip_string(src, i)
+        elif c == "`":
+            i = _skip_template(src, i)
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            i = len(src) if j < 0 else j
+        elif src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            i = len(src) if j < 0 else j + 2
+        elif c == "{":
+            depth += 1
+            i += 1
+        elif c == "}":
+            if depth == 0:
+                return i + 1
+            depth -= 1
+            i += 1
+        else:
+            i += 1
+    return len(src)
+
+
+def _skip_template(src: str, i: int) -> int:
+    """The end of the template literal starting at ``i``."""
+    i += 1
+    while i < len(src):
+        c = src[i]
+        if c == "\\":
+            i += 2
+        elif c == "`":
+            return i + 1
+        elif src.startswith("${", i):
+            i = _skip_code_to_brace(src, i + 2)
+        else:
+            i += 1
+    return len(src)
+
+
+def _regex_end(src: str, i: int) -> int | None:
+    """The end of a regular-expression literal starting at ``i`` (its flags included), or None when no
+    closing ``/`` is on the same line."""
+    j, in_class = i + 1, False
+    while j < len(src):
+        c = src[j]
+        if c == "\n":
+            return None
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        elif c == "/" and not in_class:
+            j += 1
+            while j < len(src) and (src[j].isalnum() or src[j] == "_"):
+                j += 1
+            return j
+        j += 1
+    return None
+
+
+def _regex_allowed(prev: Token | None) -> bool:
+    if prev is None:
+        return True
+    if prev.kind == "punct":
+        return prev.text not in (")", "]")
+    return prev.kind == "name" and prev.text in _REGEX_AFTER
+
+
+def tokens(src: str) -> list[Token]:
+    """The tokens of ``src``, comments and layout left out."""
+    out: list[Token] = []
+    i, line, n = 0, 1, len(src)
+    if src.startswith("#!"):
+        i = src.find("\n") if "\n" in src else n
+    while i < n:
+        c = src[i]
+        if c.isspace():
+            line += c == "\n"
+            i += 1
+            continue
+        start, kind = i, "punct"
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            end = n if j < 0 else j + 2
+            line += src.count("\n", i, end)
+            i = end
+            continue
+        if c in "'\"":
+            i, kind = _skip_string(src, i), "string"
+        elif c == "`":
+            i, kind = _skip_template(src, i), "template"
+        elif (
+            c == "/" and _regex_allowed(out[-1] if out else None) and (end := _regex_end(src, i)) is not None
+        ):
+            i, kind = end, "regex"
+        elif (m := _NUMBER.match(src, i)) is not None:
+            i, kind = m.end(), "number"
+        elif (m := _NAME.match(src, i)) is not None:
+            i, kind = m.end(), "name"
+        else:
+            op = next((p for p in _PUNCT if src.startswith(p, i)), c)
+            i += len(op)
+        out.append(Token(kind, src[start:i], start, line))
+        line += src.count("\n", start, i)
+    return out
+
+
+def matching(toks: list[Token], i: int) -> int:
+    """The index of the bracket closing the one at ``i`` (the last token when it never closes)."""
+    depth = 0
+    for j in range(i, len(toks)):
+        t = toks[j]
+        if t.kind == "punct" and t.text in OPEN:
+            depth += 1
+        elif t.kind == "punct" and t.text in CLOSE:
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(toks) - 1
+
+
+_STATEMENT_WORDS = frozenset(
+    {
+        "const",
+        "let",
+        "var",
+        "function",
+        "class",
+        "export",
+        "import",
+        "if",
+        "for",
+        "while",
+        "do",
+        "return",
+        "switch",
+        "try",
+        "throw",
+        "async",
+        "module",
+        "exports",
+    }
+)
+_CONTINUE = frozenset({".", "?.", "?", ":", "(", "[", "=>", ",", ")", "]", "}"})
+
+
+def statement_end(toks: list[Token], i: int) -> int:
+    """The index of the last token of the expression statement starting at ``i``: a ``;`` at its depth, or
+    a line break where JavaScript would end the statement (a new statement's keyword, or a value followed
+    by a value)."""
+    depth = 0
+    for j in range(i, len(toks)):
+        t = toks[j]
+        if j > i and depth == 0 and t.line > toks[j - 1].line:
+            prev = toks[j - 1]
+            ends_value = prev.kind != "punct" or prev.text in (")", "]", "}", "++", "--")
+            starts = t.kind == "name" and (t.text in _STATEMENT_WORDS or ends_value)
+            if (starts or (ends_value and t.kind not in ("punct",))) and t.text not in _CONTINUE:
+                return j - 1
+        if t.kind == "punct" and t.text in OPEN:
+            depth += 1
+        elif t.kind == "punct" and t.text in CLOSE:
+            if depth == 0:
+                return j - 1
+            depth -= 1
+        elif t.kind == "punct" and t.text in (";", ",") and depth == 0:
+            return j if t.text == ";" else j - 1
+    return len(toks) - 1

@@ -1,0 +1,174 @@
+"""The kinds of targets the stage compares, in one place: which changed files hold them, our own inputs
+for the ones that are not Python functions, and how the agents are asked for inputs and their answers read.
+
+=====================  ==========================================  =======================================
+target                 found by                                    inputs (ours; the agents')
+=====================  ==========================================  =======================================
+Python function        :mod:`.functions` (syntax trees)            :mod:`.inputs` (Python literals)
+JavaScript function    :mod:`.jsfunctions` (tokens)                :mod:`.json_inputs` (JSON arguments)
+stdin program (3)      :mod:`.programs`                            :mod:`.stdin_inputs` (JSON strings)
+=====================  ==========================================  =======================================
+
+Rust functions and TypeScript are listed as not compared (``skipped``), with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from memdoor.core.messages import Message
+from memdoor.prompts import render
+from memdoor.review.context import Skipped
+from memdoor.review.diff import FileDiff
+from memdoor.review.differential.functions import ChangedFunction, compare_files, is_test_file, module_name
+from memdoor.review.differential.inputs import Call, Read, read_inputs
+from memdoor.review.differential.jsfunctions import compare_js
+from memdoor.review.differential.json_inputs import mined_calls, own_json, read_json_answer
+from memdoor.review.differential.programs import JS_SUFFIXES, is_js_test, is_rust_test, program_of
+from memdoor.review.differential.sources import base_texts
+from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
+from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
+from memdoor.review.fence import fence, inline
+from memdoor.review.files import inspect
+
+NOT_YET = {".ts": "TypeScript is not compared (it would need compiling)"}
+LANGUAGE_NAME = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
+
+
+def _regular(root: Path, rel: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(root / rel).st_mode)
+    except OSError:
+        return False
+
+
+def _python(f: FileDiff, old: str, new: str, changed: Path) -> tuple[list[Target], list[Skipped]]:
+    found: list[Target] = []
+    program = program_of(f.path, old, new)
+    if isinstance(program, Changed):
+        found.append(program)
+    named = module_name(f.path, lambda rel: _regular(changed, rel))
+    if named is None:
+        return found, [Skipped(file=f.path, reason="not an importable module name")] if not found else []
+    try:
+        found += compare_files(old, new, file=f.path, old_file=f.path, module=named[0], import_root=named[1])
+    except (SyntaxError, ValueError, RecursionError) as e:
+        return [], [Skipped(file=f.path, reason=f"does not parse on one side: {type(e).__name__}")]
+    return found, []
+
+
+def _javascript(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Skipped]]:
+    program = program_of(f.path, old, new)
+    if isinstance(program, Changed):
+        return [program], []  # its top-level code reads standard input: compared as a program
+    try:
+        found = compare_js(old, new, file=f.path)
+    except RecursionError:
+        return [], [Skipped(file=f.path, reason="could not be read as JavaScript")]
+    bad = [c.name for c in found if not _IDENTIFIER.match(c.name)]
+    return [c for c in found if c.name not in bad], [
+        Skipped(file=f.path, reason=f"{n}: not a plain name") for n in bad
+    ]
+
+
+def _rust(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Skipped]]:
+    program = program_of(f.path, old, new)
+    if isinstance(program, Changed):
+        return [program], []
+    if isinstance(program, Skipped):
+        return [], [program]
+    return [], [Skipped(file=f.path, reason="Rust functions are not compared yet (only stdin programs)")]
+
+
+def find_targets(
+    files: list[FileDiff], changed: Path, base_dir: Path, limit: int
+) -> tuple[list[ChangedFunction], list[Changed], list[Skipped]]:
+    """The diff's changed targets (at most ``limit`` in all): the Python functions, the others, and what
+    was not compared."""
+    targets: list[Target] = []
+    skipped: list[Skipped] = []
+    for f in files:
+        suffix = Path(f.path).suffix
+        if suffix in NOT_YET:
+            skipped.append(Skipped(file=f.path, reason=NOT_YET[suffix]))
+            continue
+        if suffix not in (".py", ".rs", *JS_SUFFIXES) or f.deleted or not f.hunks or f.old_path is None:
+            continue
+        if is_test_file(f.path) or is_js_test(f.path) or is_rust_test(f.path):
+            continue  # the tests are not the change's behaviour
+        if f.old_path != f.path:
+            skipped.append(Skipped(file=f.path, reason=f"renamed from {f.old_path}: not compared"))
+            continue
+        old, new = inspect(base_dir, f.path).text, inspect(changed, f.path).text
+        if old is None or new is None:
+            skipped.append(Skipped(file=f.path, reason="not readable as text on both sides"))
+            continue
+        if suffix == ".py":
+            found, why = _python(f, old, new, changed)
+        elif suffix == ".rs":
+            found, why = _rust(f, old, new)
+        else:
+            found, why = _javascript(f, old, new)
+        targets += found
+        skipped += why
+    for t in targets[limit:]:
+        skipped.append(
+            Skipped(file=t.file, reason=f"{t.name}: over the limit of {limit} functions and programs")
+        )
+    kept = targets[:limit]
+    fns = [t for t in kept if isinstance(t, ChangedFunction)]
+    return fns, [t for t in kept if isinstance(t, Changed)], skipped
+
+
+def own_for(others: list[Changed], changed: Path, base_dir: Path, files: list[FileDiff]) -> list[list[Call]]:
+    """Our own inputs for each target that is not a Python function (the base's examples and tests mined
+    once)."""
+    programs = [t.file for t in others if t.target == "program"]
+    mined = mined_stdin(changed, base_dir, files, programs) if programs else {}
+    js_names = [t.name for t in others if t.target == "function" and t.language == "javascript"]
+    tests = list(base_texts(changed, base_dir, files, is_js_test).values()) if js_names else []
+    out = []
+    for t in others:
+        if t.target == "program":
+            out.append(own_stdin(mined.get(t.file, []), t.literals))
+        else:
+            out.append(own_json(t, mined_calls([x for x in tests if t.name in x], t.name)))
+    return out
+
+
+def input_messages(t: Target, count: int) -> list[Message]:
+    """The question for one target's inputs: the code before and after, fenced, then the task."""
+    old, new = t.excerpts()
+    if isinstance(t, ChangedFunction):
+        user = render(
+            "code_review_inputs", function=inline(t.name), old=fence(old, "python"), new=fence(new, "python"),
+            count=count, signature=fence(t.signature, "python"),  # annotations and defaults: the PR's text
+        )  # fmt: skip
+    elif t.target == "program":
+        user = render(
+            "code_review_stdin_inputs", language=LANGUAGE_NAME[t.language], program=inline(t.name),
+            old=fence(old, FENCE_TAG[t.language]), new=fence(new, FENCE_TAG[t.language]), count=count,
+        )  # fmt: skip
+    else:
+        user = render(
+            "code_review_json_inputs", language=LANGUAGE_NAME[t.language], function=inline(t.name),
+            old=fence(old, FENCE_TAG[t.language]), new=fence(new, FENCE_TAG[t.language]), count=count,
+            signature=fence(t.signature, FENCE_TAG[t.language]),
+        )  # fmt: skip
+    return [
+        {"role": "system", "content": render("code_review_exec_system")},
+        {"role": "user", "content": user},
+    ]
+
+
+def read_answer(t: Target, text: str, agent: str, limit: int) -> Read:
+    """One agent's inputs for ``t``, read as its kind's inputs are."""
+    if isinstance(t, ChangedFunction):
+        return read_inputs(text, t.name, agent, limit=limit)
+    if t.target == "program":
+        return read_stdin_answer(text, agent, limit)
+    return read_json_answer(text, agent, limit)

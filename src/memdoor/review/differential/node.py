@@ -1,0 +1,234 @@
+"""The Node program that runs one version's JavaScript in the sandbox, and what it reports.
+
+It carries the version's JavaScript files (and ``package.json`` files), writes them into the sandbox's
+private ``/tmp`` and then, in one of two modes:
+
+- **a function**: reads one request on standard input (file, function name, the JSON argument list),
+  evaluates the file as CommonJS does (``export`` keywords dropped, ``require`` relative to it) with a
+  ``return`` of the function added at its end, so top-level functions are reached whether exported or not,
+  calls it (awaiting a promise) with its own output discarded, and prints one line: :data:`MARK` then the
+  JSON of the outcome (as the Python driver's: ``k``, ``t``, ``r``, ``h``, ``a``, ``ah``). Values are
+  written as canonical text: ``undefined``, ``NaN``, ``Infinity``, ``-0``, ``12n``, Maps and Sets, class
+  names, ``[Circular]``, so that what JSON cannot say is still compared.
+- **a program** (``TARGET``): the program's standard input is the test's; it runs as ``node file`` would
+  (``require``, or ``import()`` for an ES module), its output is captured, and at exit the line holds the
+  output's text and digest, and how it ended: ``exit status N`` or the uncaught exception's type. A file
+  that does not parse is ``import`` (it cannot run), not behaviour.
+
+Everything printed comes from untrusted code and is read as data (:func:`read_js`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from memdoor.core.problem import TestCase
+from memdoor.core.verdict import TestResult
+from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
+from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.stdin_inputs import stdin_of
+
+DRIVER = r"""
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const vm = require('vm');
+const Module = require('module');
+const { pathToFileURL } = require('url');
+const ROOT = path.join('/tmp', TREE);
+const writeSync = fs.writeSync;
+
+function setup() {
+  const ready = path.join(ROOT, '.memdoor-ready');
+  if (fs.existsSync(ready)) return;
+  for (const [rel, text] of Object.entries(FILES)) {
+    const p = path.join(ROOT, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, text);
+  }
+  fs.writeFileSync(ready, '');
+}
+
+function canon(v, depth, seen) {
+  if (depth > 40) return '...';
+  const t = typeof v;
+  if (v === undefined) return 'undefined';
+  if (v === null) return 'null';
+  if (t === 'number') return Object.is(v, -0) ? '-0' : String(v);
+  if (t === 'bigint') return String(v) + 'n';
+  if (t === 'string') return JSON.stringify(v);
+  if (t === 'boolean') return String(v);
+  if (t === 'symbol') return v.toString();
+  if (t === 'function') return '[Function ' + (v.name || 'anonymous') + ']';
+  if (seen.includes(v)) return '[Circular]';
+  seen = seen.concat([v]);
+  const inner = (x) => canon(x, depth + 1, seen);
+  if (Array.isArray(v)) return '[' + Array.from(v, inner).join(', ') + ']';
+  if (v instanceof Map) return 'Map {' + Array.from(v, ([k, x]) => inner(k) + ' => ' + inner(x)).join(', ') + '}';
+  if (v instanceof Set) return 'Set {' + Array.from(v, inner).join(', ') + '}';
+  if (v instanceof Date) return 'Date ' + (isNaN(v) ? 'Invalid' : v.toISOString());
+  if (v instanceof RegExp) return String(v);
+  if (v instanceof Error) return String(v.name) + ': ' + String(v.message);
+  if (ArrayBuffer.isView(v)) return v.constructor.name + ' [' + Array.from(v, String).join(', ') + ']';
+  if (typeof v.then === 'function') return '[Promise]';
+  const proto = Object.getPrototypeOf(v);
+  let name = '';
+  if (proto === null) name = '[Object: null prototype] ';
+  else if (proto !== Object.prototype) name = ((proto.constructor && proto.constructor.name) || '?') + ' ';
+  return name + '{' + Object.keys(v).map((k) => JSON.stringify(k) + ': ' + inner(v[k])).join(', ') + '}';
+}
+
+function safeCanon(v) {
+  try { return canon(v, 0, []); } catch (e) { return '[unprintable]'; }
+}
+
+function text(s) {
+  return { r: s.slice(0, MAX_TEXT), h: crypto.createHash('sha256').update(s).digest('hex').slice(0, 32) };
+}
+
+function typeName(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'Array';
+  if (typeof v === 'object') { const p = Object.getPrototypeOf(v); return p && p.constructor ? String(p.constructor.name) : 'Object'; }
+  return typeof v;
+}
+
+function errType(e) {
+  try {
+    if (e instanceof Error || (e && typeof e === 'object' && typeof e.name === 'string')) return String(e.name || 'Error');
+    return 'thrown ' + typeName(e);
+  } catch (_) { return 'Error'; }
+}
+
+function errMessage(e) {
+  try { return e && typeof e === 'object' && 'message' in e ? String(e.message) : safeCanon(e); } catch (_) { return ''; }
+}
+
+function finish(res) {
+  writeSync(1, '\n' + MARK + JSON.stringify(res) + '\n');
+}
+
+function load(rel, name) {
+  const full = path.join(ROOT, rel);
+  let src = fs.readFileSync(full, 'utf8');
+  if (src.startsWith('#!')) src = '//' + src;
+  src = src.replace(/^export\s+default\s+(?=(?:async\s+)?function|class)/gm, '')
+    .replace(/^export\s+(?=(?:async\s+)?function|const\s|let\s|var\s|class\s)/gm, '')
+    .replace(/^export\s*\{[^}]*\}\s*;?[ \t]*$/gm, '');
+  const body = src + '\n;return typeof ' + name + " === 'undefined' ? undefined : " + name + ';';
+  const make = new Function('exports', 'require', 'module', '__filename', '__dirname', body);
+  const mod = { exports: {} };
+  return make(mod.exports, Module.createRequire(full), mod, full, path.dirname(full));
+}
+
+async function callMode() {
+  const req = JSON.parse(fs.readFileSync(0, 'utf8'));
+  process.stdout.write = function () { return true; };
+  let fn;
+  try {
+    setup();
+    fn = load(req.f, req.n);
+    if (typeof fn !== 'function') throw new TypeError(req.n + ' is not a function');
+  } catch (e) {
+    return { k: 'import', t: errType(e), ...text(errMessage(e)) };
+  }
+  const args = JSON.parse(req.a);
+  const before = safeCanon(args);
+  let out;
+  try {
+    let value = fn(...args);
+    if (value && typeof value.then === 'function') value = await value;
+    out = { k: 'return', t: typeName(value), ...text(safeCanon(value)) };
+  } catch (e) {
+    out = { k: 'raise', t: errType(e), ...text(errMessage(e)) };
+  }
+  const after = safeCanon(args);
+  if (after !== before) { const a = text(after); out.a = a.r; out.ah = a.h; }
+  return out;
+}
+
+function packageType(full) {
+  let dir = path.dirname(full);
+  while (dir.startsWith(ROOT)) {
+    const p = path.join(dir, 'package.json');
+    if (fs.existsSync(p)) {
+      try { return JSON.parse(fs.readFileSync(p, 'utf8')).type || 'commonjs'; } catch (_) { return 'commonjs'; }
+    }
+    if (dir === ROOT) break;
+    dir = path.dirname(dir);
+  }
+  return 'commonjs';
+}
+
+function programMode() {
+  const chunks = [];
+  let error = null;
+  let loading = true;
+  process.on('exit', (code) => {
+    const o = text(Buffer.concat(chunks).toString('utf8'));
+    if (error && error.load) finish({ k: 'import', t: error.type, ...text(error.message) });
+    else finish({ k: 'exit', t: error ? error.type : 'exit status ' + code, r: o.r, h: o.h, m: error ? error.message.slice(0, MAX_TEXT) : '' });
+    process.exitCode = 0;
+  });
+  const fail = (e) => {
+    if (!error) error = { type: errType(e), message: errMessage(e), load: loading && e && e.memdoorLoad === true };
+    process.exit(1);
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
+  let full;
+  try {
+    setup();
+    full = path.join(ROOT, TARGET);
+    const esm = full.endsWith('.mjs') || (full.endsWith('.js') && packageType(full) === 'module');
+    if (!esm) {
+      let src = fs.readFileSync(full, 'utf8');
+      if (src.startsWith('#!')) src = '//' + src;
+      try { new vm.Script(Module.wrap(src), { filename: full }); } catch (e) { e.memdoorLoad = true; throw e; }
+    }
+    process.stdout.write = function (chunk, enc, cb) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof enc === 'string' ? enc : 'utf8') : Buffer.from(chunk));
+      const done = typeof enc === 'function' ? enc : cb;
+      if (typeof done === 'function') process.nextTick(done);
+      return true;
+    };
+    loading = false;
+    if (esm) import(pathToFileURL(full).href).catch(fail);
+    else require(full);
+  } catch (e) {
+    fail(e);
+  }
+}
+
+if (TARGET === null) {
+  callMode().then((res) => { finish(res); process.exit(0); }, (e) => { finish({ k: 'import', t: errType(e), ...text(errMessage(e)) }); process.exit(0); });
+} else {
+  programMode();
+}
+"""
+
+
+def js_program(files: dict[str, str], target: str | None = None) -> str:
+    """The Node program of one version: its files, the program to run (None: called functions), the driver."""
+    blob = json.dumps(files, ensure_ascii=True)
+    tree = "memdoor-js-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+    head = (
+        f"'use strict';\nconst FILES = {blob};\nconst TREE = {json.dumps(tree)};\n"
+        f"const TARGET = {json.dumps(target)};\nconst MARK = {json.dumps(MARK)};\nconst MAX_TEXT = {MAX_TEXT};\n"
+    )
+    return head + DRIVER
+
+
+def js_call_request(file: str, name: str, call: Call) -> TestCase:
+    return TestCase(kind="stdin", input=json.dumps({"f": file, "n": name, "a": call.text}), output=None)
+
+
+def stdin_request(call: Call) -> TestCase:
+    """A program's test: the input itself on standard input."""
+    return TestCase(kind="stdin", input=stdin_of(call), output=None)
+
+
+def read_js(result: TestResult) -> CallOutcome:
+    """The outcome of one test of the Node program (its last result line), read as untrusted data."""
+    return outcome(result, last=True)

@@ -1,0 +1,121 @@
+"""How each language runs what the stage found: the :class:`~.targets.Batch` es of one review.
+
+- Python: one driver program per version (:mod:`.driver`) carrying the version's Python files; it calls
+  the functions and runs the standard-input programs (their input in the request).
+- JavaScript: one Node driver per version (:mod:`.node`) for the functions, and one per program (the
+  program's input is the test's standard input), each carrying the version's JavaScript files.
+- Rust: one wrapped program per version of each program (:mod:`.rust_driver`), compiled once per run.
+
+A language whose tool the sandbox does not have here (``node``, the Rust toolchain) runs nothing: its
+targets get the reason as their note.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from memdoor.core.problem import TestCase
+from memdoor.review.diff import FileDiff
+from memdoor.review.differential.driver import outcome, program, program_request, request
+from memdoor.review.differential.functions import ChangedFunction
+from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
+from memdoor.review.differential.rust_driver import read_rust, wrap_program
+from memdoor.review.differential.sources import version_texts
+from memdoor.review.differential.stdin_inputs import stdin_of
+from memdoor.review.differential.targets import Batch, Changed, Target, kind_of, language_of
+from memdoor.review.differential.trees import version_files
+
+Work = list[tuple[int, Target, list[Call]]]
+
+
+def _python_request(t: Target, call: Call, _k: int) -> TestCase:
+    if isinstance(t, ChangedFunction):
+        return request(t, call)
+    return program_request(t.file, stdin_of(call))
+
+
+def _js_call(t: Target, call: Call, _k: int) -> TestCase:
+    return js_call_request(t.file, t.name, call)
+
+
+def _stdin(_t: Target, call: Call, _k: int) -> TestCase:
+    return stdin_request(call)
+
+
+def is_js_file(path: str) -> bool:
+    """A file a JavaScript version carries: sources, and the ``package.json`` files that say their kind."""
+    return path.endswith((".js", ".mjs", ".cjs")) or PurePosixPath(path).name == "package.json"
+
+
+def python_batch(work: Work, changed: Path, base_dir: Path, files: list[FileDiff]) -> Batch:
+    targets = [t for _, t, _ in work]
+    old_files, new_files = version_files(
+        changed, base_dir, files, [t.file for t in targets], [t.old_file for t in targets]
+    )
+    roots = ["", *(t.import_root for t in targets if isinstance(t, ChangedFunction))]
+    return Batch(
+        "python", program(old_files, roots), program(new_files, roots), work, _python_request, outcome
+    )
+
+
+def javascript_batches(work: Work, changed: Path, base_dir: Path, files: list[FileDiff]) -> list[Batch]:
+    wanted = sorted({t.file for _, t, _ in work})
+    old_files, new_files = version_texts(changed, base_dir, files, is_js_file, wanted)
+    functions = [w for w in work if kind_of(w[1]) == "function"]
+    out = []
+    if functions:
+        out.append(
+            Batch("javascript", js_program(old_files), js_program(new_files), functions, _js_call, read_js)
+        )
+    for w in work:
+        if kind_of(w[1]) == "program":
+            t = w[1]
+            old, new = js_program(old_files, t.file), js_program(new_files, t.file)
+            out.append(Batch("javascript", old, new, [w], _stdin, read_js))
+    return out
+
+
+def rust_batches(work: Work) -> list[Batch]:
+    out = []
+    for w in work:
+        t = w[1]
+        if isinstance(t, Changed) and t.target == "program":
+            out.append(
+                Batch("rust", wrap_program(t.old_source), wrap_program(t.new_source), [w], _stdin, read_rust)
+            )
+    return out
+
+
+def tool_problem(language: str) -> str | None:
+    """Why ``language`` cannot run in the sandbox here (None when it can); looked up once per process."""
+    if language == "python":
+        return None
+    from memdoor.sandbox.lang.run import tool_for
+
+    tool = tool_for(language)
+    return None if tool.usable else f"{language} cannot run in the sandbox here: {tool.problem}"
+
+
+def plan(
+    work: Work, changed: Path, base_dir: Path, files: list[FileDiff]
+) -> tuple[list[Batch], dict[int, str]]:
+    """The batches that run ``work`` (each target in one), and the notes of the targets that cannot run."""
+    by: dict[str, Work] = {"python": [], "javascript": [], "rust": []}
+    for w in work:
+        by[language_of(w[1])].append(w)
+    notes: dict[int, str] = {}
+    batches: list[Batch] = []
+    for language, part in by.items():
+        if not part:
+            continue
+        problem = tool_problem(language)
+        if problem is not None:
+            notes.update({i: problem for i, _, _ in part})
+        elif language == "python":
+            batches.append(python_batch(part, changed, base_dir, files))
+        elif language == "javascript":
+            batches += javascript_batches(part, changed, base_dir, files)
+        else:
+            batches += rust_batches(part)
+    return batches, notes

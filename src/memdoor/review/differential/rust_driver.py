@@ -1,0 +1,107 @@
+"""The Rust program that runs one version of a changed standard-input program in the sandbox, and what it
+reports.
+
+The program's own ``fn main`` is renamed and called from a ``main`` of ours that catches a panic (the panic
+hook silenced), flushes standard output and prints one last line: :data:`MARK` then JSON with how the run
+ended — ``exit status 0``, ``panic`` (its message not compared), or what a ``main`` returning ``Result`` or
+``ExitCode`` returned. The sandbox compiles it once per run (the candidates' compiler, crates and limits)
+and runs it on each input. A run that ends by ``process::exit`` has no last line: its exit status is the
+end. A version that does not compile is ``import`` (it cannot run), not behaviour.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from memdoor.core.verdict import TestResult
+from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome
+
+_MAIN = re.compile(r"^(?:pub\s+)?fn\s+main\s*\(", re.M)
+
+WRAPPER = r"""
+
+#[allow(non_camel_case_types, dead_code)]
+trait __MemdoorEnd { fn __memdoor_end(self) -> String; }
+impl __MemdoorEnd for () { fn __memdoor_end(self) -> String { String::from("exit status 0") } }
+impl<E: ::std::fmt::Debug> __MemdoorEnd for ::std::result::Result<(), E> {
+    fn __memdoor_end(self) -> String {
+        match self { Ok(()) => String::from("exit status 0"), Err(e) => format!("main returned Err({:?})", e) }
+    }
+}
+impl __MemdoorEnd for ::std::process::ExitCode {
+    fn __memdoor_end(self) -> String { format!("{:?}", self) }
+}
+fn __memdoor_json(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+fn main() {
+    ::std::panic::set_hook(Box::new(|_| {}));
+    let ran = ::std::panic::catch_unwind(|| __memdoor_main());
+    let (end, message) = match ran {
+        Ok(v) => (__MemdoorEnd::__memdoor_end(v), String::new()),
+        Err(p) => {
+            let m = p.downcast_ref::<&str>().map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+            (String::from("panic"), m)
+        }
+    };
+    use ::std::io::Write;
+    let _ = ::std::io::stdout().flush();
+    let m: String = message.chars().take(MAX_TEXT).collect();
+    println!("\n{}{{\"k\": \"exit\", \"t\": {}, \"m\": {}}}", MARK_TEXT, __memdoor_json(&end), __memdoor_json(&m));
+}
+"""
+
+
+def wrap_program(source: str) -> str:
+    """The program with its ``main`` renamed and ours after it (unchanged when it has no top-level main)."""
+    if not _MAIN.search(source):
+        return source
+    renamed = _MAIN.sub("fn __memdoor_main(", source, count=1)
+    tail = WRAPPER.replace("MAX_TEXT", str(MAX_TEXT)).replace("MARK_TEXT", json.dumps(MARK))
+    return renamed + tail
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def read_rust(result: TestResult) -> CallOutcome:
+    """The outcome of one run of the wrapped program, read as untrusted data."""
+    detail = (result.detail or "").strip()
+    if result.status == "compile_error":
+        return CallOutcome(kind="import", type="compile error", text=detail[:MAX_TEXT])
+    if result.status == "time_limit":
+        return CallOutcome(kind="timeout")
+    if result.status == "memory_limit":
+        return CallOutcome(kind="memory")
+    if result.status != "passed":
+        status = re.match(r"exit status (-?\d+)", detail)
+        if status is None:
+            return CallOutcome(kind="crash", text=f"{result.status}: {detail}"[:MAX_TEXT])
+        return CallOutcome(kind="exit", type=f"exit status {status.group(1)}", text="")
+    out = result.output or ""
+    at = out.rfind("\n" + MARK)
+    end, message = "exit status 0", ""
+    if at >= 0:
+        try:
+            data = json.loads(out[at + 1 + len(MARK) :].split("\n", 1)[0])
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("t"), str):
+            end = data["t"][:200]
+            message = str(data.get("m", ""))[:MAX_TEXT]
+        out = out[:at]
+    return CallOutcome(kind="exit", type=end, text=out[:MAX_TEXT], digest=_digest(out), message=message)

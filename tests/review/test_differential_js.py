@@ -1,0 +1,172 @@
+"""JavaScript functions in the differential stage: the scanner finds top-level functions through strings,
+template literals, comments and regular expressions; changed ones run on both versions through a Node
+driver with JSON arguments (the base's tests' calls mined); a broken refactoring is a finding with its
+input and both results, a real one is none."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from review_helpers import diff_of, git, make_repo
+
+from memdoor.memory.inproc import InProcMemory
+from memdoor.models.pool import ModelPool
+from memdoor.models.scripted import ScriptedModel
+from memdoor.review.differential.jsfunctions import compare_js, definitions
+from memdoor.review.differential.json_inputs import mined_calls, read_json_answer
+from memdoor.review.differential.programs import program_of
+from memdoor.review.differential.stdin_inputs import read_stdin_answer, stdin_of
+from memdoor.review.session import ReviewConfig, prepare, run_review
+from memdoor.run.env import RunEnv
+from memdoor.sandbox.lang.run import tool_for
+
+TRICKY = r"""#!/usr/bin/env node
+const LIMIT = 3; // a } in a comment
+const re = /[/}{]+/g;
+/* function hidden() { } */
+function pad(s, n = LIMIT) {
+  const t = `${s} ${`${n}`} }`;
+  return t.replace(re, '}') + "{";
+}
+export const twice = (x) => x * 2
+const inc = x => x + 1;
+async function later(x) { return x }
+const named = function inner(y) { if (y) { return '}' } return LIMIT; };
+class K { m() { return 1 } }
+"""
+
+STATS = """// statistics helpers
+export function spread(xs) {
+  if (xs.length === 0) return 0;
+  let lo = xs[0], hi = xs[0];
+  for (const x of xs) {
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  return hi - lo;
+}
+
+const label = (n) => (n > 9 ? 'big' : 'small');
+
+module.exports = { spread, label };
+"""
+BROKEN = STATS.replace("for (const x of xs) {", "for (const x of xs.slice(0, -1)) {")
+REFACTORED = STATS.replace(STATS[STATS.index("  let lo") : STATS.index("  return hi - lo;\n")], "").replace(
+    "return hi - lo;", "return Math.max(...xs) - Math.min(...xs);"
+)
+needs_node = pytest.mark.skipif(not tool_for("javascript").usable, reason="node is missing")
+
+
+def test_the_scanner_finds_top_level_functions_through_strings_templates_comments_and_regexes():
+    toks, defs = definitions(TRICKY)
+    assert {n for n, d in defs.items() if d.is_function} == {"pad", "twice", "inc", "later", "named"}
+    assert defs["pad"].params == [("s", ""), ("n", "LIMIT")] and not defs["LIMIT"].is_function
+    assert toks[defs["pad"].last].text == "}" and "hidden" not in {t.text for t in toks}
+
+
+def test_a_comment_or_layout_change_is_no_change_and_a_constant_change_reaches_its_readers():
+    reformatted = TRICKY.replace("x => x + 1;", "x =>  x + 1; // next").replace(
+        "/* function", "/* a function"
+    )
+    assert compare_js(TRICKY, reformatted, file="a.js") == []
+    moved = compare_js(TRICKY, TRICKY.replace("const LIMIT = 3;", "const LIMIT = 4;"), file="a.js")
+    assert {c.name: c.why for c in moved} == {
+        "pad": "it reads LIMIT, whose top-level value changed",
+        "named": "it reads LIMIT, whose top-level value changed",
+    }
+    (changed,) = compare_js(STATS, BROKEN, file="lib/stats.js")
+    assert (changed.name, changed.line, changed.changed_lines, changed.params) == (
+        "spread",
+        2,
+        [5],
+        [("xs", "")],
+    )
+
+
+def test_calls_in_the_base_tests_are_read_as_literals_only():
+    test = "const { spread } = require('../lib/stats');\nassert.equal(spread([4, -8, 1.5]), 12);\n"
+    test += "spread(xs); spread({a: 'b', \"c\": [true, null]}, `t`); obj.spread([9]); spread(f(1));\n"
+    assert [c.text for c in mined_calls([test], "spread")] == [
+        "[[4, -8, 1.5]]",
+        '[{"a": "b", "c": [true, null]}, "t"]',
+    ]
+
+
+def test_an_agents_json_arguments_are_read_strictly():
+    text = 'Here:\n```json\n[[[1, 2]], [[]], "x", [' + "1, " * 600 + "1]]\n```"
+    read = read_json_answer(text, "a0")
+    assert [c.text for c in read.calls] == ["[[1, 2]]", "[[]]"] and len(read.rejected) == 2
+    assert read_json_answer("no inputs here", "a0").unreadable
+
+
+def test_an_agents_standard_inputs_are_a_json_list_of_strings():
+    read = read_stdin_answer('```json\n["3\\n1 2 3\\n", 7, ["x"], "3\\n1 2 3\\n", ""]\n```', "a0")
+    assert [stdin_of(c) for c in read.calls] == ["3\n1 2 3\n", ""] and len(read.rejected) == 2
+    assert read_stdin_answer('{"inputs": "x"}', "a0").unreadable
+
+
+def test_which_files_are_standard_input_programs():
+    lib = "def f(x):\n    return x\n"
+    assert program_of("lib.py", lib, lib.replace("x\n", "x + 1\n")) is None  # no module-level code
+    script = "n = int(input())\nprint(n)\n"
+    assert program_of("run.py", script, script.replace("n)", "n + 1)")).target == "program"
+    assert program_of("tests/test_run.py", script, script + "\n") is None
+    js = "const t = require('fs').readFileSync(0, 'utf8');\nconsole.log(t.length);\n"
+    assert program_of("a.js", js, js.replace("length", "length + 1")).language == "javascript"
+    assert program_of("a.js", js, js.replace(";\n", "; // same\n")) is None  # a comment only
+    rs = "mod util;\nfn main() { let s = std::io::stdin(); }\n"
+    assert "several files" in program_of("src/main.rs", rs, rs.replace("s =", "t =")).reason
+
+
+@pytest.fixture
+def workdir():
+    with tempfile.TemporaryDirectory(prefix="memdoor-differential-js-") as tmp:
+        yield Path(tmp)
+
+
+async def review(sandbox, root, new_text, workdir, tmp_path):
+    pool = ModelPool()
+    answer = "```json\n[[[5, 1, 9]], [[2]]]\n```"
+    pool.add("scripted:0", ScriptedModel(respond=lambda m: answer, spec="scripted:0"))
+    env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path / "traces")
+    cfg = ReviewConfig(agents=1, models=["scripted:0"], description="refactor, no behaviour change",
+                       stages=["differential"])  # fmt: skip
+    report = await run_review(prepare(diff_of(root, "lib/stats.js", new_text), root, cfg, workdir), cfg, env)
+    assert report.error is None, report.error
+    return report, pool
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = make_repo(tmp_path / "repo")
+    (root / "lib").mkdir()
+    (root / "lib/stats.js").write_text(STATS)
+    (root / "test").mkdir()
+    (root / "test/stats.test.js").write_text("const { spread } = require('../lib/stats');\nspread([7, 3]);\n")
+    git(root, "add", "lib", "test")
+    git(root, "commit", "-qm", "stats.js")
+    return root
+
+
+@needs_node
+async def test_a_broken_javascript_function_is_a_finding(sandbox, repo, workdir, tmp_path):
+    report, pool = await review(sandbox, repo, BROKEN, workdir, tmp_path)
+    (fn,) = report.differential.functions
+    assert (fn.name, fn.language, fn.outcome) == ("spread", "javascript", "reported")
+    assert fn.inputs_agents == 2 and fn.inputs_own > 5
+    (g,) = report.findings
+    ce = g.counterexample
+    assert g.severity == "high" and (g.file, g.line) == ("lib/stats.js", 5)
+    # the call the base's test makes is the smallest input that shows it
+    assert (ce.function, ce.input, ce.old, ce.new) == ("spread", "[7, 3]", "returns 4", "returns 0")
+    prompt = pool.get("scripted:0").calls[0][-1]["content"]
+    assert "```javascript" in prompt and "xs.slice(0, -1)" in prompt and "JSON value" in prompt
+
+
+@needs_node
+async def test_a_real_refactoring_of_a_javascript_function_is_no_finding(sandbox, repo, workdir, tmp_path):
+    report, _ = await review(sandbox, repo, REFACTORED, workdir, tmp_path)
+    (fn,) = report.differential.functions
+    assert fn.outcome == "no difference" and fn.inputs > 5 and not report.findings
