@@ -5,21 +5,16 @@ input and both results, a real one is none."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
-from review_helpers import diff_of, git, make_repo
+from differential_helpers import review_change
+from review_helpers import git, make_repo
 
-from memdoor.memory.inproc import InProcMemory
-from memdoor.models.pool import ModelPool
-from memdoor.models.scripted import ScriptedModel
 from memdoor.review.differential.jsfunctions import compare_js, definitions
 from memdoor.review.differential.json_inputs import mined_calls, read_json_answer
 from memdoor.review.differential.programs import program_of
 from memdoor.review.differential.stdin_inputs import read_stdin_answer, stdin_of
-from memdoor.review.session import ReviewConfig, prepare, run_review
-from memdoor.run.env import RunEnv
 from memdoor.sandbox.lang.run import tool_for
 
 TRICKY = r"""#!/usr/bin/env node
@@ -120,22 +115,9 @@ def test_which_files_are_standard_input_programs():
     assert "several files" in program_of("src/main.rs", rs, rs.replace("s =", "t =")).reason
 
 
-@pytest.fixture
-def workdir():
-    with tempfile.TemporaryDirectory(prefix="memdoor-differential-js-") as tmp:
-        yield Path(tmp)
-
-
-async def review(sandbox, root, new_text, workdir, tmp_path):
-    pool = ModelPool()
+async def review(sandbox, root, new_text, tmp_path):
     answer = "```json\n[[[5, 1, 9]], [[2]]]\n```"
-    pool.add("scripted:0", ScriptedModel(respond=lambda m: answer, spec="scripted:0"))
-    env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path / "traces")
-    cfg = ReviewConfig(agents=1, models=["scripted:0"], description="refactor, no behaviour change",
-                       stages=["differential"])  # fmt: skip
-    report = await run_review(prepare(diff_of(root, "lib/stats.js", new_text), root, cfg, workdir), cfg, env)
-    assert report.error is None, report.error
-    return report, pool
+    return await review_change(sandbox, root, "lib/stats.js", new_text, tmp_path, lambda m: answer)
 
 
 @pytest.fixture
@@ -151,8 +133,8 @@ def repo(tmp_path) -> Path:
 
 
 @needs_node
-async def test_a_broken_javascript_function_is_a_finding(sandbox, repo, workdir, tmp_path):
-    report, pool = await review(sandbox, repo, BROKEN, workdir, tmp_path)
+async def test_a_broken_javascript_function_is_a_finding(sandbox, repo, tmp_path):
+    report, pool = await review(sandbox, repo, BROKEN, tmp_path)
     (fn,) = report.differential.functions
     assert (fn.name, fn.language, fn.outcome) == ("spread", "javascript", "reported")
     assert fn.inputs_agents == 2 and fn.inputs_own > 5
@@ -166,7 +148,7 @@ async def test_a_broken_javascript_function_is_a_finding(sandbox, repo, workdir,
 
 
 @needs_node
-async def test_a_real_refactoring_of_a_javascript_function_is_no_finding(sandbox, repo, workdir, tmp_path):
-    report, _ = await review(sandbox, repo, REFACTORED, workdir, tmp_path)
+async def test_a_real_refactoring_of_a_javascript_function_is_no_finding(sandbox, repo, tmp_path):
+    report, _ = await review(sandbox, repo, REFACTORED, tmp_path)
     (fn,) = report.differential.functions
     assert fn.outcome == "no difference" and fn.inputs > 5 and not report.findings

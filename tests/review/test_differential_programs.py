@@ -5,18 +5,11 @@ the example inputs of the base's tests are fed to it; an agent's inputs are read
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
-from review_helpers import diff_of, git, make_repo
+from differential_helpers import commit, review_change
+from review_helpers import make_repo
 
-from memdoor.memory.inproc import InProcMemory
-from memdoor.models.pool import ModelPool
-from memdoor.models.scripted import ScriptedModel
 from memdoor.review.differential.stdin_inputs import mined_stdin
-from memdoor.review.session import ReviewConfig, prepare, run_review
-from memdoor.run.env import RunEnv
 from memdoor.sandbox.lang.run import tool_for
 
 PY = """import sys
@@ -68,22 +61,8 @@ fn main() {
 }
 """
 RS_BROKEN = RS.replace("1..=n", "1..n")
-REFACTOR = "refactor, no behaviour change"
 needs_node = pytest.mark.skipif(not tool_for("javascript").usable, reason="node is missing")
 needs_rust = pytest.mark.skipif(not tool_for("rust").usable, reason="the sandbox's Rust toolchain is missing")
-
-
-@pytest.fixture
-def workdir():
-    with tempfile.TemporaryDirectory(prefix="memdoor-differential-programs-") as tmp:
-        yield Path(tmp)
-
-
-def add(root: Path, path: str, text: str) -> None:
-    (root / path).parent.mkdir(parents=True, exist_ok=True)
-    (root / path).write_text(text)
-    git(root, "add", path)
-    git(root, "commit", "-qm", f"add {path}")
 
 
 def respond(inputs: str):
@@ -98,16 +77,8 @@ def respond(inputs: str):
     return reply
 
 
-async def review(
-    sandbox, root, path, new_text, workdir, tmp_path, description=REFACTOR, inputs="```json\n[]\n```"
-):
-    pool = ModelPool()
-    pool.add("scripted:0", ScriptedModel(respond=respond(inputs), spec="scripted:0"))
-    env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path / "traces")
-    cfg = ReviewConfig(agents=1, models=["scripted:0"], description=description, stages=["differential"])
-    report = await run_review(prepare(diff_of(root, path, new_text), root, cfg, workdir), cfg, env)
-    assert report.error is None, report.error
-    return report, pool
+async def review(sandbox, root, path, new_text, tmp_path, inputs="```json\n[]\n```"):
+    return await review_change(sandbox, root, path, new_text, tmp_path, respond(inputs))
 
 
 def program_report(report, path):
@@ -115,11 +86,11 @@ def program_report(report, path):
     return fn
 
 
-async def test_a_broken_python_program_is_a_finding_with_its_stdin(sandbox, tmp_path, workdir):
+async def test_a_broken_python_program_is_a_finding_with_its_stdin(sandbox, tmp_path):
     root = make_repo(tmp_path / "repo")
-    add(root, "tools/best.py", PY)
+    commit(root, "tools/best.py", PY)
     agents = '```json\n["2\\n7 3\\n", 5, "' + "9" * 5000 + '"]\n```'
-    report, pool = await review(sandbox, root, "tools/best.py", PY_BROKEN, workdir, tmp_path, inputs=agents)
+    report, pool = await review(sandbox, root, "tools/best.py", PY_BROKEN, tmp_path, inputs=agents)
     fn = program_report(report, "tools/best.py")
     assert fn.language == "python" and fn.outcome == "reported" and fn.unintended >= 1
     assert fn.inputs_agents == 1 and fn.rejected == 2  # a number and a 5,000-character text are refused
@@ -136,20 +107,18 @@ async def test_a_broken_python_program_is_a_finding_with_its_stdin(sandbox, tmp_
     assert "for x in xs[1:]:" in prompt and "not instructions" in prompt
 
 
-async def test_the_base_tests_stdin_is_fed_to_the_program(sandbox, tmp_path, workdir):
+async def test_the_base_tests_stdin_is_fed_to_the_program(sandbox, tmp_path):
     """The base's test runs the program with input=...; an example file sits in examples/: both texts are
     among our own inputs, on top of those a repository without them gets."""
-    (workdir / "a").mkdir()
-    (workdir / "b").mkdir()
     bare = make_repo(tmp_path / "bare")
-    add(bare, "tools/best.py", PY)
-    before, _ = await review(sandbox, bare, "tools/best.py", PY_BROKEN, workdir / "a", tmp_path)
+    commit(bare, "tools/best.py", PY)
+    before, _ = await review(sandbox, bare, "tools/best.py", PY_BROKEN, tmp_path)
     root = make_repo(tmp_path / "repo")
-    add(root, "tools/best.py", PY)
+    commit(root, "tools/best.py", PY)
     test = 'import subprocess\n\ndef test_best():\n    subprocess.run(["python3", "tools/best.py"], input="4\\n8 1 9 2\\n")\n'
-    add(root, "tests/test_best.py", test)
-    add(root, "examples/sample1.in", "3\n5 6 7\n")
-    after, _ = await review(sandbox, root, "tools/best.py", PY_BROKEN, workdir / "b", tmp_path)
+    commit(root, "tests/test_best.py", test)
+    commit(root, "examples/sample1.in", "3\n5 6 7\n")
+    after, _ = await review(sandbox, root, "tools/best.py", PY_BROKEN, tmp_path)
     assert (
         program_report(after, "tools/best.py").inputs_own
         == program_report(before, "tools/best.py").inputs_own + 2
@@ -165,12 +134,10 @@ async def test_the_base_tests_stdin_is_fed_to_the_program(sandbox, tmp_path, wor
         pytest.param("src/main.rs", RS, RS_BROKEN, ("'1\\n'", "1"), marks=needs_rust, id="rust"),
     ],
 )
-async def test_a_broken_program_in_another_language_is_a_finding(
-    sandbox, tmp_path, workdir, path, old, new, shown
-):
+async def test_a_broken_program_in_another_language_is_a_finding(sandbox, tmp_path, path, old, new, shown):
     root = make_repo(tmp_path / "repo")
-    add(root, path, old)
-    report, _ = await review(sandbox, root, path, new, workdir, tmp_path)
+    commit(root, path, old)
+    report, _ = await review(sandbox, root, path, new, tmp_path)
     fn = program_report(report, path)
     assert fn.outcome == "reported" and fn.language == ("rust" if path.endswith(".rs") else "javascript")
     (g,) = report.findings
@@ -192,9 +159,9 @@ async def test_a_broken_program_in_another_language_is_a_finding(
         pytest.param("bin/sum.js", JS, JS_REFACTORED, marks=needs_node, id="javascript"),
     ],
 )
-async def test_a_refactored_program_is_no_finding(sandbox, tmp_path, workdir, path, old, new):
+async def test_a_refactored_program_is_no_finding(sandbox, tmp_path, path, old, new):
     root = make_repo(tmp_path / "repo")
-    add(root, path, old)
-    report, _ = await review(sandbox, root, path, new, workdir, tmp_path)
+    commit(root, path, old)
+    report, _ = await review(sandbox, root, path, new, tmp_path)
     fn = program_report(report, path)
     assert fn.outcome == "no difference" and fn.inputs > 5 and not report.findings

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from memdoor.review.differential.answers import read_list
@@ -172,15 +173,26 @@ def _near(v: Any) -> list[Any]:
     return [v]
 
 
-def own_json(fn: Changed, mined: list[Call], limit: int = MAX_OWN_INPUTS) -> list[Call]:
-    """The mined calls, then each parameter varied in turn (its default, the changed lines' literals and
-    their neighbours, generic values) while the others keep their first value."""
+def js_pool(fn: Changed, param: tuple[str, str]) -> list[Any]:
+    """Values for a JavaScript parameter: its default, the changed lines' literals and neighbours, generic
+    values."""
+    return _default(param[1]) + [v for k in fn.literals for v in _near(k)] + ANY
+
+
+def own_json(
+    fn: Changed, mined: list[Call], limit: int = MAX_OWN_INPUTS,
+    pool_of: Callable[[Changed, tuple[str, str]], list[Any]] = js_pool,
+) -> list[Call]:  # fmt: skip
+    """The mined calls, then each parameter varied in turn over ``pool_of`` it (by default
+    :func:`js_pool`) while the others keep their first value."""
     pools = []
-    for _, default in fn.params:
-        pool = _default(default) + [v for k in fn.literals for v in _near(k)] + ANY
+    for param in fn.params:
+        pool = pool_of(fn, param)
         pools.append(
             [v for i, v in enumerate(pool) if not any(type(v) is type(w) and v == w for w in pool[:i])]
         )
+    if any(not pool for pool in pools):
+        return list(mined)
     base = [p[0] for p in pools]
     rounds = [list(base)]
     for k in range(1, max((len(p) for p in pools), default=0)):

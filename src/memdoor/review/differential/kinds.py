@@ -7,9 +7,11 @@ target                 found by                                    inputs (ours;
 Python function        :mod:`.functions` (syntax trees)            :mod:`.inputs` (Python literals)
 JavaScript function    :mod:`.jsfunctions` (tokens)                :mod:`.json_inputs` (JSON arguments)
 stdin program (3)      :mod:`.programs`                            :mod:`.stdin_inputs` (JSON strings)
+Rust function          :mod:`.rustfunctions` (masked text)         :mod:`.rustfunctions` by type (JSON)
 =====================  ==========================================  =======================================
 
-Rust functions and TypeScript are listed as not compared (``skipped``), with the reason.
+TypeScript, and what a kind cannot call (a generic Rust function), are listed as not compared
+(``skipped``), with the reason.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from memdoor.review.differential.functions import ChangedFunction, compare_files
 from memdoor.review.differential.inputs import Call, Read, read_inputs
 from memdoor.review.differential.jsfunctions import compare_js
 from memdoor.review.differential.json_inputs import mined_calls, own_json, read_json_answer
-from memdoor.review.differential.programs import JS_SUFFIXES, is_js_test, is_rust_test, program_of
+from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
+from memdoor.review.differential.rustfunctions import compare_rust, refused, rust_pool
 from memdoor.review.differential.sources import base_texts
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
 from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
@@ -81,7 +84,12 @@ def _rust(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Skipped]]
         return [program], []
     if isinstance(program, Skipped):
         return [], [program]
-    return [], [Skipped(file=f.path, reason="Rust functions are not compared yet (only stdin programs)")]
+    if RUST_MOD.search(new) or RUST_MOD.search(old):
+        return [], [
+            Skipped(file=f.path, reason="a Rust file that declares modules (mod name;): not compared")
+        ]
+    found, skipped = compare_rust(old, new, file=f.path)
+    return list(found), skipped
 
 
 def find_targets(
@@ -135,6 +143,8 @@ def own_for(others: list[Changed], changed: Path, base_dir: Path, files: list[Fi
     for t in others:
         if t.target == "program":
             out.append(own_stdin(mined.get(t.file, []), t.literals))
+        elif t.language == "rust":
+            out.append(own_json(t, [], pool_of=rust_pool))
         else:
             out.append(own_json(t, mined_calls([x for x in tests if t.name in x], t.name)))
     return out
@@ -171,4 +181,5 @@ def read_answer(t: Target, text: str, agent: str, limit: int) -> Read:
         return read_inputs(text, t.name, agent, limit=limit)
     if t.target == "program":
         return read_stdin_answer(text, agent, limit)
-    return read_json_answer(text, agent, limit)
+    read = read_json_answer(text, agent, limit)
+    return refused(t, read) if t.language == "rust" else read

@@ -4,7 +4,8 @@
   the functions and runs the standard-input programs (their input in the request).
 - JavaScript: one Node driver per version (:mod:`.node`) for the functions, and one per program (the
   program's input is the test's standard input), each carrying the version's JavaScript files.
-- Rust: one wrapped program per version of each program (:mod:`.rust_driver`), compiled once per run.
+- Rust: one wrapped program per version of each program, and one harness per version of each file of
+  changed functions with every input baked in (:mod:`.rust_driver`), compiled once per run.
 
 A language whose tool the sandbox does not have here (``node``, the Rust toolchain) runs nothing: its
 targets get the reason as their note.
@@ -12,6 +13,7 @@ targets get the reason as their note.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 
 from memdoor.core.problem import TestCase
@@ -20,11 +22,12 @@ from memdoor.review.differential.driver import outcome, program, program_request
 from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
-from memdoor.review.differential.rust_driver import read_rust, wrap_program
+from memdoor.review.differential.rust_driver import function_harness, read_rust, read_rust_call, wrap_program
 from memdoor.review.differential.sources import version_texts
 from memdoor.review.differential.stdin_inputs import stdin_of
 from memdoor.review.differential.targets import Batch, Changed, Target, kind_of, language_of
 from memdoor.review.differential.trees import version_files
+from memdoor.review.files import inspect
 
 Work = list[tuple[int, Target, list[Call]]]
 
@@ -76,14 +79,29 @@ def javascript_batches(work: Work, changed: Path, base_dir: Path, files: list[Fi
     return out
 
 
-def rust_batches(work: Work) -> list[Batch]:
+def _index(_t: Target, _call: Call, k: int) -> TestCase:
+    return TestCase(kind="stdin", input=str(k), output=None)
+
+
+def rust_batches(work: Work, changed: Path, base_dir: Path) -> list[Batch]:
+    """One batch per program, and one per file of functions (every input baked into its harness)."""
     out = []
+    by_file: dict[str, Work] = {}
     for w in work:
         t = w[1]
         if isinstance(t, Changed) and t.target == "program":
-            out.append(
-                Batch("rust", wrap_program(t.old_source), wrap_program(t.new_source), [w], _stdin, read_rust)
-            )
+            old, new = wrap_program(t.old_source), wrap_program(t.new_source)
+            out.append(Batch("rust", old, new, [w], _stdin, read_rust))
+        else:
+            by_file.setdefault(t.file, []).append(w)
+    for file, part in by_file.items():
+        old, new = inspect(base_dir, file).text or "", inspect(changed, file).text or ""
+        calls = [
+            (t.name, [ty for _, ty in t.params], c) for _, t, cs in part for c in cs if isinstance(t, Changed)
+        ]
+        baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
+        harness = function_harness(old, baked), function_harness(new, baked)
+        out.append(Batch("rust", *harness, part, _index, read_rust_call))
     return out
 
 
@@ -117,5 +135,5 @@ def plan(
         elif language == "javascript":
             batches += javascript_batches(part, changed, base_dir, files)
         else:
-            batches += rust_batches(part)
+            batches += rust_batches(part, changed, base_dir)
     return batches, notes

@@ -35,7 +35,7 @@ _JS_STDIN = re.compile(
 )
 _RS_MAIN = re.compile(r"^(?:pub\s+)?fn\s+main\s*\(", re.M)
 _RS_STDIN = re.compile(r"\bstdin\s*\(")
-_RS_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", re.M)
+RUST_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", re.M)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _STRING = re.compile(r"\"([^\"\\\n]{1,40})\"|'([^'\\\n]{1,40})'")
 
@@ -92,7 +92,7 @@ def _rust_tokens(text: str) -> list[str]:
     return out.split()
 
 
-def _literals(
+def line_literals(
     language: Language, old: str, new: str, old_lines: list[int], new_lines: list[int]
 ) -> list[Any]:
     """Numbers and short strings on the changed lines (the new text's, then the old's)."""
@@ -141,7 +141,7 @@ def program_of(path: str, old: str, new: str) -> Changed | Skipped | None:
     elif path.endswith(".rs"):
         if is_rust_test(path) or not _RS_MAIN.search(new) or not _RS_STDIN.search(new):
             return None
-        if _RS_MOD.search(new) or _RS_MOD.search(old):
+        if RUST_MOD.search(new) or RUST_MOD.search(old):
             return Skipped(file=path, reason="a Rust program of several files (mod name;): not compared")
         language = "rust"
     else:
@@ -152,6 +152,6 @@ def program_of(path: str, old: str, new: str) -> Changed | Skipped | None:
     return Changed(
         target="program", language=language, file=path, old_file=path, name=path, old_source=old,
         new_source=new, line=new_lines[0] if new_lines else 1, end_line=max(len(new.splitlines()), 1),
-        changed_lines=new_lines, literals=_literals(language, old, new, old_lines, new_lines),
+        changed_lines=new_lines, literals=line_literals(language, old, new, old_lines, new_lines),
         why="a standard-input program whose code changed",
     )  # fmt: skip

@@ -1,5 +1,5 @@
-"""The Rust program that runs one version of a changed standard-input program in the sandbox, and what it
-reports.
+"""The Rust programs that run one version of a changed standard-input program, or of a file's changed
+functions, in the sandbox, and what they report.
 
 The program's own ``fn main`` is renamed and called from a ``main`` of ours that catches a panic (the panic
 hook silenced), flushes standard output and prints one last line: :data:`MARK` then JSON with how the run
@@ -7,6 +7,11 @@ ended — ``exit status 0``, ``panic`` (its message not compared), or what a ``m
 ``ExitCode`` returned. The sandbox compiles it once per run (the candidates' compiler, crates and limits)
 and runs it on each input. A run that ends by ``process::exit`` has no last line: its exit status is the
 end. A version that does not compile is ``import`` (it cannot run), not behaviour.
+
+For functions (:func:`function_harness`), every input is baked in as Rust literals of the declared
+parameter types (:mod:`memdoor.sandbox.lang.rust_call`), one ``match`` arm each; a run reads the input's
+number on standard input, makes that call with a panic caught, and prints the result's ``{:?}`` text (cut,
+with a digest of the whole) or the panic's message.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import Any
 
 from memdoor.core.verdict import TestResult
-from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome
+from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
+from memdoor.sandbox.lang import rust_call
 
 _MAIN = re.compile(r"^(?:pub\s+)?fn\s+main\s*\(", re.M)
 
@@ -105,3 +112,72 @@ def read_rust(result: TestResult) -> CallOutcome:
             message = str(data.get("m", ""))[:MAX_TEXT]
         out = out[:at]
     return CallOutcome(kind="exit", type=end, text=out[:MAX_TEXT], digest=_digest(out), message=message)
+
+
+CALLS = r"""
+
+fn __memdoor_report<R: ::std::fmt::Debug>(f: impl FnOnce() -> R + ::std::panic::UnwindSafe) {
+    ::std::panic::set_hook(Box::new(|_| {}));
+    let line = match ::std::panic::catch_unwind(f) {
+        Ok(v) => {
+            let text = format!("{:?}", v);
+            let mut h = ::std::collections::hash_map::DefaultHasher::new();
+            ::std::hash::Hasher::write(&mut h, text.as_bytes());
+            let digest = format!("{:016x}{}", ::std::hash::Hasher::finish(&h), text.len());
+            let cut: String = text.chars().take(MAX_TEXT).collect();
+            format!("{{\"k\": \"return\", \"t\": {}, \"r\": {}, \"h\": {}}}",
+                __memdoor_json(::std::any::type_name::<R>()), __memdoor_json(&cut), __memdoor_json(&digest))
+        }
+        Err(p) => {
+            let m = p.downcast_ref::<&str>().map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+            let cut: String = m.chars().take(MAX_TEXT).collect();
+            format!("{{\"k\": \"raise\", \"t\": \"panic\", \"r\": {}}}", __memdoor_json(&cut))
+        }
+    };
+    println!("\n{}{}", MARK_TEXT, line);
+}
+fn __memdoor_refused(why: &str) {
+    println!("\n{}{{\"k\": \"import\", \"t\": \"unsupported input\", \"r\": {}}}", MARK_TEXT, __memdoor_json(why));
+}
+fn main() {
+    let mut s = String::new();
+    let _ = ::std::io::Read::read_to_string(&mut ::std::io::stdin(), &mut s);
+    match s.trim() {
+ARMS
+        _ => __memdoor_refused("no such call"),
+    }
+}
+"""
+
+
+def _json_fn() -> str:
+    start = WRAPPER.index("fn __memdoor_json")
+    return WRAPPER[start : WRAPPER.index("fn main()", start)]
+
+
+def function_harness(source: str, calls: list[tuple[int, str, list[str], list[Any]]]) -> str:
+    """The file with a ``main`` of ours (its own renamed) that makes call ``k`` when standard input is
+    ``k``: ``calls`` holds ``(k, function, parameter types, JSON arguments)``. An argument that cannot be
+    written as a literal of its type makes that call report it (the same on both versions)."""
+    arms = []
+    for k, name, types, args in calls:
+        try:
+            if len(types) != len(args):
+                raise rust_call.Unsupported(
+                    f"{name} takes {len(types)} arguments, the input gives {len(args)}"
+                )
+            text = ", ".join(rust_call.literal(a, t) for a, t in zip(args, types, strict=True))
+            arms.append(f'        "{k}" => __memdoor_report(|| {name}({text})),')
+        except rust_call.Unsupported as e:
+            arms.append(f'        "{k}" => __memdoor_refused({json.dumps(str(e)[:200])}),')
+    body = _MAIN.sub("fn __memdoor_main(", source, count=1)
+    tail = CALLS.replace("ARMS", "\n".join(arms)).replace("MAX_TEXT", str(MAX_TEXT))
+    return body + "\n" + _json_fn() + tail.replace("MARK_TEXT", json.dumps(MARK))
+
+
+def read_rust_call(result: TestResult) -> CallOutcome:
+    """The outcome of one call of the function harness (a version that does not compile cannot be called)."""
+    if result.status == "compile_error":
+        return CallOutcome(kind="import", type="compile error", text=(result.detail or "").strip()[:MAX_TEXT])
+    return outcome(result, last=True)

@@ -1,0 +1,131 @@
+"""Rust functions in the differential stage: free functions of simple parameter types are found through
+comments, strings and character literals; every input is baked into one harness per version as Rust
+literals of the declared types; a broken refactoring is a finding with its input and both results, a real
+one is none; a generic function is listed as not compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from differential_helpers import review_change
+from review_helpers import git, make_repo
+
+from memdoor.review.differential.rustfunctions import compare_rust, values_of
+from memdoor.sandbox.lang.run import tool_for
+
+LIB = """//! helpers { a brace in a comment
+const LIMIT: usize = 3;
+
+/// The largest value minus the smallest.
+pub fn spread(xs: &[i64]) -> i64 {
+    if xs.is_empty() {
+        return 0;
+    }
+    let mut lo = xs[0];
+    let mut hi = xs[0];
+    for &x in xs.iter() {
+        if x < lo { lo = x; }
+        if x > hi { hi = x; }
+    }
+    hi - lo
+}
+
+pub fn tag(s: &str) -> String {
+    let open = "{";
+    let close = '}';
+    format!("{}{}{}", open, s, close)
+}
+
+fn first<T: Clone>(xs: &[T]) -> T { xs[0].clone() }
+
+pub fn cap(n: usize) -> usize { n.min(LIMIT) }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn t() { assert_eq!(spread(&[1, 5]), 4); }
+}
+"""
+BROKEN = LIB.replace("for &x in xs.iter()", "for &x in xs[..xs.len() - 1].iter()")
+REFACTORED = LIB.replace(LIB[LIB.index("    let mut lo") : LIB.index("    hi - lo\n")], "").replace(
+    "    hi - lo\n", "    xs.iter().max().unwrap() - xs.iter().min().unwrap()\n"
+)
+needs_rust = pytest.mark.skipif(not tool_for("rust").usable, reason="the sandbox's Rust toolchain is missing")
+
+
+def test_changed_free_functions_are_found_and_generic_ones_skipped():
+    new = BROKEN.replace("const LIMIT: usize = 3;", "const LIMIT: usize = 4;").replace(
+        "xs[0].clone()", "xs[1].clone()"
+    )
+    found, skipped = compare_rust(LIB, new, file="src/lib.rs")
+    assert [(c.name, c.why, c.params) for c in found] == [
+        ("spread", "its code changed", [("xs", "&[i64]")]),
+        ("cap", "it reads LIMIT, whose top-level value changed", [("n", "usize")]),
+    ]
+    assert found[0].changed_lines == [11] and found[0].literals == [1]
+    assert [s.reason.split(":")[0] for s in skipped] == ["first"]
+    comments_only = LIB.replace("/// The largest", "/// Now: the largest").replace("let open", "let  open")
+    assert compare_rust(LIB, comments_only, file="src/lib.rs") == ([], [])
+
+
+def test_values_follow_the_declared_types():
+    assert values_of("&[i64]", [1]) == [[], [1], [1, 0, 2], [0, 2, 1], [1, 1]]
+    assert values_of("usize", [])[:6] == [0, 1, 2, 10, 100]  # no negative value for an unsigned type
+    assert values_of("Option<bool>", []) == [None, True, False]
+
+
+async def review(sandbox, root, new_text, tmp_path):
+    answer = '```json\n[[[5, 1, 9]], [[2]], ["not a list"]]\n```'
+    report, _ = await review_change(sandbox, root, "src/lib.rs", new_text, tmp_path, lambda m: answer)
+    return report
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = make_repo(tmp_path / "repo")
+    (root / "src").mkdir()
+    (root / "src/lib.rs").write_text(LIB)
+    git(root, "add", "src")
+    git(root, "commit", "-qm", "lib.rs")
+    return root
+
+
+@needs_rust
+async def test_a_broken_rust_function_is_a_finding(sandbox, repo, tmp_path):
+    report = await review(sandbox, repo, BROKEN, tmp_path)
+    (fn,) = report.differential.functions
+    assert (fn.name, fn.language, fn.outcome) == ("spread", "rust", "reported")
+    assert fn.inputs_agents == 2 and fn.inputs_own == 5 and fn.rejected == 1  # ["not a list"] for &[i64]
+    (g,) = report.findings
+    ce = g.counterexample
+    assert (g.file, g.line, g.severity) == ("src/lib.rs", 11, "high")
+    # the last element is the largest: the change no longer sees it ([5, 1, 9], the agents', shows it too)
+    assert (ce.function, ce.input, ce.old, ce.new) == ("spread", "[1, 0, 2]", "returns 2", "returns 1")
+
+
+@needs_rust
+async def test_a_real_refactoring_of_a_rust_function_is_no_finding(sandbox, repo, tmp_path):
+    report = await review(sandbox, repo, REFACTORED, tmp_path)
+    (fn,) = report.differential.functions
+    assert fn.outcome == "no difference" and fn.inputs == 7 and not report.findings
+
+
+@needs_rust
+async def test_the_harness_reports_a_value_a_panic_and_an_input_it_cannot_write(sandbox):
+    from memdoor.core.problem import TestCase
+    from memdoor.judging.judge import Judge
+    from memdoor.review.differential.execute import PROBLEMS
+    from memdoor.review.differential.rust_driver import function_harness, read_rust_call
+
+    calls = [(0, "spread", ["&[i64]"], [[3, 1]]), (1, "cap", ["usize"], [7]), (2, "cap", ["usize"], [-1])]
+    source = LIB.replace("n.min(LIMIT)", 'if n > 5 { panic!("too big: {}", n) } else { n }')
+    tests = [TestCase(kind="stdin", input=str(k)) for k in range(3)]
+    verdict = await Judge(sandbox).run_tests(PROBLEMS["rust"], function_harness(source, calls), tests)
+    shown = [read_rust_call(r).show() for r in verdict.tests]
+    assert shown == [
+        "returns 2",
+        "raises panic: too big: 7",
+        "cannot be called (unsupported input: cannot pass -1 as usize)",
+    ]
