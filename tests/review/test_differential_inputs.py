@@ -6,7 +6,14 @@ import ast
 import json
 
 from memdoor.review.differential.functions import ChangedFunction, Param
-from memdoor.review.differential.inputs import MAX_AGENT_INPUTS, make_call, own_inputs, read_inputs
+from memdoor.review.differential.inputs import (
+    MAX_AGENT_INPUTS,
+    MAX_OWN_INPUTS,
+    MAX_VARIED_INPUTS,
+    make_call,
+    own_inputs,
+    read_inputs,
+)
 
 NEW = "def spread(xs):\n    return max(xs) - min(xs) - 1\n"
 
@@ -41,6 +48,17 @@ def test_own_inputs_follow_annotations_and_defaults():
 
 def test_own_inputs_skip_required_keyword_only_arguments():
     assert own_inputs(fn([Param(name="k", kind="keyword_only")])) == []
+    assert own_inputs(fn([Param(name="k", kind="keyword_only")]), mined=[[1]]) == []
+
+
+def test_own_inputs_start_with_calls_found_in_the_base_then_their_variations_and_the_signatures_in_turn():
+    params = [Param(name="xs", kind="positional")]
+    got = values(own_inputs(fn(params), mined=[[[5, 1, 9]], [[2, 2]]]))
+    assert got[:2] == [[[5, 1, 9]], [[2, 2]]]  # real usage first
+    assert got[2:6] == [[[]], [1], [[2]], [0]]  # a variation, a signature input, in turn
+    assert [[9, 1, 5]] in got and [[-5, -1, -9]] in got and [None] in got
+    assert len(got) == len({repr(g) for g in got}) <= 2 + MAX_VARIED_INPUTS + MAX_OWN_INPUTS
+    assert values(own_inputs(fn(params))) == values(own_inputs(fn(params), mined=[]))  # none found: as before
 
 
 def test_an_agent_writes_argument_lists_of_literal_texts():

@@ -1,5 +1,6 @@
-"""Call inputs for a changed function: our own, from its signature and the literals of its changed lines
-(no model needed), and the agents', read as Python literals only.
+"""Call inputs for a changed function: our own (no model needed): the calls of it found in the base
+(:mod:`.examples`) and their variations (:mod:`.variations`) first, then inputs from its signature and the
+literals of its changed lines; and the agents', read as Python literals only.
 
 An input is a list of positional arguments, kept as its ``repr`` (:class:`Call`), which the sandbox
 program reads back with ``ast.literal_eval``: only values a literal can write (numbers, strings, bytes,
@@ -15,11 +16,14 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
+from itertools import zip_longest
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from memdoor.review.differential.functions import ChangedFunction, Param
+from memdoor.review.differential.variations import varied_calls
 
 MAX_CALL_CHARS = 1000
 """Longest input (the repr of its argument list)."""
@@ -30,7 +34,11 @@ MAX_ANSWER_CHARS = 50_000
 MAX_AGENT_INPUTS = 8
 """Inputs read from one agent's answer at most."""
 MAX_OWN_INPUTS = 24
-"""Our own inputs per function at most."""
+"""Our own inputs from the signature per function at most."""
+MAX_MINED = 16
+"""Calls found in the base (:mod:`.examples`) used per function at most."""
+MAX_VARIED_INPUTS = 40
+"""Our own inputs varied from the calls found in the base, per function at most."""
 MAX_ARGUMENTS = 16
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
@@ -155,12 +163,40 @@ def values_for(param: Param, literals: list[Any]) -> list[Any]:
     return out
 
 
-def own_inputs(fn: ChangedFunction, limit: int = MAX_OWN_INPUTS) -> list[Call]:
-    """Inputs of our own: each positional parameter varied in turn over :func:`values_for` while the
-    others keep their first value; the required parameters alone first. No model is asked."""
-    positional = [p for p in fn.params if p.kind == "positional"]
+def own_inputs(
+    fn: ChangedFunction, limit: int = MAX_OWN_INPUTS, mined: Sequence[list[Any]] = ()
+) -> list[Call]:
+    """Inputs of our own, no model asked: the ``mined`` calls first (real usage found in the base, see
+    :mod:`.examples`), then their variations (at most :data:`MAX_VARIED_INPUTS`, see :mod:`.variations`)
+    taken in turn with up to ``limit`` inputs from the signature (:func:`signature_inputs`), so that a cap
+    on the whole keeps some of each."""
     if any(p.required for p in fn.params if p.kind == "keyword_only"):
         return []  # a required keyword-only argument: positional inputs cannot call it
+    seen: set[str] = set()
+    first = _distinct(mined, MAX_MINED, seen)
+    varied = _distinct(varied_calls(list(mined), fn.literals), MAX_VARIED_INPUTS, seen)
+    signature = _distinct(signature_inputs(fn), limit, seen)
+    turns = [c for pair in zip_longest(varied, signature) for c in pair if c is not None]
+    return first + turns
+
+
+def _distinct(calls: Sequence[list[Any]], limit: int, seen: set[str]) -> list[Call]:
+    """The calls that make an input within the caps and are not in ``seen``, at most ``limit``."""
+    out: list[Call] = []
+    for args in calls:
+        if len(out) >= limit:
+            break
+        call = make_call(args)
+        if call is not None and call.text not in seen:
+            seen.add(call.text)
+            out.append(call)
+    return out
+
+
+def signature_inputs(fn: ChangedFunction) -> list[list[Any]]:
+    """Argument lists from the signature: each positional parameter varied in turn over
+    :func:`values_for` while the others keep their first value; the required parameters alone first."""
+    positional = [p for p in fn.params if p.kind == "positional"]
     required = sum(p.required for p in positional)
     pools = [values_for(p, fn.literals) for p in positional]
     base = [pool[0] if pool else None for pool in pools]
@@ -174,16 +210,7 @@ def own_inputs(fn: ChangedFunction, limit: int = MAX_OWN_INPUTS) -> list[Call]:
                 rounds.append(args)
     if required < len(positional):
         rounds.append(list(base))
-    out: list[Call] = []
-    seen: set[str] = set()
-    for args in rounds:
-        call = make_call(args)
-        if call is not None and call.text not in seen:
-            seen.add(call.text)
-            out.append(call)
-        if len(out) >= limit:
-            break
-    return out
+    return rounds
 
 
 # ---------------------------------------------------------------- the agents' inputs

@@ -24,8 +24,9 @@ from memdoor.core.protocols import CodeRunner
 from memdoor.review.consensus import Group
 from memdoor.review.context import Skipped
 from memdoor.review.diff import FileDiff
+from memdoor.review.differential.examples import base_inputs
 from memdoor.review.differential.execute import Difference, Ran, run_all
-from memdoor.review.differential.inputs import Call, Read, own_inputs
+from memdoor.review.differential.inputs import Call, Read
 from memdoor.review.differential.intent import Rule, ask_verdict, decide, rule_for
 from memdoor.review.differential.kinds import find_targets, input_messages, own_for, read_answer
 from memdoor.review.differential.plan import plan
@@ -183,7 +184,7 @@ async def run_stage(
     if not fns and not others:
         stage.seconds = round(time.monotonic() - started, 3)
         return stage
-    own = [own_inputs(fn) for fn in fns]
+    own = await in_thread(lambda _: base_inputs(fns, files, changed, base_dir))  # found in the base first
     own += await in_thread(lambda _: own_for(others, changed, base_dir, files))
     targets: list[Target] = [*fns, *others]
     asked: list[tuple[Read, str | None, bool]] = [(Read(), None, False)] * (len(targets) * len(team))
