@@ -25,11 +25,14 @@ With ``--out`` each (row, case) result is appended as one JSON line when done; a
 ``--out`` skips what is there (a killed run loses at most the review in progress); ``--summary-only``
 prints the tables of an ``--out`` file. ``--dry-run`` builds the cases (the sandbox decides each; no
 model) and prints counts per kind and a sample. ``--cases FILE`` keeps the built cases (reused when the
-seed and quota match: building takes minutes).
+seed and quota match: building takes minutes). ``--holdout`` builds its cases from the HumanEval
+functions the seed's selection did not choose (disjoint functions, the same quotas as far as the data
+allows, kept beside ``--cases`` as ``NAME.holdout.json``): a check on functions nothing was tuned on.
 
   .venv/bin/python benchmarks/review_bench.py --dry-run
   .venv/bin/python benchmarks/review_bench.py --out /tmp/review43/results.jsonl --cases /tmp/review43/cases.json
   .venv/bin/python benchmarks/review_bench.py --summary-only --out /tmp/review43/results.jsonl
+  .venv/bin/python benchmarks/review_bench.py --holdout --cases /tmp/review43/cases.json --out /tmp/review43/holdout.jsonl
 
 The issue's speed target (three 0.5B agents, one function, under two minutes) is a row of its own:
 ``--team 3@local:qwen2.5-coder-0.5b --stages both``; the per-stage time table says which stage takes it.
@@ -48,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from review_cases.build import DEFAULT_QUOTA, BuildConfig, build_cases
+from review_cases.build import DEFAULT_QUOTA, BuildConfig, build_cases, problem_number
 from review_cases.listing import counts, sample
 from review_cases.records import KINDS, ReviewCase
 from review_cases.repo import TEST_COMMAND, write_case
@@ -220,29 +223,61 @@ def tables(rows: list[dict[str, Any]]) -> str:
     ])  # fmt: skip
 
 
-def get_cases(args: argparse.Namespace, log) -> list[ReviewCase]:
-    """The cases: from ``--cases`` when it holds this seed's and quota's, else built (and kept there)."""
+def holdout_path(cases: Path | None) -> Path | None:
+    """Where the holdout's cases are kept: beside ``--cases`` (``cases.json`` -> ``cases.holdout.json``)."""
+    return None if cases is None else cases.with_name(cases.stem + ".holdout" + cases.suffix)
+
+
+def chosen(cases: list[ReviewCase]) -> list[str]:
+    """The problems a selection chose (those with a case): what a holdout leaves out."""
+    return sorted({c.problem_id for c in cases}, key=problem_number)
+
+
+def kept_cases(path: Path | None, config: BuildConfig, exclude: list[str]) -> list[ReviewCase] | None:
+    """The cases kept at ``path`` when they were built with ``config`` and without ``exclude``."""
+    if path is None or not path.exists():
+        return None
+    kept = json.loads(path.read_text())
+    if kept.get("config") != config.model_dump() or kept.get("exclude", []) != exclude:
+        return None
+    return [ReviewCase.model_validate(c) for c in kept["cases"]]
+
+
+def built_cases(config: BuildConfig, exclude: list[str], path: Path | None, log) -> list[ReviewCase]:
+    """The cases built in the sandbox (``exclude``d problems left out), kept at ``path``."""
     from review_cases.source import load_sources
 
     from memdoor.sandbox import SandboxConfig, open_sandbox
 
+    started = time.monotonic()
+    with open_sandbox(SandboxConfig(timeout_s=config.timeout_s)) as sandbox:
+        cases = build_cases(load_sources(), sandbox, config, log=log, exclude=exclude)
+    log(f"built {len(cases)} cases in {time.monotonic() - started:.0f} s")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"config": config.model_dump(), "cases": [c.model_dump() for c in cases]}
+        path.write_text(json.dumps(payload | ({"exclude": exclude} if exclude else {})))
+    return cases
+
+
+def get_cases(args: argparse.Namespace, log) -> list[ReviewCase]:
+    """The cases: from ``--cases`` when it holds this seed's and quota's, else built (and kept there).
+    With ``--holdout``: cases of the functions the seed's selection did not choose (that selection is
+    read from ``--cases`` or built first), kept beside it (:func:`holdout_path`)."""
     config = BuildConfig(
         seed=args.seed, quota=parse_quota(args.quota), workers=args.workers, timeout_s=args.timeout
     )
-    if args.cases and args.cases.exists():
-        kept = json.loads(args.cases.read_text())
-        if kept.get("config") == config.model_dump():
-            return [ReviewCase.model_validate(c) for c in kept["cases"]]
-        log(f"{args.cases} was built with another seed or quota: building again")
-    started = time.monotonic()
-    with open_sandbox(SandboxConfig(timeout_s=config.timeout_s)) as sandbox:
-        cases = build_cases(load_sources(), sandbox, config, log=log)
-    log(f"built {len(cases)} cases in {time.monotonic() - started:.0f} s")
-    if args.cases:
-        args.cases.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"config": config.model_dump(), "cases": [c.model_dump() for c in cases]}
-        args.cases.write_text(json.dumps(payload))
-    return cases
+    cases = kept_cases(args.cases, config, [])
+    if cases is None:
+        if args.cases and args.cases.exists():
+            log(f"{args.cases} was built with another seed or quota: building again")
+        cases = built_cases(config, [], args.cases, log)
+    if not args.holdout:
+        return cases
+    exclude = chosen(cases)
+    log(f"holdout: the {len(exclude)} functions of the selection left out")
+    path = holdout_path(args.cases)
+    return kept_cases(path, config, exclude) or built_cases(config, exclude, path, log)
 
 
 def main() -> None:
@@ -256,6 +291,11 @@ def main() -> None:
         "--timeout", type=float, default=10.0, help="sandbox seconds per test while building (10)"
     )
     ap.add_argument("--cases", type=Path, help="JSON file keeping the built cases (reused when it matches)")
+    ap.add_argument(
+        "--holdout",
+        action="store_true",
+        help="cases of the functions the seed's selection did not choose (same quotas where the data allows)",
+    )
     ap.add_argument("--limit", type=int, help="only the first N cases of each kind")
     ap.add_argument("--team", action="append", metavar="N@SPEC[,SPEC*K]", help=f"default: {' '.join(TEAMS)}")
     ap.add_argument(

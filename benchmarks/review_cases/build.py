@@ -25,7 +25,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
@@ -314,13 +314,22 @@ def problem_number(problem_id: str) -> tuple[str, int]:
     return (head, int(tail)) if tail.isdigit() else (problem_id, -1)
 
 
+def seeded_order(sources: list[Source], seed: int, exclude: Collection[str] = ()) -> list[Source]:
+    """The functions in the order the seed draws, without the ``exclude``d problems (a holdout: the
+    functions another selection chose); the order of the others is the same with or without them."""
+    order, left_out = list(sources), set(exclude)
+    random.Random(seed).shuffle(order)
+    return [s for s in order if s.problem_id not in left_out]
+
+
 def build_cases(
-    sources: list[Source], sandbox: Sandbox, config: BuildConfig, log: Callable[[str], None] | None = None
-) -> list[ReviewCase]:
-    """Cases of every kind up to its quota, from the functions in a seeded order; sorted by kind, then
-    problem. Deterministic for a seed and the data (the sandbox decides each candidate the same way)."""
-    order = list(sources)
-    random.Random(config.seed).shuffle(order)
+    sources: list[Source], sandbox: Sandbox, config: BuildConfig, log: Callable[[str], None] | None = None,
+    exclude: Collection[str] = (),
+) -> list[ReviewCase]:  # fmt: skip
+    """Cases of every kind up to its quota, from the functions in a seeded order (``exclude``d problems
+    left out); sorted by kind, then problem. Deterministic for a seed and the data (the sandbox decides
+    each candidate the same way)."""
+    order = seeded_order(sources, config.seed, exclude)
     runner = Runner(sandbox, config.workers)
     count: Counter = Counter()
     cases: list[ReviewCase] = []
