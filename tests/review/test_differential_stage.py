@@ -292,6 +292,6 @@ async def test_every_stage_on_a_change_that_breaks_a_covered_function(sandbox, r
         for g in diffs
         if g.counterexample
     }
-    assert ("[1, 2, 3]", "returns 2.0", "returns 3.0") in shown and len(shown) == len(diffs) <= 3
+    assert ("[1, 2]", "returns 1.5", "returns 3.0") in shown and len(shown) == len(diffs) <= 3
     assert all(g.verified and g.severity == "high" for g in diffs)
     assert {c.role for c in report.ledger.calls} == {"differential-inputs", "review"}

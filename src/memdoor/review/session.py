@@ -309,9 +309,8 @@ def compared(differential: DifferentialStage | None) -> bool:
 
 
 def differential_findings(differential: DifferentialStage | None) -> list[Group]:
-    """The differential stage's findings, each marked as shown by that stage."""
-    found = findings_of(differential) if differential is not None else []
-    return [g.model_copy(update={"source": "differential"}) for g in found]
+    """The differential stage's findings (each marked as shown by that stage)."""
+    return findings_of(differential) if differential is not None else []
 
 
 def _completion(report: ReviewReport, reviews: list[AgentReview], executed: bool) -> None:

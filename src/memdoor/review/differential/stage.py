@@ -37,7 +37,7 @@ from memdoor.review.threads import in_thread
 
 MAX_FUNCTIONS = 20
 """Changed functions and programs compared per review by default (the others are listed as skipped)."""
-MAX_INPUTS = 60
+MAX_INPUTS = 100
 """Inputs run per function or program at most (ours and the agents' together)."""
 
 StageOutcome = Literal["not run", "no difference", "not reproduced", "intended", "reported"]
@@ -241,7 +241,7 @@ _SEVERITY = {"unintended": "high", "unclear": "medium", "behaviour changed": "lo
 
 
 def _message(d: Difference, rule: Rule) -> str:
-    shown = f"`{d.call_text()}` {d.old.show()} before the change and {d.new.show()} after it"
+    shown = f"{d.call_text()} {d.old.show()} before the change and {d.new.show()} after it"
     if d.verdict == "unintended":
         why = (
             "the description says the change keeps behaviour"
@@ -268,7 +268,7 @@ def findings_of(stage: DifferentialStage) -> list[Group]:
         out.append(Group(
             file=d.file, line=d.line, end_line=d.end_line, severity=_SEVERITY[d.verdict], kind="bug",
             message=_message(d, stage.rule), agents=voted, confidence=confidence, verified=True,
-            counterexample=example,
+            counterexample=example, source="differential",
         ))  # fmt: skip
     rank = {"high": 0, "medium": 1, "low": 2}
     return sorted(out, key=lambda g: (rank[g.severity], g.file, g.line))
