@@ -40,6 +40,16 @@ _ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
 _ROOT = os.path.join(os.getcwd(), TREE)
 
 
+class _Kept(io.BytesIO):
+    # A program's output: what it printed stays readable after the program closes sys.stdout.
+    kept = b""
+
+    def close(self):
+        if not self.closed:
+            self.kept = self.getvalue()
+        super().close()
+
+
 class _Sink(io.TextIOBase):
     def write(self, s):
         return len(s)
@@ -107,7 +117,7 @@ def _program(req):
         r, h = _text(str(e))
         return {"k": "import", "t": _type(e), "r": r, "h": h}
     data = req["i"].encode("utf-8", "surrogatepass")
-    out = io.BytesIO()
+    out = _Kept()
     real_open = builtins.open
 
     def fake_open(file, mode="r", *args, **kwargs):
@@ -135,7 +145,7 @@ def _program(req):
             stdout.flush()
         except BaseException:
             pass
-        printed = out.getvalue() if not out.closed else b""
+        printed = out.getvalue() if not out.closed else out.kept
         sys.stdin, sys.stdout, sys.argv, sys.path[:] = saved
         builtins.open = real_open
     r, h = _text(printed.decode("utf-8", "replace"))

