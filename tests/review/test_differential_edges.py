@@ -39,3 +39,37 @@ async def test_a_program_that_closes_its_output_keeps_what_it_printed(sandbox, t
     ce = g.counterexample
     assert ce is not None and ce.old.startswith("prints '") and ce.new.startswith("prints '")
     assert ce.old != ce.new
+
+
+MISSING_AT_LOAD = """import sys
+import not_a_real_package_memdoor
+
+print(sum(int(x) for x in sys.stdin.read().split()))
+"""
+
+
+async def test_a_program_missing_a_module_on_both_versions_is_not_run(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    commit(root, "tools/total.py", MISSING_AT_LOAD)
+    changed = MISSING_AT_LOAD.replace("print(sum(", "print(-sum(")
+    report, _ = await review_change(sandbox, root, "tools/total.py", changed, tmp_path, respond)
+    fn = target(report, "tools/total.py")
+    assert fn.outcome == "not run" and "ModuleNotFoundError" in (fn.note or "")
+    assert report.findings == []
+
+
+LAZY = """def area(w, h):
+    import not_a_real_package_memdoor
+
+    return w * h
+"""
+
+
+async def test_a_function_importing_a_missing_module_when_called_is_not_run(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    commit(root, "geometry.py", LAZY)
+    report, _ = await review_change(
+        sandbox, root, "geometry.py", LAZY.replace("w * h", "h * w"), tmp_path, respond
+    )
+    fn = target(report, "area")
+    assert fn.outcome == "not run" and "not_a_real_package_memdoor" in (fn.note or "")

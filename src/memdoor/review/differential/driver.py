@@ -9,7 +9,8 @@ one line: :data:`MARK` then JSON ``{"k": "return"|"raise"|"import", "t": type, "
 (plus ``"a"``/``"ah"`` when the call changed its arguments). Values are written as ``repr`` with sets
 sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
 print the same; the digest is of the whole text, the text itself is cut. What the function prints and
-reads is its own (standard input empty, output discarded).
+reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
+or the program (a module the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
@@ -104,6 +105,12 @@ def _type(e):
     return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
 
 
+def _cannot_run(e):
+    # The code cannot run here (it does not parse, or a module it imports is missing): not behaviour.
+    r, h = _text(str(e))
+    return {"k": "import", "t": _type(e), "r": r, "h": h}
+
+
 def _program(req):
     # A standard-input program run as `python path` would run it: its input on sys.stdin (and open(0)),
     # its output captured, its end an exit status or an exception.
@@ -114,8 +121,7 @@ def _program(req):
         with open(path, encoding="utf-8") as f:
             compile(f.read(), path, "exec")
     except BaseException as e:
-        r, h = _text(str(e))
-        return {"k": "import", "t": _type(e), "r": r, "h": h}
+        return _cannot_run(e)
     data = req["i"].encode("utf-8", "surrogatepass")
     out = _Kept()
     real_open = builtins.open
@@ -131,13 +137,15 @@ def _program(req):
     sys.stdin, sys.stdout = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"), stdout
     sys.argv, builtins.open = [path], fake_open
     sys.path.insert(0, os.path.dirname(path))
-    end, message = "exit status 0", ""
+    end, message, missing = "exit status 0", "", None
     try:
         runpy.run_path(path, run_name="__main__")
     except SystemExit as e:
         code = e.code
         end = "exit status " + str(code if isinstance(code, int) else (0 if code is None else 1))
         message = "" if code is None or isinstance(code, int) else str(code)
+    except ImportError as e:
+        missing = e
     except BaseException as e:
         end, message = _type(e), str(e)
     finally:
@@ -148,6 +156,8 @@ def _program(req):
         printed = out.getvalue() if not out.closed else out.kept
         sys.stdin, sys.stdout, sys.argv, sys.path[:] = saved
         builtins.open = real_open
+    if missing is not None:
+        return _cannot_run(missing)
     r, h = _text(printed.decode("utf-8", "replace"))
     return {"k": "exit", "t": end, "r": r, "h": h, "m": _text(message)[0]}
 
@@ -166,8 +176,7 @@ def _call(req):
                 target = target()
         fn = getattr(target, parts[-1])
     except BaseException as e:
-        r, h = _text(str(e))
-        return {"k": "import", "t": _type(e), "r": r, "h": h}
+        return _cannot_run(e)
     args = ast.literal_eval(req["a"])
     before = _canon(args)
     try:
@@ -177,6 +186,8 @@ def _call(req):
             value = asyncio.run(value)
         r, h = _text(_canon(value))
         out = {"k": "return", "t": _type(value), "r": r, "h": h}
+    except ImportError as e:  # a module the function imports when called
+        out = _cannot_run(e)
     except BaseException as e:
         r, h = _text(str(e))
         out = {"k": "raise", "t": _type(e), "r": r, "h": h}
