@@ -5,8 +5,13 @@ UTF-8 text is refused."""
 
 from __future__ import annotations
 
+import pytest
 from differential_helpers import commit, review_change
 from review_helpers import make_repo
+
+from memdoor.review.differential.json_inputs import json_call, mined_calls, read_json_answer
+from memdoor.review.formats import to_markdown
+from memdoor.sandbox.lang.run import tool_for
 
 CLOSES = """import sys
 
@@ -15,6 +20,7 @@ print(max(xs, default=0))
 sys.stdout.close()
 """
 CLOSES_BROKEN = CLOSES.replace("max(xs, default=0)", "min(xs, default=0)")
+needs_node = pytest.mark.skipif(not tool_for("javascript").usable, reason="node is missing")
 
 
 def respond(messages) -> str:
@@ -73,3 +79,36 @@ async def test_a_function_importing_a_missing_module_when_called_is_not_run(sand
     )
     fn = target(report, "area")
     assert fn.outcome == "not run" and "not_a_real_package_memdoor" in (fn.note or "")
+
+
+SIZE = """function size(s) {
+  return s.length;
+}
+
+module.exports = { size };
+"""
+SIZE_BYTES = SIZE.replace("s.length", "typeof s === 'string' ? Buffer.from(s).length : s.length")
+
+
+def test_an_agent_input_that_is_not_utf8_text_is_refused():
+    read = read_json_answer('```json\n[["\\ud800"], ["ok"]]\n```', "agent0")
+    assert [c.text for c in read.calls] == ['["ok"]'] and len(read.rejected) == 1
+    assert json_call(["a\udfffb"]) is None and mined_calls(["size('\\ud800');"], "size") == []
+
+
+@needs_node
+async def test_a_lone_surrogate_never_reaches_the_report(sandbox, tmp_path):
+    """Only a lone surrogate tells the two versions apart (its UTF-8 bytes are the replacement character's):
+    the agent's input is refused, so no finding holds a text the report cannot write."""
+    root = make_repo(tmp_path / "repo")
+    commit(root, "lib/size.js", SIZE)
+
+    def agent(messages) -> str:
+        return (
+            '```json\n[["\\ud800"]]\n```' if "Both versions" in messages[-1]["content"] else respond(messages)
+        )
+
+    report, _ = await review_change(sandbox, root, "lib/size.js", SIZE_BYTES, tmp_path, agent)
+    assert target(report, "size").rejected == 1 and report.findings == []
+    report.model_dump_json()
+    to_markdown(report).encode("utf-8")

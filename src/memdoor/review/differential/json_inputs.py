@@ -43,12 +43,14 @@ def _depth(v: Any, d: int = 0) -> int:
 
 
 def json_call(args: list[Any], source: Any = "own", agent: str | None = None) -> Call | None:
-    """The input for ``args`` when it is plain JSON within the caps (no NaN or Infinity), else None."""
+    """The input for ``args`` when it is plain JSON text within the caps (no NaN or Infinity, no lone
+    surrogate such as ``"\\ud800"``: a text that cannot be written as UTF-8 breaks the report), else None."""
     if len(args) > MAX_ARGUMENTS or _depth(args) > MAX_DEPTH:
         return None
     try:
         text = json.dumps(args, allow_nan=False, ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError):
+        text.encode("utf-8")
+    except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
         return None
     return None if len(text) > MAX_CALL_CHARS else Call(text=text, source=source, agent=agent)
 
@@ -217,6 +219,6 @@ def read_json_answer(text: str, agent: str, limit: int = MAX_AGENT_INPUTS) -> Re
         if not isinstance(item, list):
             return "an input that is not a list of arguments"
         call = json_call(item, "agent", agent)
-        return call if call is not None else "an input too large, too deep, or not plain JSON"
+        return call if call is not None else "an input too large, too deep, or not plain JSON text"
 
     return read_list(text, lambda data: any(isinstance(x, list) for x in data), make, limit)
