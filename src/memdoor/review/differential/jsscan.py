@@ -69,12 +69,15 @@ _REGEX_AFTER = frozenset(
         "of",
     }
 )
+_OPERATOR = re.compile("|".join(map(re.escape, _PUNCT)) + "|.", re.S)
 _NAME = re.compile(r"[A-Za-z_$#\u0080-\uffff][\w$\u0080-\uffff]*")
 _NUMBER = re.compile(r"\d[\w.]*(?:[eE][+-]\d+)?|\.\d[\w]*(?:[eE][+-]\d+)?")
 OPEN, CLOSE = "([{", ")]}"
+MAX_NESTING = 100
+"""Templates and ``${`` expressions open at once, at most (a deeper template ends at the end of the text)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Token:
     kind: str  # name, number, string, template, regex, punct
     text: str
@@ -96,48 +99,53 @@ def _skip_string(src: str, i: int) -> int:
     return len(src)
 
 
-def _skip_code_to_brace(src: str, i: int) -> int:
-    """The end of a template's ``${`` expression starting at ``i``: after its matching ``}``."""
-    depth = 0
-    while i < len(src):
+def _skip_template(src: str, i: int) -> int:
+    """The end of the template literal starting at ``i``, its ``${...}`` expressions (and the strings, comments
+    and templates in them) included. One loop with a stack of what is open — a template's text (``-1``) or
+    an expression (its brace depth) — so nesting costs no recursion; nested deeper than :data:`MAX_NESTING`,
+    the template ends at the end of the text."""
+    stack, n = [-1], len(src)
+    i += 1
+    while i < n:
         c = src[i]
-        if c in "'\"":
+        if stack[-1] < 0:  # a template's text
+            if c == "\\":
+                i += 2
+            elif c == "`":
+                stack.pop()
+                i += 1
+                if not stack:
+                    return i
+            elif src.startswith("${", i):
+                stack.append(0)
+                i += 2
+            else:
+                i += 1
+        elif c in "'\"":
             i = _skip_string(src, i)
         elif c == "`":
-            i = _skip_template(src, i)
+            stack.append(-1)
+            i += 1
         elif src.startswith("//", i):
             j = src.find("\n", i)
-            i = len(src) if j < 0 else j
+            i = n if j < 0 else j
         elif src.startswith("/*", i):
             j = src.find("*/", i + 2)
-            i = len(src) if j < 0 else j + 2
+            i = n if j < 0 else j + 2
         elif c == "{":
-            depth += 1
+            stack[-1] += 1
             i += 1
         elif c == "}":
-            if depth == 0:
-                return i + 1
-            depth -= 1
+            if stack[-1] == 0:
+                stack.pop()  # the expression ends: back in its template's text
+            else:
+                stack[-1] -= 1
             i += 1
         else:
             i += 1
-    return len(src)
-
-
-def _skip_template(src: str, i: int) -> int:
-    """The end of the template literal starting at ``i``."""
-    i += 1
-    while i < len(src):
-        c = src[i]
-        if c == "\\":
-            i += 2
-        elif c == "`":
-            return i + 1
-        elif src.startswith("${", i):
-            i = _skip_code_to_brace(src, i + 2)
-        else:
-            i += 1
-    return len(src)
+        if len(stack) > MAX_NESTING:
+            return n
+    return n
 
 
 def _regex_end(src: str, i: int) -> int | None:
@@ -164,6 +172,20 @@ def _regex_end(src: str, i: int) -> int | None:
     return None
 
 
+def _regex_at(src: str, i: int, out: list[Token], plain_until: int) -> int | None:
+    """At a ``/`` where a regular expression may start: its end, or -1 when none closes on the line; None
+    elsewhere."""
+    if src[i] != "/" or i < plain_until or not _regex_allowed(out[-1] if out else None):
+        return None
+    end = _regex_end(src, i)
+    return -1 if end is None else end
+
+
+def _line_end(src: str, i: int) -> int:
+    j = src.find("\n", i)
+    return len(src) if j < 0 else j
+
+
 def _regex_allowed(prev: Token | None) -> bool:
     if prev is None:
         return True
@@ -176,6 +198,7 @@ def tokens(src: str) -> list[Token]:
     """The tokens of ``src``, comments and layout left out."""
     out: list[Token] = []
     i, line, n = 0, 1, len(src)
+    plain_until = 0  # a regular expression that did not close ends the line's: its later ``/`` divide
     if src.startswith("#!"):
         i = src.find("\n") if "\n" in src else n
     while i < n:
@@ -195,21 +218,21 @@ def tokens(src: str) -> list[Token]:
             line += src.count("\n", i, end)
             i = end
             continue
+        regex = _regex_at(src, i, out, plain_until)
+        if regex == -1:  # none closes: division, and so is every later ``/`` of the line (no rescan)
+            plain_until = _line_end(src, i)
         if c in "'\"":
             i, kind = _skip_string(src, i), "string"
         elif c == "`":
             i, kind = _skip_template(src, i), "template"
-        elif (
-            c == "/" and _regex_allowed(out[-1] if out else None) and (end := _regex_end(src, i)) is not None
-        ):
-            i, kind = end, "regex"
+        elif regex is not None and regex >= 0:
+            i, kind = regex, "regex"
         elif (m := _NUMBER.match(src, i)) is not None:
             i, kind = m.end(), "number"
         elif (m := _NAME.match(src, i)) is not None:
             i, kind = m.end(), "name"
         else:
-            op = next((p for p in _PUNCT if src.startswith(p, i)), c)
-            i += len(op)
+            i = _OPERATOR.match(src, i).end()  # type: ignore[union-attr]  # "." matches any character
         out.append(Token(kind, src[start:i], start, line))
         line += src.count("\n", start, i)
     return out

@@ -28,7 +28,7 @@ from memdoor.review.diff import FileDiff
 from memdoor.review.differential.functions import ChangedFunction, compare_files, is_test_file, module_name
 from memdoor.review.differential.inputs import Call, Read, read_inputs
 from memdoor.review.differential.jsfunctions import compare_js
-from memdoor.review.differential.json_inputs import mined_calls, own_json, read_json_answer
+from memdoor.review.differential.json_inputs import MAX_MINED, mined_calls, own_json, read_json_answer
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
 from memdoor.review.differential.rustfunctions import compare_rust, refused, rust_pool
 from memdoor.review.differential.sources import base_texts
@@ -68,10 +68,7 @@ def _javascript(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Ski
     program = program_of(f.path, old, new)
     if isinstance(program, Changed):
         return [program], []  # its top-level code reads standard input: compared as a program
-    try:
-        found = compare_js(old, new, file=f.path)
-    except RecursionError:
-        return [], [Skipped(file=f.path, reason="could not be read as JavaScript")]
+    found = compare_js(old, new, file=f.path)
     bad = [c.name for c in found if not _IDENTIFIER.match(c.name)]
     return [c for c in found if c.name not in bad], [
         Skipped(file=f.path, reason=f"{n}: not a plain name") for n in bad
@@ -115,12 +112,16 @@ def find_targets(
         if old is None or new is None:
             skipped.append(Skipped(file=f.path, reason="not readable as text on both sides"))
             continue
-        if suffix == ".py":
-            found, why = _python(f, old, new, changed)
-        elif suffix == ".rs":
-            found, why = _rust(f, old, new)
-        else:
-            found, why = _javascript(f, old, new)
+        try:
+            if suffix == ".py":
+                found, why = _python(f, old, new, changed)
+            elif suffix == ".rs":
+                found, why = _rust(f, old, new)
+            else:
+                found, why = _javascript(f, old, new)
+        except (RecursionError, ValueError) as e:  # one hostile file is not compared; the others are
+            skipped.append(Skipped(file=f.path, reason=f"could not be read: {type(e).__name__}"))
+            continue
         targets += found
         skipped += why
     for t in targets[limit:]:
@@ -136,18 +137,39 @@ def own_for(others: list[Changed], changed: Path, base_dir: Path, files: list[Fi
     """Our own inputs for each target that is not a Python function (the base's examples and tests mined
     once)."""
     programs = [t.file for t in others if t.target == "program"]
-    mined = mined_stdin(changed, base_dir, files, programs) if programs else {}
+    try:
+        mined = mined_stdin(changed, base_dir, files, programs) if programs else {}
+    except (RecursionError, ValueError):
+        mined = {}
     js_names = [t.name for t in others if t.target == "function" and t.language == "javascript"]
     tests = list(base_texts(changed, base_dir, files, is_js_test).values()) if js_names else []
     out = []
     for t in others:
-        if t.target == "program":
-            out.append(own_stdin(mined.get(t.file, []), t.literals))
-        elif t.language == "rust":
-            out.append(own_json(t, [], pool_of=rust_pool))
-        else:
-            out.append(own_json(t, mined_calls([x for x in tests if t.name in x], t.name)))
+        try:
+            if t.target == "program":
+                out.append(own_stdin(mined.get(t.file, []), t.literals))
+            elif t.language == "rust":
+                out.append(own_json(t, [], pool_of=rust_pool))
+            else:
+                out.append(own_json(t, _mined_js(tests, t.name)))
+        except (RecursionError, ValueError):
+            out.append([])  # the agents' inputs only
     return out
+
+
+def _mined_js(tests: list[str], name: str) -> list[Call]:
+    """The calls of ``name`` in the base's JavaScript tests, read file by file: a test file that cannot be
+    read gives none, the others still do."""
+    out: list[Call] = []
+    for text in tests:
+        if name not in text:
+            continue
+        try:
+            found = mined_calls([text], name)
+        except (RecursionError, ValueError):
+            continue
+        out += [c for c in found if c.text not in {o.text for o in out}]
+    return out[:MAX_MINED]
 
 
 def input_messages(t: Target, count: int) -> list[Message]:

@@ -29,6 +29,8 @@ _HEAD = re.compile(
 )
 _VALUE = re.compile(r"(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(\w+)\s*:")
 _WORD = re.compile(r"\b\w+\b")
+MAX_TYPE_DEPTH = 6
+"""Types nested deeper (``Vec<Vec<...>>``) are not simple: their functions are not compared."""
 
 
 _COMMENT_OR_LITERAL = re.compile(
@@ -113,19 +115,22 @@ def _close_angle(text: str, i: int) -> int:
     return len(text) - 1
 
 
-def simple(t: str) -> bool:
-    """Whether a parameter type is one whose values the stage can write as Rust literals."""
+def simple(t: str, depth: int = 0) -> bool:
+    """Whether a parameter type is one whose values the stage can write as Rust literals (nested
+    :data:`MAX_TYPE_DEPTH` deep at most)."""
     t = re.sub(r"^&\s*(?:'\w+\s+)?(?:mut\s+)?", "", t.strip())
     if t in INTS or t in ("f32", "f64", "bool", "char", "String", "str"):
         return True
+    if depth >= MAX_TYPE_DEPTH:
+        return False
     if t.startswith("[") and t.endswith("]") and ";" not in t:
-        return simple(t[1:-1])
+        return simple(t[1:-1], depth + 1)
     m = re.fullmatch(r"(?:Vec|Option)\s*<(.+)>", t)
     if m:
-        return simple(m.group(1))
+        return simple(m.group(1), depth + 1)
     if t.startswith("(") and t.endswith(")"):
         parts = _split(t[1:-1])
-        return bool(parts) and all(simple(p) for p in parts)
+        return bool(parts) and all(simple(p, depth + 1) for p in parts)
     return False
 
 

@@ -1,0 +1,84 @@
+"""Hostile files in the differential stage: deep nesting never raises out of the scanners (the stage runs
+them for every changed file), and a file that still cannot be read is listed as skipped with its reason
+while the others are compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdoor.review.diff import FileDiff, Hunk
+from memdoor.review.differential import kinds
+from memdoor.review.differential.jsscan import tokens
+from memdoor.review.differential.rustfunctions import simple
+
+JS = "function f(x) {\n  return x + 1;\n}\n"
+RS = "pub fn g(x: i32) -> i32 {\n    x + 1\n}\n"
+
+
+def test_deeply_nested_templates_are_one_token_not_a_recursion_error():
+    (t,) = tokens("`${" * 2000)
+    assert t.kind == "template"
+    nested = "x = `a${ `b${ {c: 1}.c }` }d`; y = 2;"
+    assert [t.text for t in tokens(nested)][:3] == ["x", "=", "`a${ `b${ {c: 1}.c }` }d`"]
+
+
+def test_a_type_nested_too_deep_is_not_simple():
+    assert not simple("Vec<" * 3000 + "i32" + ">" * 3000)
+    assert not simple("(" * 3000 + "i32" + ")" * 3000)
+    assert simple("Vec<Option<(i32, &str)>>")
+
+
+def _diff(path: str) -> FileDiff:
+    hunk = Hunk(old_start=1, old_len=1, new_start=1, new_len=1, lines=["-a", "+b"])
+    return FileDiff(path=path, old_path=path, hunks=[hunk])
+
+
+def test_a_file_that_cannot_be_read_is_skipped_and_the_others_are_compared(tmp_path, monkeypatch):
+    base, changed = tmp_path / "base", tmp_path / "changed"
+    for root, plus in ((base, ""), (changed, " + 1")):
+        root.mkdir()
+        (root / "a.js").write_text(JS.replace("x + 1", "x + 1" + plus))
+        (root / "b.rs").write_text(RS.replace("x + 1", "x + 1" + plus))
+    real = kinds.compare_rust
+
+    def hostile(old: str, new: str, *, file: str):
+        if file == "b.rs":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(old, new, file=file)
+
+    monkeypatch.setattr(kinds, "compare_rust", hostile)
+    fns, others, skipped = kinds.find_targets([_diff("b.rs"), _diff("a.js")], changed, base, 20)
+    assert [(t.file, t.name) for t in others] == [("a.js", "f")] and not fns
+    assert [(s.file, s.reason) for s in skipped] == [("b.rs", "could not be read: RecursionError")]
+
+
+def test_own_inputs_survive_a_test_file_that_cannot_be_read(tmp_path: Path, monkeypatch):
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test/a.test.js").write_text("f(3);\n")
+    (tmp_path / "test/b.test.js").write_text("f(4);\n")
+    real = kinds.mined_calls
+
+    def hostile(texts: list[str], name: str):
+        if any("f(4)" in t for t in texts):
+            raise RecursionError
+        return real(texts, name)
+
+    monkeypatch.setattr(kinds, "mined_calls", hostile)
+    _, others, _ = kinds.find_targets([_diff("a.js")], *_trees(tmp_path), 20)
+    (own,) = kinds.own_for(others, tmp_path, tmp_path / "base", [_diff("a.js")])
+    assert own[0].text == "[3]"
+
+
+def _trees(root: Path) -> tuple[Path, Path]:
+    base = root / "base"
+    base.mkdir()
+    (base / "a.js").write_text(JS)
+    (root / "a.js").write_text(JS.replace("x + 1", "x + 2"))
+    return root, base
+
+
+def test_a_template_nested_in_a_mined_test_file_does_not_stop_mining():
+    from memdoor.review.differential.json_inputs import mined_calls
+
+    test = "f([1, 2]);\nconst t = " + "`${" * 2000 + "\n"
+    assert [c.text for c in mined_calls([test], "f")] == ["[[1, 2]]"]
