@@ -1,7 +1,9 @@
 """Edges of the differential stage's runs, end to end (a real git repository, the real sandbox, a scripted
 agent): a program that closes its standard output keeps what it printed; a program or function that
 cannot import a module on either version is not run, not "no difference"; an agent's input that is not
-UTF-8 text is refused."""
+UTF-8 text is refused; output that is not a function of the input is no finding: a set of strings iterates
+in one order on both versions (Python's calls run with a fixed hash seed), and a coin toss that agrees with
+itself by chance on some inputs is nondeterministic, since other inputs of the same kind show it."""
 
 from __future__ import annotations
 
@@ -112,3 +114,60 @@ async def test_a_lone_surrogate_never_reaches_the_report(sandbox, tmp_path):
     assert target(report, "size").rejected == 1 and report.findings == []
     report.model_dump_json()
     to_markdown(report).encode("utf-8")
+
+
+COLOURS = """def colours(n):
+    return list({"red", "green", "blue", "cyan", "magenta", "yellow", "black", "white", "grey"})[:n]
+"""
+COLOURS_REWRITTEN = COLOURS.replace("    return list(", "    names = ").replace(
+    ")[:n]", "\n    return list(names)[:n]"
+)
+COIN = """import random
+
+
+def toss(n, m):
+    return random.randint(0, 1)
+"""
+COIN_JS = """function toss(n, m) {
+  return Math.random() < 0.5 ? 0 : 1;
+}
+
+module.exports = { toss };
+"""
+
+
+async def test_a_set_of_strings_prints_the_same_on_both_versions(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    commit(root, "palette.py", COLOURS)
+    report, _ = await review_change(sandbox, root, "palette.py", COLOURS_REWRITTEN, tmp_path, respond)
+    fn = target(report, "colours")
+    assert fn.outcome == "no difference" and fn.inputs > 5 and fn.differing == 0
+    assert report.findings == []
+
+
+@pytest.mark.parametrize(
+    ("path", "base", "changed"),
+    [
+        pytest.param("coin.py", COIN, COIN.replace("randint(0, 1)", "choice((0, 1))"), id="python"),
+        pytest.param(
+            "coin.js",
+            COIN_JS,
+            COIN_JS.replace("< 0.5 ? 0 : 1", ">= 0.5 ? 1 : 0"),
+            marks=needs_node,
+            id="javascript",
+        ),
+    ],
+)
+async def test_a_coin_toss_is_nondeterministic_not_a_finding(sandbox, tmp_path, path, base, changed):
+    """Half the inputs differ on the first run, and an eighth agree with themselves by chance; those whose
+    version gave the other value when run again show the group nondeterministic."""
+    root = make_repo(tmp_path / "repo")
+    commit(root, path, base)
+    report, _ = await review_change(sandbox, root, path, changed, tmp_path, respond)
+    fn = target(report, "toss")
+    assert fn.differing > 0 and fn.reproduced == 0 and fn.outcome == "not reproduced", (
+        fn.inputs,
+        fn.differing,
+    )
+    assert report.findings == [] and report.differential is not None
+    assert all(d.nondeterministic for d in report.differential.not_reproduced)

@@ -12,6 +12,12 @@ print the same; the digest is of the whole text, the text itself is cut. What th
 reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
 or the program (a module the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
 
+The calls run in a Python process of their own, started by the program once per sandbox with
+``PYTHONHASHSEED=0`` (the harness's interpreter runs isolated, ignoring that variable): a set or dict of
+strings then iterates in the same order in every run of either version, so it is no difference. The process
+inherits the sandbox and its limits; when it ends during a call, that call is a ``crash`` and the next
+starts another. Where it cannot start, the calls run in the harness's process.
+
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
 """
@@ -200,18 +206,83 @@ def _call(req):
     return out
 
 
-def main():
+def _isolated(req):
+    # The call with an empty standard input, what it prints discarded.
     out, err = sys.stdout, sys.stderr
-    req = json.loads(sys.stdin.read())
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), _Sink(), _Sink()
     try:
-        res = _call(req)
+        return _call(req)
+    except BaseException as e:
+        return {"k": "crash", "r": _text(_type(e) + ": " + str(e))[0]}
     finally:
         sys.stdout, sys.stderr = out, err
-    out.write(MARK + json.dumps(res) + "\n")
 
 
-main()
+def _worker():
+    # The process the calls run in: started once per sandbox (kept on sys, which outlives each test's
+    # namespace) with PYTHONHASHSEED=0, so a set or dict of strings iterates in the same order in every run of
+    # either version. None when it cannot start (the calls then run here).
+    import subprocess
+    w = getattr(sys, "_memdoor_worker", None)
+    if w is not None and w.poll() is None:
+        return w
+    _setup()
+    names = {"FILES": {}, "ROOTS": ROOTS, "TREE": TREE, "MARK": MARK, "MAX_TEXT": MAX_TEXT, "WORKER": True}
+    head = "import sys\nsys.path.pop(0)\nSOURCE = ''\n"  # the script's folder is no import root
+    path = os.path.join(os.getcwd(), TREE + "-worker.py")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(head + "".join(k + " = " + repr(v) + "\n" for k, v in names.items()) + SOURCE)
+        env = {"PATH": "/usr/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONHASHSEED": "0"}
+        w = subprocess.Popen([sys.executable, "-s", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+    except BaseException:
+        return None
+    sys._memdoor_worker = w
+    return w
+
+
+def _delegate(req):
+    # The result line of the request run in the worker; None without a worker.
+    w = _worker()
+    if w is None:
+        return None
+    try:
+        w.stdin.write(json.dumps(req).encode("ascii") + b"\n")
+        w.stdin.flush()
+        line = w.stdout.readline().decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        line = ""
+    if line:
+        return line
+    code = w.wait()
+    end = "signal " + str(-code) if code < 0 else "exit status " + str(code)
+    return json.dumps({"k": "crash", "r": "its process ended (" + end + ")"})
+
+
+def _serve():
+    # The worker: a request a line on standard input, its result a line on standard output; both moved
+    # aside first, so what the code under test writes to file descriptors 0 to 2 goes nowhere.
+    requests, results = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    for line in requests:
+        results.write(json.dumps(_isolated(json.loads(line))).encode("ascii") + b"\n")
+        results.flush()
+
+
+def main():
+    out = sys.stdout
+    req = json.loads(sys.stdin.read())
+    line = _delegate(req)
+    out.write(MARK + (line if line is not None else json.dumps(_isolated(req))) + "\n")
+
+
+if WORKER:
+    _serve()
+else:
+    main()
 """
 
 
@@ -220,7 +291,7 @@ def program(files: dict[str, str], roots: list[str]) -> str:
     text = repr(files)
     tree = "memdoor-tree-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nTREE = {tree!r}\nMARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
-    return head + DRIVER
+    return head + f"WORKER = False\nSOURCE = {DRIVER!r}\n" + DRIVER
 
 
 def request(fn: ChangedFunction, call: Call) -> TestCase:
@@ -315,7 +386,7 @@ def outcome(result: TestResult, last: bool = False) -> CallOutcome:
 def from_mark(data: object) -> CallOutcome:
     """The outcome a driver's result line holds (``k``, ``t``, ``r``, ``h``, ``m``, ``a``, ``ah``), read as
     untrusted data; anything else is a crash."""
-    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import", "exit"):
+    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import", "exit", "crash"):
         return CallOutcome(kind="crash", text="no result")
     mutated = _str(data, "a") or None
     return CallOutcome(

@@ -3,11 +3,15 @@
 A :class:`~memdoor.review.differential.targets.Batch` is one program per version (the Python driver, the
 Node driver, a wrapped Rust program: :mod:`.plan`) run on every input of its targets, the base and the
 changed code at once, through a :class:`~memdoor.core.protocols.CodeRunner` (the review's judge: the
-candidates' sandbox and limits, within the run's sandbox slots). The inputs whose outcomes
-differ run again on both; a difference is **reproduced** when the second run gives the same two outcomes
-as the first (a function with random or timing-dependent output is not). Per function, the reproduced
-differences are grouped by what changed (the old and the new outcome's kind, an exception's type) and the smallest
-input of each group (shortest argument text) is kept.
+candidates' sandbox and limits, within the run's sandbox slots). Python's calls run with a fixed string
+hash seed (:mod:`.driver`), so a set of strings prints the same on both versions. The inputs whose outcomes
+differ run again on both; a difference is **reproduced** when each version agrees with itself (the second
+run gives the same two outcomes as the first: a function with random or timing-dependent output does not).
+Per function, the differences are grouped by what changed (the old and the new outcome's kind, an
+exception's type); a version that gave another value of the same kind on its second run shows the group's
+output is **nondeterministic** (a Rust ``HashMap``'s order, a coin toss), and none of the group's inputs
+counts, though some agreed with themselves by chance. The smallest input of each group (shortest argument
+text) is kept.
 """
 
 from __future__ import annotations
@@ -49,6 +53,11 @@ class Difference(BaseModel):
     old: CallOutcome
     new: CallOutcome
     reproduced: bool = True
+    nondeterministic: bool = Field(
+        default=False,
+        description="A version gave another value of the same kind when run again, on this input or on "
+        "another of its kind: the output is not a function of the input.",
+    )
     verdict: str = Field(
         default="unjudged",
         description="intended, unintended, unclear, or behaviour changed (no description).",
@@ -125,6 +134,24 @@ def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> lis
     return sorted(best.values(), key=lambda d: (len(d.input.text), d.input.text))[:limit]
 
 
+def _wavers(first: CallOutcome, again: CallOutcome) -> bool:
+    """Whether a version's second run gave another value of the same kind (not a timeout or a crash)."""
+    return (first.kind, first.type) == (again.kind, again.type) and first.key() != again.key()
+
+
+def _judge(ran: Ran, found: list[Difference]) -> None:
+    """Count and keep one function's differing inputs: reproduced unless they or another input of their
+    group showed the output nondeterministic."""
+    wavering = {_group(d) for d in found if d.nondeterministic}
+    for d in found:
+        if d.reproduced and _group(d) in wavering:
+            d.reproduced, d.nondeterministic = False, True
+    ran.differing = len(found)
+    ran.reproduced = sum(d.reproduced for d in found)
+    ran.differences = smallest([d for d in found if d.reproduced])
+    ran.not_reproduced = smallest([d for d in found if not d.reproduced])
+
+
 async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
     """Run every target's inputs on both versions, again where they differ; one :class:`Ran` per target of
     the batch. A language that cannot run here (a SandboxError of a JavaScript or Rust batch) is each of
@@ -151,21 +178,16 @@ async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
         for i in span:
             if i not in second:
                 continue
-            ran.differing += 1
             o2, n2 = second[i]
-            same = o2.key() == old[i].key() and n2.key() == new[i].key()
-            d = Difference(
-                function=fn.name, target=kind_of(fn), language=language_of(fn), file=fn.file,
-                line=fn.first_changed[0], end_line=fn.first_changed[1], input=pairs[i][1], old=old[i],
-                new=new[i], reproduced=same,
+            found.append(
+                Difference(
+                    function=fn.name, target=kind_of(fn), language=language_of(fn), file=fn.file,
+                    line=fn.first_changed[0], end_line=fn.first_changed[1], input=pairs[i][1], old=old[i],
+                    new=new[i], reproduced=o2.key() == old[i].key() and n2.key() == new[i].key(),
+                    nondeterministic=_wavers(old[i], o2) or _wavers(new[i], n2),
+                )
             )  # fmt: skip
-            if same:
-                ran.reproduced += 1
-                found.append(d)
-            else:
-                ran.not_reproduced.append(d)
-        ran.differences = smallest(found)
-        ran.not_reproduced = smallest(ran.not_reproduced)
+        _judge(ran, found)
         out.append(ran)
     return out
 
