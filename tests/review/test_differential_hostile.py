@@ -4,12 +4,17 @@ while the others are compared."""
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from memdoor.review.diff import FileDiff, Hunk
 from memdoor.review.differential import kinds
 from memdoor.review.differential.jsscan import tokens
-from memdoor.review.differential.rustfunctions import simple
+from memdoor.review.differential.programs import program_of
+from memdoor.review.differential.rustfunctions import compare_rust, simple
 
 JS = "function f(x) {\n  return x + 1;\n}\n"
 RS = "pub fn g(x: i32) -> i32 {\n    x + 1\n}\n"
@@ -82,3 +87,60 @@ def test_a_template_nested_in_a_mined_test_file_does_not_stop_mining():
 
     test = "f([1, 2]);\nconst t = " + "`${" * 2000 + "\n"
     assert [c.text for c in mined_calls([test], "f")] == ["[[1, 2]]"]
+
+
+def finishes(call: Callable[[], Any], seconds: float = 20.0) -> Any:
+    """What ``call`` returns; it runs in a child process (a regular expression holds the interpreter's lock,
+    so a thread could not be waited for), and one still running after ``seconds`` — a search whose time
+    grows with the square of the text or worse — is stopped and fails the test instead of hanging it."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=lambda: results.put(call()), daemon=True)
+    child.start()
+    try:
+        return results.get(timeout=seconds)
+    except queue.Empty:
+        raise AssertionError(f"still running after {seconds:g} s") from None
+    finally:
+        child.kill()
+        child.join()
+
+
+PROGRAM = """use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    println!("{}", s.len());
+}
+"""
+
+
+def test_a_rust_program_with_many_blank_lines_is_read_in_linear_time():
+    pad = "\n" * 200_000
+    old, new = PROGRAM + pad, PROGRAM.replace("s.len()", "s.len() + 1") + pad
+    found = finishes(lambda: program_of("src/main.rs", old, new))
+    assert found.target == "program" and found.changed_lines == [5] and found.literals == [1, "{}"]
+
+
+def test_an_unterminated_block_comment_is_read_in_linear_time():
+    new = PROGRAM + "/* " * 66_000
+    assert finishes(lambda: program_of("src/main.rs", PROGRAM, new)) is None  # a comment only
+
+
+def test_a_long_run_of_pub_paths_is_read_in_linear_time():
+    hostile = "\n" + "pub(" * 50_000
+    old, new = RS + hostile, RS.replace("x + 1", "x + 2") + hostile
+    found, _ = finishes(lambda: compare_rust(old, new, file="src/lib.rs"))
+    assert [f.name for f in found] == ["g"]
+
+
+def test_many_unclosed_signatures_are_read_in_linear_time():
+    hostile = "\nfn a(" * 30_000
+    old, new = RS + hostile, RS.replace("x + 1", "x + 2") + hostile
+    found, _ = finishes(lambda: compare_rust(old, new, file="src/lib.rs"))
+    assert [f.name for f in found] == ["g"]
+
+
+def test_a_long_python_import_line_is_read_in_linear_time():
+    hostile = "from sys import " * 60_000  # 960 KB: the review reads files up to 1 MB
+    assert finishes(lambda: program_of("run.py", hostile, hostile + "x")) is None  # it does not parse

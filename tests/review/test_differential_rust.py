@@ -11,6 +11,7 @@ import pytest
 from differential_helpers import review_change
 from review_helpers import git, make_repo
 
+from memdoor.review.differential.programs import program_of
 from memdoor.review.differential.rustfunctions import compare_rust, values_of
 from memdoor.sandbox.lang.run import tool_for
 
@@ -68,6 +69,18 @@ def test_changed_free_functions_are_found_and_generic_ones_skipped():
     assert [s.reason.split(":")[0] for s in skipped] == ["first"]
     comments_only = LIB.replace("/// The largest", "/// Now: the largest").replace("let open", "let  open")
     assert compare_rust(LIB, comments_only, file="src/lib.rs") == ([], [])
+
+
+def test_a_changed_url_in_a_string_is_a_code_change_not_a_comment():
+    lib = 'pub fn url(n: i32) -> String {\n    format!("http://a/x{}", n) // a comment\n}\n'
+    (found,), _ = compare_rust(lib, lib.replace("a/x", "a/y"), file="src/lib.rs")
+    assert found.literals == ["http://a/y{}", "http://a/x{}"]
+    main = 'fn main() {\n    let s = std::io::stdin();\n    println!("http://a/x");\n}\n'
+    program = program_of("src/main.rs", main, main.replace("a/x", "a/y"))
+    assert program is not None and program.literals == ["http://a/y", "http://a/x"]
+    js = "const t = require('fs').readFileSync(0, 'utf8');\nconsole.log('http://a/x' + t); /* 7 */\n"
+    program = program_of("a.js", js, js.replace("a/x", "a/y"))
+    assert program is not None and program.literals == ["http://a/y", "http://a/x"]
 
 
 def test_values_follow_the_declared_types():

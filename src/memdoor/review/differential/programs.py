@@ -20,22 +20,24 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memdoor.review.context import Skipped
+from memdoor.review.differential import rustscan
 from memdoor.review.differential.functions import is_test_file, literals_on
 from memdoor.review.differential.jsscan import tokens
+from memdoor.review.differential.rustscan import RUST_MAIN
 from memdoor.review.differential.targets import Changed, Language, changed_lines
 
 MAX_LITERALS = 12
 JS_SUFFIXES = (".js", ".mjs", ".cjs")
 _PY_STDIN = re.compile(
-    r"\binput\s*\(|\bsys\.stdin\b|\bopen\(\s*0\s*[,)]|\bfileinput\b|from\s+sys\s+import[^\n]*\bstdin\b"
+    r"\binput\s*\(|\bsys\.stdin\b|\bopen\(\s*0\s*[,)]|\bfileinput\b|from\s+sys\s+import[^\n]{0,200}?\bstdin\b"
 )
 _JS_STDIN = re.compile(
     r"process\.stdin|readFileSync\(\s*(?:0\s*[,)]|['\"]/dev/stdin['\"]|process\.stdin\.fd)"
     r"|require\(\s*['\"](?:node:)?readline['\"]\s*\)|from\s+['\"](?:node:)?readline['\"]"
 )
-_RS_MAIN = re.compile(r"^(?:pub\s+)?fn\s+main\s*\(", re.M)
 _RS_STDIN = re.compile(r"\bstdin\s*\(")
-RUST_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", re.M)
+RUST_MOD = re.compile(r"^[ \t]*(?:pub(?:\([^)\n]{0,64}\))?\s+)?mod\s+\w+\s*;", re.M)
+"""A ``mod name;`` line (each pattern here stays on its line, or is bounded: hostile files cost their length)."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _STRING = re.compile(r"\"([^\"\\\n]{1,40})\"|'([^'\\\n]{1,40})'")
 
@@ -83,13 +85,19 @@ def python_program(old: str, new: str) -> bool | None:
 
 
 def _token_texts(language: Language, text: str) -> list[str]:
-    return [t.text for t in tokens(text)] if language == "javascript" else _rust_tokens(text)
+    """The code without comments and layout (each string one token, ``//`` in it kept)."""
+    return [t.text for t in tokens(text)] if language == "javascript" else rustscan.words(text)
 
 
-def _rust_tokens(text: str) -> list[str]:
-    """Rust's text without comments and layout (line and block comments; strings kept as they are)."""
-    out = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
-    return out.split()
+def without_comments(language: Language, text: str) -> str:
+    """``text`` with its comments blanked (strings kept, ``"http://..."`` too; lines kept)."""
+    if language == "rust":
+        return rustscan.masked(text, literals=False)
+    out, at = [], 0
+    for t in tokens(text):
+        out += [rustscan.blank(text[at : t.start]), t.text]
+        at = t.start + len(t.text)
+    return "".join([*out, rustscan.blank(text[at:])])
 
 
 def line_literals(
@@ -106,10 +114,9 @@ def line_literals(
         return found[:MAX_LITERALS]
     out: list[Any] = []
     for text, lines in ((new, new_lines), (old, old_lines)):
-        rows = text.splitlines()
+        rows = without_comments(language, text).splitlines()
         for n in lines:
             row = rows[n - 1] if 0 < n <= len(rows) else ""
-            row = re.sub(r"//.*", "", row)
             for m in _NUMBER.finditer(row):
                 v = float(m.group()) if "." in m.group() else int(m.group())
                 if v not in out:
@@ -139,7 +146,7 @@ def program_of(path: str, old: str, new: str) -> Changed | Skipped | None:
             return None
         language = "javascript"
     elif path.endswith(".rs"):
-        if is_rust_test(path) or not _RS_MAIN.search(new) or not _RS_STDIN.search(new):
+        if is_rust_test(path) or not RUST_MAIN.search(rustscan.masked(new)) or not _RS_STDIN.search(new):
             return None
         if RUST_MOD.search(new) or RUST_MOD.search(old):
             return Skipped(file=path, reason="a Rust program of several files (mod name;): not compared")

@@ -18,33 +18,21 @@ from typing import Any
 from memdoor.review.context import Skipped
 from memdoor.review.differential.inputs import Read
 from memdoor.review.differential.programs import line_literals
+from memdoor.review.differential.rustscan import masked, words
 from memdoor.review.differential.targets import Changed, changed_lines
 from memdoor.sandbox.lang import rust_call
 from memdoor.sandbox.lang.rust_call import _split
-from memdoor.sandbox.lang.rust_report import _mask
 
 INTS = {"i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"}
+_VISIBLE = r"^[ \t]*(?:pub(?:\([^)\n]{0,64}\))?\s+)?"  # at a line's start; bounded: no quadratic search
 _HEAD = re.compile(
-    r"(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\S+\s+)?fn\s+(\w+)\s*([<(])"
+    _VISIBLE + r"(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\S+\s+)?fn\s+(\w+)\s*([<(])", re.M
 )
-_VALUE = re.compile(r"(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(\w+)\s*:")
+_VALUE = re.compile(_VISIBLE + r"(?:const|static)\s+(?:mut\s+)?(\w+)\s*:", re.M)
+_BODY_OR_END = re.compile(r"[{;]")
 _WORD = re.compile(r"\b\w+\b")
 MAX_TYPE_DEPTH = 6
 """Types nested deeper (``Vec<Vec<...>>``) are not simple: their functions are not compared."""
-
-
-_COMMENT_OR_LITERAL = re.compile(
-    r"//[^\n]*|/\*.*?\*/|b?r(#*)\".*?\"\1|b?\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^\\'\n])'", re.DOTALL
-)
-
-
-def masked(src: str, strings: bool = True) -> str:
-    """``src`` with its comments blanked, and the contents of its strings and character literals too when
-    ``strings`` (lengths and lines kept, :func:`memdoor.sandbox.lang.rust_report._mask`); without
-    ``strings``, only the comments go (a text to compare, not to match brackets in)."""
-    if strings:
-        return _mask(src)
-    return _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group().startswith(("//", "/*")) else m.group(), src)
 
 
 def _close(text: str, i: int) -> int:
@@ -83,26 +71,30 @@ def items(src: str) -> tuple[dict[str, tuple[int, int, list[tuple[str, str]], bo
     text = masked(src)
     fns: dict[str, tuple[int, int, list[tuple[str, str]], bool]] = {}
     values: dict[str, str] = {}
+    read_to = value_to = 0  # an item's text holds no other item: each part of the text is read once
     for a, b in _top(text):
         for m in _HEAD.finditer(text, a, b):
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            if text[line_start : m.start()].strip():
-                continue  # not at the start of a line: part of something else
+            if m.start() < read_to:
+                continue
             generic = m.group(2) == "<"
             open_at = text.find("(", _close_angle(text, m.start(2))) if generic else m.end() - 1
             if open_at < 0:
+                read_to = len(text)
                 continue
             close = _close(text, open_at)
-            body = text.find("{", close)
-            semi = text.find(";", close)
-            if body < 0 or (0 <= semi < body):
+            found = _BODY_OR_END.search(text, close)
+            read_to = found.start() if found is not None else len(text)
+            if found is None or found.group() == ";":
                 continue  # a declaration without a body
             params = [(p.split(":", 1)[0].strip(), p.split(":", 1)[1].strip()) if ":" in p else (p.strip(), "")
                       for p in _split(src[open_at + 1 : close])]  # fmt: skip
-            fns[m.group(1)] = (line_start, _close(text, body) + 1, params, generic)
+            fns[m.group(1)] = (m.start(), _close(text, found.start()) + 1, params, generic)
         for m in _VALUE.finditer(text, a, b):
-            end = text.find(";", m.end())
-            values[m.group(1)] = " ".join(masked(src[m.start() : end + 1], strings=False).split())
+            if m.start() < value_to:
+                continue
+            j = text.find(";", m.end())
+            value_to = len(text) if j < 0 else j + 1
+            values[m.group(1)] = " ".join(words(src[m.start() : value_to]))
     return fns, values
 
 
@@ -151,7 +143,7 @@ def compare_rust(old: str, new: str, *, file: str) -> tuple[list[Changed], list[
             continue
         o_start, o_end, _, _ = old_fns[name]
         reads = sorted(set(_WORD.findall(masked(new[start:end]))) & moved)
-        if masked(old[o_start:o_end], strings=False).split() != masked(new[start:end], strings=False).split():
+        if words(old[o_start:o_end]) != words(new[start:end]):
             why = "its code changed"
         elif reads:
             why = f"it reads {', '.join(reads)}, whose top-level value changed"
