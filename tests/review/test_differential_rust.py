@@ -83,6 +83,12 @@ def test_a_changed_url_in_a_string_is_a_code_change_not_a_comment():
     assert program is not None and program.literals == ["http://a/y", "http://a/x"]
 
 
+def test_a_constant_array_is_read_to_its_last_semicolon():
+    lib = "const TABLE: [i64; 3] = [1, 2, 3];\n\npub fn pick(k: usize) -> i64 {\n    TABLE[k % 3]\n}\n"
+    (found,), _ = compare_rust(lib, lib.replace("2, 3]", "2, 4]"), file="src/lib.rs")
+    assert (found.name, found.why) == ("pick", "it reads TABLE, whose top-level value changed")
+
+
 def test_values_follow_the_declared_types():
     assert values_of("&[i64]", [1]) == [[], [1], [1, 0, 2], [0, 2, 1], [1, 1]]
     assert values_of("usize", [])[:6] == [0, 1, 2, 10, 100]  # no negative value for an unsigned type

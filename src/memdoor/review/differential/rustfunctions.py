@@ -30,6 +30,7 @@ _HEAD = re.compile(
 )
 _VALUE = re.compile(_VISIBLE + r"(?:const|static)\s+(?:mut\s+)?(\w+)\s*:", re.M)
 _BODY_OR_END = re.compile(r"[{;]")
+_BRACKET_OR_END = re.compile(r"[()\[\]{};]")
 _WORD = re.compile(r"\b\w+\b")
 MAX_TYPE_DEPTH = 6
 """Types nested deeper (``Vec<Vec<...>>``) are not simple: their functions are not compared."""
@@ -92,10 +93,21 @@ def items(src: str) -> tuple[dict[str, tuple[int, int, list[tuple[str, str]], bo
         for m in _VALUE.finditer(text, a, b):
             if m.start() < value_to:
                 continue
-            j = text.find(";", m.end())
-            value_to = len(text) if j < 0 else j + 1
+            value_to = _item_end(text, m.end())
             values[m.group(1)] = " ".join(words(src[m.start() : value_to]))
     return fns, values
+
+
+def _item_end(text: str, i: int) -> int:
+    """After the ``;`` that ends the item going on at ``i`` in masked ``text``: the first one outside brackets
+    (``const X: [i32; 3] = [1, 2, 3];`` ends at its last ``;``); the end of the text when none does."""
+    depth = 0
+    for m in _BRACKET_OR_END.finditer(text, i):
+        c = m.group()
+        if c == ";" and depth == 0:
+            return m.end()
+        depth += 1 if c in "([{" else -1 if c in ")]}" else 0
+    return len(text)
 
 
 def _close_angle(text: str, i: int) -> int:
