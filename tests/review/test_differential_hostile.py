@@ -14,7 +14,8 @@ from memdoor.review.diff import FileDiff, Hunk
 from memdoor.review.differential import kinds
 from memdoor.review.differential.jsscan import tokens
 from memdoor.review.differential.programs import program_of
-from memdoor.review.differential.rustfunctions import compare_rust, simple
+from memdoor.review.differential.rust_inputs import simple
+from memdoor.review.differential.rustfunctions import compare_rust
 
 JS = "function f(x) {\n  return x + 1;\n}\n"
 RS = "pub fn g(x: i32) -> i32 {\n    x + 1\n}\n"

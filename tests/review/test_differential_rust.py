@@ -12,7 +12,8 @@ from differential_helpers import review_change
 from review_helpers import git, make_repo
 
 from memdoor.review.differential.programs import program_of
-from memdoor.review.differential.rustfunctions import compare_rust, values_of
+from memdoor.review.differential.rust_inputs import values_of
+from memdoor.review.differential.rustfunctions import compare_rust
 from memdoor.sandbox.lang.run import tool_for
 
 LIB = """//! helpers { a brace in a comment
@@ -53,6 +54,12 @@ BROKEN = LIB.replace("for &x in xs.iter()", "for &x in xs[..xs.len() - 1].iter()
 REFACTORED = LIB.replace(LIB[LIB.index("    let mut lo") : LIB.index("    hi - lo\n")], "").replace(
     "    hi - lo\n", "    xs.iter().max().unwrap() - xs.iter().min().unwrap()\n"
 )
+EXTRA = """
+pub fn low(n: u8) -> u8 { n / 2 }
+pub fn head(xs: &[i64]) -> &i64 { &xs[0] }
+pub struct Opaque(u8);
+pub fn opaque(n: u8) -> Opaque { Opaque(n) }
+"""
 needs_rust = pytest.mark.skipif(not tool_for("rust").usable, reason="the sandbox's Rust toolchain is missing")
 
 
@@ -89,7 +96,24 @@ def test_a_constant_array_is_read_to_its_last_semicolon():
     assert (found.name, found.why) == ("pick", "it reads TABLE, whose top-level value changed")
 
 
+def test_functions_the_harness_cannot_call_are_skipped_with_the_reason():
+    lib = (
+        "pub async fn a(x: i32) -> i32 { x }\npub unsafe fn b(x: i32) -> i32 { x }\n"
+        '#[cfg(feature = "f")]\n/// docs\npub fn c(x: i32) -> i32 { x }\n#[test]\nfn d() { }\n'
+    )
+    new = lib.replace("{ x }", "{ x + 1 }").replace("fn d() { }", "fn d() { let _ = 1; }")
+    found, skipped = compare_rust(lib, new, file="src/lib.rs")
+    assert not found and [s.reason for s in skipped] == [
+        "a: an async or unsafe function: not compared",
+        "b: an async or unsafe function: not compared",
+        "c: a function built only under a condition (#[cfg], #[test]): not compared",
+        "d: a function built only under a condition (#[cfg], #[test]): not compared",
+    ]
+
+
 def test_values_follow_the_declared_types():
+    assert values_of("u8", [255, -3]) == [255, 254, 0, 1, 2, 10, 100]  # 256 and -3 do not fit u8
+    assert values_of("String", ["\ud800", "ok"])[:2] == ["ok", ""]  # no Rust string holds a lone surrogate
     assert values_of("&[i64]", [1]) == [[], [1], [1, 0, 2], [0, 2, 1], [1, 1]]
     assert values_of("usize", [])[:6] == [0, 1, 2, 10, 100]  # no negative value for an unsigned type
     assert values_of("Option<bool>", []) == [None, True, False]
@@ -137,14 +161,33 @@ async def test_the_harness_reports_a_value_a_panic_and_an_input_it_cannot_write(
     from memdoor.judging.judge import Judge
     from memdoor.review.differential.execute import PROBLEMS
     from memdoor.review.differential.rust_driver import function_harness, read_rust_call
+    from memdoor.review.differential.rust_pair import layout
 
-    calls = [(0, "spread", ["&[i64]"], [[3, 1]]), (1, "cap", ["usize"], [7]), (2, "cap", ["usize"], [-1])]
-    source = LIB.replace("n.min(LIMIT)", 'if n > 5 { panic!("too big: {}", n) } else { n }')
-    tests = [TestCase(kind="stdin", input=str(k)) for k in range(3)]
-    verdict = await Judge(sandbox).run_tests(PROBLEMS["rust"], function_harness(source, calls), tests)
-    shown = [read_rust_call(r).show() for r in verdict.tests]
+    calls = [(0, "spread", ["&[i64]"], [[3, 1]]), (1, "cap", ["usize"], [7]), (2, "cap", ["usize"], [-1]),
+             (3, "low", ["u8"], [256]), (4, "tag", ["&str"], ["\ud800"]), (5, "head", ["&[i64]"], [[4, 5]]),
+             (6, "opaque", ["u8"], [255])]  # fmt: skip
+    source = LIB.replace("n.min(LIMIT)", 'if n > 5 { panic!("too big: {}", n) } else { n }') + EXTRA
+    tests = [TestCase(kind="stdin", input=str(k)) for k in range(len(calls))]
+    harness = function_harness(LIB + EXTRA, source, "new", calls)
+    verdict = await Judge(sandbox).run_tests(PROBLEMS["rust"], harness, tests)
+    shown = [read_rust_call(r, layout(LIB + EXTRA, source)).show() for r in verdict.tests]
+    # an input that would not compile (256 for u8, a lone surrogate) is refused alone; a result that borrows
+    # from its argument, or has no Debug text, is shown: every other call still runs
     assert shown == [
         "returns 2",
         "raises panic: too big: 7",
-        "cannot be called (unsupported input: cannot pass -1 as usize)",
+        "cannot be called (unsupported input: -1 does not fit usize)",
+        "cannot be called (unsupported input: 256 does not fit u8)",
+        'cannot be called (unsupported input: "\\ud800" does not fit &str)',
+        "returns 4",
+        "returns <main::Opaque without Debug>",
     ]
+
+
+@needs_rust
+async def test_a_change_that_does_not_compile_is_a_note_not_a_difference(sandbox, repo, tmp_path):
+    new = BROKEN.replace("const LIMIT", "use no_such_crate::Thing;\nconst LIMIT")
+    report = await review(sandbox, repo, new, tmp_path)
+    (fn,) = report.differential.functions
+    assert fn.outcome == "not run" and not report.findings
+    assert "the changed file does not compile in the harness (its line 2): error[E0432]" in fn.note

@@ -30,7 +30,8 @@ from memdoor.review.differential.inputs import Call, Read, read_inputs
 from memdoor.review.differential.jsfunctions import compare_js
 from memdoor.review.differential.json_inputs import MAX_MINED, mined_calls, own_json, read_json_answer
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
-from memdoor.review.differential.rustfunctions import compare_rust, refused, rust_pool
+from memdoor.review.differential.rust_inputs import refused, rust_pool
+from memdoor.review.differential.rustfunctions import compare_rust
 from memdoor.review.differential.sources import base_texts
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
 from memdoor.review.differential.targets import FENCE_TAG, Changed, Target

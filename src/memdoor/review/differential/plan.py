@@ -5,7 +5,9 @@
 - JavaScript: one Node driver per version (:mod:`.node`) for the functions, and one per program (the
   program's input is the test's standard input), each carrying the version's JavaScript files.
 - Rust: one wrapped program per version of each program, and one harness per version of each file of
-  changed functions with every input baked in (:mod:`.rust_driver`), compiled once per run.
+  changed functions with every input baked in (:mod:`.rust_driver`), compiled once per run; each carries
+  both versions of its file (:mod:`.rust_pair`), so a version that does not compile is a note, not a
+  difference.
 
 A language whose tool the sandbox does not have here (``node``, the Rust toolchain) runs nothing: its
 targets get the reason as their note.
@@ -14,6 +16,7 @@ targets get the reason as their note.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from memdoor.core.problem import TestCase
@@ -23,6 +26,7 @@ from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
 from memdoor.review.differential.rust_driver import function_harness, read_rust, read_rust_call, wrap_program
+from memdoor.review.differential.rust_pair import layout
 from memdoor.review.differential.sources import version_texts
 from memdoor.review.differential.stdin_inputs import stdin_of
 from memdoor.review.differential.targets import Batch, Changed, Target, kind_of, language_of
@@ -90,8 +94,9 @@ def rust_batches(work: Work, changed: Path, base_dir: Path) -> list[Batch]:
     for w in work:
         t = w[1]
         if isinstance(t, Changed) and t.target == "program":
-            old, new = wrap_program(t.old_source), wrap_program(t.new_source)
-            out.append(Batch("rust", old, new, [w], _stdin, read_rust))
+            old, new = t.old_source, t.new_source
+            programs = wrap_program(old, new, "old"), wrap_program(old, new, "new")
+            out.append(Batch("rust", *programs, [w], _stdin, partial(read_rust, where=layout(old, new))))
         else:
             by_file.setdefault(t.file, []).append(w)
     for file, part in by_file.items():
@@ -100,8 +105,8 @@ def rust_batches(work: Work, changed: Path, base_dir: Path) -> list[Batch]:
             (t.name, [ty for _, ty in t.params], c) for _, t, cs in part for c in cs if isinstance(t, Changed)
         ]
         baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
-        harness = function_harness(old, baked), function_harness(new, baked)
-        out.append(Batch("rust", *harness, part, _index, read_rust_call))
+        harness = function_harness(old, new, "old", baked), function_harness(old, new, "new", baked)
+        out.append(Batch("rust", *harness, part, _index, partial(read_rust_call, where=layout(old, new))))
     return out
 
 

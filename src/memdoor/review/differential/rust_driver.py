@@ -1,6 +1,8 @@
 """The Rust programs that run one version of a changed standard-input program, or of a file's changed
 functions, in the sandbox, and what they report.
 
+Each version's program carries both versions of the file (:mod:`.rust_pair`): when either does not compile,
+neither program does, and what did not compile is said (which file, which line) instead of a difference.
 The program's own ``fn main`` is renamed and called from a ``main`` of ours that catches a panic (the panic
 hook silenced), flushes standard output and prints one last line: :data:`MARK` then JSON with how the run
 ended — ``exit status 0``, ``panic`` (its message not compared), or what a ``main`` returning ``Result`` or
@@ -9,9 +11,11 @@ and runs it on each input. A run that ends by ``process::exit`` has no last line
 end. A version that does not compile is ``import`` (it cannot run), not behaviour.
 
 For functions (:func:`function_harness`), every input is baked in as Rust literals of the declared
-parameter types (:mod:`memdoor.sandbox.lang.rust_call`), one ``match`` arm each; a run reads the input's
-number on standard input, makes that call with a panic caught, and prints the result's ``{:?}`` text (cut,
-with a digest of the whole) or the panic's message.
+parameter types (:mod:`.rust_inputs`: only values that compile), one ``match`` arm each; a run reads the
+input's number on standard input, makes that call with a panic caught, and prints the result's ``{:?}``
+text (cut, with a digest of the whole) — a result without ``Debug`` is shown by its type's name — or the
+panic's message. The text is made inside the call's closure, so a result that borrows from an argument
+works too.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from typing import Any
 
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
-from memdoor.sandbox.lang import rust_call
-
-_MAIN = re.compile(r"^(?:pub\s+)?fn\s+main\s*\(", re.M)
+from memdoor.review.differential.rust_inputs import arguments
+from memdoor.review.differential.rust_pair import Layout, Side, compile_failure, pair
+from memdoor.sandbox.lang.rust_call import Unsupported
 
 WRAPPER = r"""
 
@@ -72,24 +76,26 @@ fn main() {
 """
 
 
-def wrap_program(source: str) -> str:
-    """The program with its ``main`` renamed and ours after it (unchanged when it has no top-level main)."""
-    if not _MAIN.search(source):
-        return source
-    renamed = _MAIN.sub("fn __memdoor_main(", source, count=1)
+def wrap_program(old: str, new: str, side: Side) -> str:
+    """``side``'s program with its ``main`` renamed and ours after it (the other version compiled beside it)."""
     tail = WRAPPER.replace("MAX_TEXT", str(MAX_TEXT)).replace("MARK_TEXT", json.dumps(MARK))
-    return renamed + tail
+    return pair(old, new, side) + tail
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def read_rust(result: TestResult) -> CallOutcome:
+def _not_compiled(result: TestResult, where: Layout) -> CallOutcome:
+    text = compile_failure((result.detail or "").strip(), where)
+    return CallOutcome(kind="import", type="compile error", text=text[:MAX_TEXT])
+
+
+def read_rust(result: TestResult, where: Layout) -> CallOutcome:
     """The outcome of one run of the wrapped program, read as untrusted data."""
     detail = (result.detail or "").strip()
     if result.status == "compile_error":
-        return CallOutcome(kind="import", type="compile error", text=detail[:MAX_TEXT])
+        return _not_compiled(result, where)
     if result.status == "time_limit":
         return CallOutcome(kind="timeout")
     if result.status == "memory_limit":
@@ -116,17 +122,32 @@ def read_rust(result: TestResult) -> CallOutcome:
 
 CALLS = r"""
 
-fn __memdoor_report<R: ::std::fmt::Debug>(f: impl FnOnce() -> R + ::std::panic::UnwindSafe) {
+#[allow(non_camel_case_types, dead_code)]
+struct __MemdoorValue<T>(T);
+#[allow(non_camel_case_types, dead_code)]
+trait __MemdoorDebug { fn __memdoor_show(&self) -> (String, &'static str); }
+impl<T: ::std::fmt::Debug> __MemdoorDebug for &__MemdoorValue<T> {
+    fn __memdoor_show(&self) -> (String, &'static str) {
+        (format!("{:?}", self.0), ::std::any::type_name::<T>())
+    }
+}
+#[allow(non_camel_case_types, dead_code)]
+trait __MemdoorNoDebug { fn __memdoor_show(&self) -> (String, &'static str); }
+impl<T> __MemdoorNoDebug for __MemdoorValue<T> {
+    fn __memdoor_show(&self) -> (String, &'static str) {
+        (format!("<{} without Debug>", ::std::any::type_name::<T>()), ::std::any::type_name::<T>())
+    }
+}
+fn __memdoor_report(f: impl FnOnce() -> (String, &'static str) + ::std::panic::UnwindSafe) {
     ::std::panic::set_hook(Box::new(|_| {}));
     let line = match ::std::panic::catch_unwind(f) {
-        Ok(v) => {
-            let text = format!("{:?}", v);
+        Ok((text, type_name)) => {
             let mut h = ::std::collections::hash_map::DefaultHasher::new();
             ::std::hash::Hasher::write(&mut h, text.as_bytes());
             let digest = format!("{:016x}{}", ::std::hash::Hasher::finish(&h), text.len());
             let cut: String = text.chars().take(MAX_TEXT).collect();
             format!("{{\"k\": \"return\", \"t\": {}, \"r\": {}, \"h\": {}}}",
-                __memdoor_json(::std::any::type_name::<R>()), __memdoor_json(&cut), __memdoor_json(&digest))
+                __memdoor_json(type_name), __memdoor_json(&cut), __memdoor_json(&digest))
         }
         Err(p) => {
             let m = p.downcast_ref::<&str>().map(|s| s.to_string())
@@ -156,28 +177,27 @@ def _json_fn() -> str:
     return WRAPPER[start : WRAPPER.index("fn main()", start)]
 
 
-def function_harness(source: str, calls: list[tuple[int, str, list[str], list[Any]]]) -> str:
-    """The file with a ``main`` of ours (its own renamed) that makes call ``k`` when standard input is
-    ``k``: ``calls`` holds ``(k, function, parameter types, JSON arguments)``. An argument that cannot be
+def function_harness(
+    old: str, new: str, side: Side, calls: list[tuple[int, str, list[str], list[Any]]]
+) -> str:
+    """``side``'s file with a ``main`` of ours (its own renamed) that makes call ``k`` when standard input
+    is ``k``: ``calls`` holds ``(k, function, parameter types, JSON arguments)``. An argument that cannot be
     written as a literal of its type makes that call report it (the same on both versions)."""
     arms = []
     for k, name, types, args in calls:
         try:
-            if len(types) != len(args):
-                raise rust_call.Unsupported(
-                    f"{name} takes {len(types)} arguments, the input gives {len(args)}"
-                )
-            text = ", ".join(rust_call.literal(a, t) for a, t in zip(args, types, strict=True))
-            arms.append(f'        "{k}" => __memdoor_report(|| {name}({text})),')
-        except rust_call.Unsupported as e:
+            text = ", ".join(arguments(name, types, args))
+            arms.append(
+                f'        "{k}" => __memdoor_report(|| (&&__MemdoorValue({name}({text}))).__memdoor_show()),'
+            )
+        except Unsupported as e:
             arms.append(f'        "{k}" => __memdoor_refused({json.dumps(str(e)[:200])}),')
-    body = _MAIN.sub("fn __memdoor_main(", source, count=1)
     tail = CALLS.replace("ARMS", "\n".join(arms)).replace("MAX_TEXT", str(MAX_TEXT))
-    return body + "\n" + _json_fn() + tail.replace("MARK_TEXT", json.dumps(MARK))
+    return pair(old, new, side) + _json_fn() + tail.replace("MARK_TEXT", json.dumps(MARK))
 
 
-def read_rust_call(result: TestResult) -> CallOutcome:
+def read_rust_call(result: TestResult, where: Layout) -> CallOutcome:
     """The outcome of one call of the function harness (a version that does not compile cannot be called)."""
     if result.status == "compile_error":
-        return CallOutcome(kind="import", type="compile error", text=(result.detail or "").strip()[:MAX_TEXT])
+        return _not_compiled(result, where)
     return outcome(result, last=True)

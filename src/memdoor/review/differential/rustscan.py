@@ -62,6 +62,21 @@ def _char_end(src: str, i: int) -> int | None:
     return i + 3 if src.startswith("'", i + 2) and i + 1 < len(src) and src[i + 1] != "\n" else None
 
 
+def closing(text: str, i: int) -> int:
+    """The index of the bracket closing the one at ``i`` in :func:`masked` ``text`` (the last index when it
+    never does)."""
+    pairs = {"(": ")", "{": "}", "[": "]"}
+    depth, opening = 0, text[i]
+    for j in range(i, len(text)):
+        if text[j] == opening:
+            depth += 1
+        elif text[j] == pairs[opening]:
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(text) - 1
+
+
 def spans(src: str) -> list[Span]:
     """The comments and literals of ``src``, in order."""
     out: list[Span] = []

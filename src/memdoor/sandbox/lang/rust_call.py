@@ -10,14 +10,14 @@ import json
 import re
 from typing import Any
 
-_INTS = {"i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"}
+INTS = {"i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"}
 
 
 class Unsupported(ValueError):
     """An argument type (or value) this module cannot write as a Rust literal."""
 
 
-def _split(text: str) -> list[str]:
+def split_commas(text: str) -> list[str]:
     """``text`` split at commas outside <>, (), []."""
     parts, depth, cur = [], 0, ""
     for ch in text:
@@ -48,7 +48,7 @@ def parameter_types(program: str, name: str) -> list[str] | None:
     else:
         return None
     types = []
-    for param in _split(program[start:end]):
+    for param in split_commas(program[start:end]):
         if ":" not in param:
             return None
         types.append(param.split(":", 1)[1].strip())
@@ -76,7 +76,7 @@ def literal(value: Any, rust_type: str) -> str:
             inner = f"Vec<{inner[1:-1]}>"
         mutable = re.match(r"&\s*(?:'\w+\s+)?mut\s", t) is not None
         return ("&mut " if mutable else "&") + literal(value, inner)
-    if t in _INTS and isinstance(value, int) and not isinstance(value, bool):
+    if t in INTS and isinstance(value, int) and not isinstance(value, bool):
         return f"({value}{t})" if value >= 0 or t.startswith("i") else _bad(t, value)
     if t in ("f32", "f64") and isinstance(value, int | float) and not isinstance(value, bool):
         return f"({float(value)!r}{t})"
@@ -95,7 +95,7 @@ def literal(value: Any, rust_type: str) -> str:
     if m:
         return "None" if value is None else f"Some({literal(value, m.group(1))})"
     if t.startswith("(") and t.endswith(")") and isinstance(value, list):
-        types = _split(t[1:-1])
+        types = split_commas(t[1:-1])
         if len(types) == len(value):
             return "(" + "".join(f"{literal(v, ty)}, " for v, ty in zip(value, types, strict=True)) + ")"
     return _bad(t, value)

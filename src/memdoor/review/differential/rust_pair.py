@@ -1,0 +1,121 @@
+"""Both versions of a Rust file in each version's harness, so that a version that does not compile is said
+once, as that, and never read as a difference of behaviour.
+
+The harness of one version holds that version's file at the crate root (its ``fn main`` renamed) and the
+other version inside ``mod __memdoor_other { ... }``, where it is only compiled: when either file does not
+compile, neither harness does, and every call is "cannot be called" on both sides (a note, not a finding).
+The two harnesses place each version on the same lines — line 1 the root file's inner attributes
+(``#![...]``, moved up), then the base, then the changed file — so a compile error's line says which file
+it is in, whichever side reported it (:func:`compile_failure`).
+
+Inside the module the other file reads as on its own: ``crate::`` paths point into the module, and the
+attributes that name something crate-wide (``#[macro_export]``, ``#[no_mangle]``, ``#[export_name]``) are
+blanked, so the two copies never collide.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+from memdoor.review.differential.rustscan import RUST_MAIN, blank, closing, masked, spans
+
+OTHER = "__memdoor_other"
+Side = Literal["old", "new"]
+_CRATE_PATH = re.compile(r"(?<![\w$])crate\s*::")
+_CRATE_WIDE = re.compile(
+    r"#\[\s*(?:macro_export\b[^\]\n]{0,80}|(?:unsafe\s*\(\s*)?(?:no_mangle|export_name\b[^\]\n]{0,200})\s*\)?)\s*\]"
+)
+_INNER_ATTRIBUTE = re.compile(r"\s*(#\s*!\s*)\[")
+_SPACE = re.compile(r"\s*")
+_ERROR_LINE = re.compile(r"-->\s*[^\s:]*main\.rs:(\d+):")
+
+
+class Layout(BaseModel):
+    """Where the versions sit in either harness of a pair: the harness line of each one's first line."""
+
+    base_first: int
+    base_lines: int
+    changed_first: int
+    changed_lines: int
+
+
+def _edit(src: str, edits: list[tuple[int, int, str]]) -> str:
+    """``src`` with each ``[start, end)`` replaced (the edits do not overlap)."""
+    out, at = [], 0
+    for start, end, text in sorted(edits):
+        out += [src[at:start], text]
+        at = end
+    return "".join([*out, src[at:]])
+
+
+def _shebang(src: str) -> list[tuple[int, int, str]]:
+    """The edit that blanks the file's ``#!`` line (a shebang, not an inner attribute), if it has one."""
+    if not src.startswith("#!") or _INNER_ATTRIBUTE.match(src):
+        return []
+    end = src.find("\n") if "\n" in src else len(src)
+    return [(0, end, " " * end)]
+
+
+def _root(src: str) -> tuple[str, str]:
+    """The file's inner attributes (on one line) and the file without them, its shebang and the inner doc
+    comments before its first item blanked (lines kept), its ``fn main`` renamed ``__memdoor_main``."""
+    text = masked(src)
+    edits = _shebang(src)
+    attributes: list[str] = []
+    i = edits[0][1] if edits else 0
+    while (m := _INNER_ATTRIBUTE.match(text, i)) is not None:
+        start, end = m.start(1), closing(text, m.end() - 1) + 1
+        attributes.append(" ".join(src[start:end].split()))
+        edits.append((start, end, blank(src[start:end])))
+        i = end
+    i = _SPACE.match(text, i).end()  # type: ignore[union-attr]  # matches the empty text too
+    for s in spans(src):
+        if s.start >= i:
+            break
+        if src.startswith(("//!", "/*!"), s.start):
+            edits.append((s.start + 2, s.start + 3, " "))
+    if (m := RUST_MAIN.search(text)) is not None:
+        edits.append((m.start(), m.end(), "fn __memdoor_main("))
+    return " ".join(attributes), _edit(src, edits)
+
+
+def _module(src: str) -> str:
+    """The file as the body of ``mod __memdoor_other`` (its first line shares the module's line)."""
+    text = masked(src)
+    edits = [(m.start(), m.end(), blank(m.group())) for m in _CRATE_WIDE.finditer(text)]
+    edits += [(m.start(), m.end(), f"crate::{OTHER}::") for m in _CRATE_PATH.finditer(text)]
+    edits += _shebang(src)
+    return f"mod {OTHER} {{ " + _edit(src, edits) + "\n}"
+
+
+def layout(old: str, new: str) -> Layout:
+    return Layout(base_first=2, base_lines=old.count("\n") + 1, changed_first=old.count("\n") + 4,
+                  changed_lines=new.count("\n") + 1)  # fmt: skip
+
+
+def pair(old: str, new: str, side: Side) -> str:
+    """The text of ``side``'s harness before our own items: its file at the root, the other in a module."""
+    own = old if side == "old" else new
+    attributes, root = _root(own)
+    base = root + "\n" if side == "old" else _module(old)
+    changed = root + "\n" if side == "new" else _module(new)
+    return f"{attributes}\n{base}\n{changed}\n"
+
+
+def compile_failure(detail: str, where: Layout) -> str:
+    """What did not compile, from the compiler's first error: the base, the changed file (and its line), a
+    moved inner attribute, or the harness's own code."""
+    m = _ERROR_LINE.search(detail)
+    line = int(m.group(1)) if m is not None else 0
+    if where.base_first <= line < where.base_first + where.base_lines:
+        what = f"the base does not compile in the harness (its line {line - where.base_first + 1})"
+    elif where.changed_first <= line < where.changed_first + where.changed_lines:
+        what = f"the changed file does not compile in the harness (its line {line - where.changed_first + 1})"
+    elif line == 1:
+        what = "an inner attribute (#![...]) of the file does not compile in the harness"
+    else:
+        what = "the harness does not compile"
+    return f"{what}: {detail}"
