@@ -115,6 +115,22 @@ def test_which_files_are_standard_input_programs():
     assert "several files" in program_of("src/main.rs", rs, rs.replace("s =", "t =")).reason
 
 
+def test_a_file_with_es_module_imports_is_listed_as_skipped(tmp_path):
+    from memdoor.review.diff import FileDiff, Hunk
+    from memdoor.review.differential.kinds import find_targets
+
+    for side, text in (("base", STATS), ("head", BROKEN)):
+        (tmp_path / side / "lib").mkdir(parents=True)
+        (tmp_path / side / "lib/stats.js").write_text("import { sum } from './sum.js';\n" + text)
+    hunk = Hunk(old_start=5, old_len=1, new_start=5, new_len=1, lines=["-a", "+b"])
+    f = FileDiff(path="lib/stats.js", old_path="lib/stats.js", hunks=[hunk])
+    _, others, skipped = find_targets([f], tmp_path / "head", tmp_path / "base", 20)
+    assert not others
+    assert [(s.file, s.reason) for s in skipped] == [
+        ("lib/stats.js", "ES module imports: functions not callable (spread)")
+    ]
+
+
 async def review(sandbox, root, new_text, tmp_path):
     answer = "```json\n[[[5, 1, 9]], [[2]]]\n```"
     return await review_change(sandbox, root, "lib/stats.js", new_text, tmp_path, lambda m: answer)
@@ -152,3 +168,17 @@ async def test_a_real_refactoring_of_a_javascript_function_is_no_finding(sandbox
     report, _ = await review(sandbox, repo, REFACTORED, tmp_path)
     (fn,) = report.differential.functions
     assert fn.outcome == "no difference" and fn.inputs > 5 and not report.findings
+
+
+@needs_node
+async def test_a_function_beside_a_default_export_and_re_exports_is_called(sandbox, repo, tmp_path):
+    tail = (
+        "export default { spread, label };\nexport * from './more.js';\nexport { x as y } from './more.js'\n"
+    )
+    base = STATS.replace("module.exports = { spread, label };\n", tail)
+    (repo / "lib/stats.js").write_text(base)
+    git(repo, "commit", "-qam", "default export")
+    report, _ = await review(sandbox, repo, base.replace("for (const x of xs) {", "for (const x of xs.slice(0, -1)) {"),
+                             tmp_path)  # fmt: skip
+    (fn,) = report.differential.functions
+    assert fn.outcome == "reported" and fn.note is None

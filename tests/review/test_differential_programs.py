@@ -165,3 +165,13 @@ async def test_a_refactored_program_is_no_finding(sandbox, tmp_path, path, old, 
     report, _ = await review(sandbox, root, path, new, tmp_path)
     fn = program_report(report, path)
     assert fn.outcome == "no difference" and fn.inputs > 5 and not report.findings
+
+
+@needs_node
+async def test_a_javascript_program_missing_a_module_on_both_sides_is_not_run(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    head = "const missing = require('no-such-module');\n"
+    commit(root, "bin/sum.js", head + JS)
+    report, _ = await review(sandbox, root, "bin/sum.js", head + JS_BROKEN, tmp_path)
+    fn = program_report(report, "bin/sum.js")
+    assert fn.outcome == "not run" and "Cannot find module 'no-such-module'" in fn.note

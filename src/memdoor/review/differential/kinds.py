@@ -29,6 +29,7 @@ from memdoor.review.differential.functions import ChangedFunction, compare_files
 from memdoor.review.differential.inputs import Call, Read, read_inputs
 from memdoor.review.differential.jsfunctions import compare_js
 from memdoor.review.differential.json_inputs import MAX_MINED, mined_calls, own_json, read_json_answer
+from memdoor.review.differential.node import module_syntax
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
 from memdoor.review.differential.rust_inputs import refused, rust_pool
 from memdoor.review.differential.rustfunctions import compare_rust
@@ -70,6 +71,9 @@ def _javascript(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Ski
     if isinstance(program, Changed):
         return [program], []  # its top-level code reads standard input: compared as a program
     found = compare_js(old, new, file=f.path)
+    module = (module_syntax(new) or module_syntax(old)) if found else None
+    if module is not None:  # the Node driver cannot evaluate it: every call would fail to load
+        return [], [Skipped(file=f.path, reason=f"{module} ({', '.join(c.name for c in found)})")]
     bad = [c.name for c in found if not _IDENTIFIER.match(c.name)]
     return [c for c in found if c.name not in bad], [
         Skipped(file=f.path, reason=f"{n}: not a plain name") for n in bad

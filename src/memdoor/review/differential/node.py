@@ -4,8 +4,10 @@ It carries the version's JavaScript files (and ``package.json`` files), writes t
 private ``/tmp`` and then, in one of two modes:
 
 - **a function**: reads one request on standard input (file, function name, the JSON argument list),
-  evaluates the file as CommonJS does (``export`` keywords dropped, ``require`` relative to it) with a
-  ``return`` of the function added at its end, so top-level functions are reached whether exported or not,
+  evaluates the file as CommonJS does (``export`` keywords and re-exports dropped, ``export default x`` an
+  assignment, ``require`` relative to it) with a ``return`` of the function added at its end, so top-level
+  functions are reached whether exported or not (a file with ``import`` declarations cannot be evaluated
+  so: :func:`module_syntax` says so, and the stage lists it as skipped),
   calls it (awaiting a promise) with its own output discarded, and prints one line: :data:`MARK` then the
   JSON of the outcome (as the Python driver's: ``k``, ``t``, ``r``, ``h``, ``a``, ``ah``). Values are
   written as canonical text: ``undefined``, ``NaN``, ``Infinity``, ``-0``, ``12n``, Maps and Sets, class
@@ -13,7 +15,8 @@ private ``/tmp`` and then, in one of two modes:
 - **a program** (``TARGET``): the program's standard input is the test's; it runs as ``node file`` would
   (``require``, or ``import()`` for an ES module), its output is captured, and at exit the line holds the
   output's text and digest, and how it ended: ``exit status N`` or the uncaught exception's type. A file
-  that does not parse is ``import`` (it cannot run), not behaviour.
+  that does not parse, or that needs a module the sandbox does not have, is ``import`` (it cannot run),
+  not behaviour.
 
 Everything printed comes from untrusted code and is read as data (:func:`read_js`).
 """
@@ -27,6 +30,7 @@ from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.jsscan import tokens
 from memdoor.review.differential.stdin_inputs import stdin_of
 
 DRIVER = r"""
@@ -105,6 +109,10 @@ function errMessage(e) {
   try { return e && typeof e === 'object' && 'message' in e ? String(e.message) : safeCanon(e); } catch (_) { return ''; }
 }
 
+function missingModule(e) {
+  try { return !!e && (e.code === 'MODULE_NOT_FOUND' || e.code === 'ERR_MODULE_NOT_FOUND'); } catch (_) { return false; }
+}
+
 function finish(res) {
   writeSync(1, '\n' + MARK + JSON.stringify(res) + '\n');
 }
@@ -113,9 +121,11 @@ function load(rel, name) {
   const full = path.join(ROOT, rel);
   let src = fs.readFileSync(full, 'utf8');
   if (src.startsWith('#!')) src = '//' + src;
-  src = src.replace(/^export\s+default\s+(?=(?:async\s+)?function|class)/gm, '')
-    .replace(/^export\s+(?=(?:async\s+)?function|const\s|let\s|var\s|class\s)/gm, '')
-    .replace(/^export\s*\{[^}]*\}\s*;?[ \t]*$/gm, '');
+  src = src.replace(/^([ \t]*)export\s+default\s+(?=(?:async\s+)?function|class)/gm, '$1')
+    .replace(/^([ \t]*)export\s+(?=(?:async\s+)?function|const\s|let\s|var\s|class\s)/gm, '$1')
+    .replace(/^[ \t]*export\s*(?:\*(?:\s*as\s+[\w$]+)?|\{[^}]*\})\s*from\s*(['"])[^'"\n]*\1[ \t]*;?/gm, '')
+    .replace(/^[ \t]*export\s*\{[^}]*\}\s*;?[ \t]*$/gm, '')
+    .replace(/^([ \t]*)export\s+default\s+/gm, '$1exports.default = ');
   const body = src + '\n;return typeof ' + name + " === 'undefined' ? undefined : " + name + ';';
   const make = new Function('exports', 'require', 'module', '__filename', '__dirname', body);
   const mod = { exports: {} };
@@ -172,7 +182,7 @@ function programMode() {
     process.exitCode = 0;
   });
   const fail = (e) => {
-    if (!error) error = { type: errType(e), message: errMessage(e), load: loading && e && e.memdoorLoad === true };
+    if (!error) error = { type: errType(e), message: errMessage(e), load: (loading && e && e.memdoorLoad === true) || missingModule(e) };
     process.exit(1);
   };
   process.on('uncaughtException', fail);
@@ -207,6 +217,20 @@ if (TARGET === null) {
   programMode();
 }
 """
+
+
+def module_syntax(text: str) -> str | None:
+    """Why the function mode cannot evaluate a file (None: it can): ``import`` declarations or
+    ``import.meta`` belong to ES modules only (``import(...)`` and a property named ``import`` are fine)."""
+    toks = tokens(text)
+    for i, t in enumerate(toks):
+        if t.kind != "name" or t.text != "import":
+            continue
+        before = toks[i - 1].text if i else ""
+        after = toks[i + 1].text if i + 1 < len(toks) else ""
+        if before not in (".", "?.") and after not in ("(", ":"):
+            return "ES module imports: functions not callable"
+    return None
 
 
 def js_program(files: dict[str, str], target: str | None = None) -> str:
