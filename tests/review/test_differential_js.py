@@ -182,3 +182,12 @@ async def test_a_function_beside_a_default_export_and_re_exports_is_called(sandb
                              tmp_path)  # fmt: skip
     (fn,) = report.differential.functions
     assert fn.outcome == "reported" and fn.note is None
+
+
+def test_a_long_functions_excerpt_marks_its_gaps_as_javascript_comments():
+    body = "".join(f"  const x{i} = {i};\n" for i in range(400))
+    old = f"function big() {{\n{body}  return 0;\n}}\n"
+    (changed,) = compare_js(old, old.replace("x200 = 200", "x200 = 201"), file="a.js")
+    _, new = changed.excerpts()
+    gaps = [line for line in new.splitlines() if "…" in line]
+    assert gaps and all(line.lstrip().startswith("// …") for line in gaps)

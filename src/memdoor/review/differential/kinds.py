@@ -16,9 +16,7 @@ TypeScript, and what a kind cannot call (a generic Rust function), are listed as
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
 from memdoor.core.messages import Message
@@ -33,7 +31,7 @@ from memdoor.review.differential.node import module_syntax
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
 from memdoor.review.differential.rust_inputs import refused, rust_pool
 from memdoor.review.differential.rustfunctions import compare_rust
-from memdoor.review.differential.sources import base_texts
+from memdoor.review.differential.sources import base_texts, is_regular
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
 from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
 from memdoor.review.fence import fence, inline
@@ -44,19 +42,12 @@ LANGUAGE_NAME = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
 
 
-def _regular(root: Path, rel: str) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(root / rel).st_mode)
-    except OSError:
-        return False
-
-
 def _python(f: FileDiff, old: str, new: str, changed: Path) -> tuple[list[Target], list[Skipped]]:
     found: list[Target] = []
     program = program_of(f.path, old, new)
     if isinstance(program, Changed):
         found.append(program)
-    named = module_name(f.path, lambda rel: _regular(changed, rel))
+    named = module_name(f.path, lambda rel: is_regular(changed / rel))
     if named is None:
         return found, [Skipped(file=f.path, reason="not an importable module name")] if not found else []
     try:

@@ -38,8 +38,8 @@ _JS_STDIN = re.compile(
 _RS_STDIN = re.compile(r"\bstdin\s*\(")
 RUST_MOD = re.compile(r"^[ \t]*(?:pub(?:\([^)\n]{0,64}\))?\s+)?mod\s+\w+\s*;", re.M)
 """A ``mod name;`` line (each pattern here stays on its line, or is bounded: hostile files cost their length)."""
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_STRING = re.compile(r"\"([^\"\\\n]{1,40})\"|'([^'\\\n]{1,40})'")
+_ROW_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_ROW_STRING = re.compile(r"\"([^\"\\\n]{1,40})\"|'([^'\\\n]{1,40})'")
 
 
 def is_js_test(path: str) -> bool:
@@ -117,11 +117,11 @@ def line_literals(
         rows = without_comments(language, text).splitlines()
         for n in lines:
             row = rows[n - 1] if 0 < n <= len(rows) else ""
-            for m in _NUMBER.finditer(row):
+            for m in _ROW_NUMBER.finditer(row):
                 v = float(m.group()) if "." in m.group() else int(m.group())
                 if v not in out:
                     out.append(v)
-            for m in _STRING.finditer(row):
+            for m in _ROW_STRING.finditer(row):
                 s = m.group(1) if m.group(1) is not None else m.group(2)
                 if s not in out:
                     out.append(s)

@@ -35,14 +35,17 @@ def paths_where(root: Path, accept: Callable[[str], bool], limit: int = MAX_WALK
             if seen > limit:
                 return out
             path = (rel / name).as_posix()
-            if accept(path):
-                try:
-                    regular = stat.S_ISREG(os.lstat(Path(base) / name).st_mode)
-                except OSError:
-                    regular = False
-                if regular:
-                    out.append(path)
+            if accept(path) and is_regular(Path(base) / name):
+                out.append(path)
     return out
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a link to one)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _touched(files: list[FileDiff]) -> set[str]:

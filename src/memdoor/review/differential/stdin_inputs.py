@@ -28,7 +28,7 @@ MAX_STDIN_CHARS = 4000
 """Longest standard input, ours or an agent's."""
 MAX_AGENT_STDIN = 8
 MAX_OWN_STDIN = 24
-MAX_MINED = 12
+MAX_MINED_STDIN = 12
 GENERIC = ["", "0\n", "1\n", "2\n", "-1\n", "10\n", "1 2\n", "3\n1 2 3\n", "5\n5 1 4 2 3\n", "2\n1 1\n",
            "4\n0 0 0 0\n", "abc\n", "hello world\n", "3\n-1 0 1\n"]  # fmt: skip
 EXAMPLE_DIRS = frozenset(
@@ -38,7 +38,7 @@ _EXAMPLE_NAME = re.compile(r"(?:^|[_.-])(?:input|in|sample|example|stdin)s?\d*(?
 _FEED = re.compile(
     r"(?:\binput\s*=\s*|\binput\s*:\s*|write_stdin\s*\(\s*|StringIO\s*\(\s*|stdin\.write\s*\(\s*)"
 )
-_STRING = re.compile(
+_FED_LITERAL = re.compile(
     r'(?:b|r#*)?(?:"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`$]*`)'
 )
 
@@ -91,13 +91,13 @@ def _fed(text: str) -> list[str]:
     """The string literals a test feeds as standard input."""
     out = []
     for m in _FEED.finditer(text):
-        s = _STRING.match(text, m.end())
+        s = _FED_LITERAL.match(text, m.end())
         if s is not None and (value := _decode(s.group())) is not None:
             out.append(value)
     return out
 
 
-def _near(program: str, path: str) -> tuple[int, str]:
+def _nearest_first(program: str, path: str) -> tuple[int, str]:
     here = PurePosixPath(program).parent.parts
     there = PurePosixPath(path).parent.parts
     shared = 0
@@ -116,14 +116,14 @@ def mined_stdin(
     out: dict[str, list[str]] = {}
     for program in programs:
         stem = PurePosixPath(program).stem
-        found = [t for p in sorted(examples, key=lambda p: _near(program, p)) for t in [examples[p]]]
-        named = [p for p in sorted(tests, key=lambda p: _near(program, p)) if stem in tests[p]]
+        found = [t for p in sorted(examples, key=lambda p: _nearest_first(program, p)) for t in [examples[p]]]
+        named = [p for p in sorted(tests, key=lambda p: _nearest_first(program, p)) if stem in tests[p]]
         found += [t for p in named for t in _fed(tests[p])]
         keep: list[str] = []
         for t in found:
             if len(t) <= MAX_STDIN_CHARS and t not in keep:
                 keep.append(t)
-        out[program] = keep[:MAX_MINED]
+        out[program] = keep[:MAX_MINED_STDIN]
     return out
 
 

@@ -9,6 +9,7 @@ program per version with the tests of its targets: how a language runs what it f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,6 +25,8 @@ from memdoor.review.differential.inputs import Call
 Language = Literal["python", "javascript", "rust"]
 TargetKind = Literal["function", "program"]
 FENCE_TAG: dict[str, str] = {"python": "python", "javascript": "javascript", "rust": "rust"}
+COMMENT: dict[str, str] = {"python": "#", "javascript": "//", "rust": "//"}
+_GAP = re.compile(r"^( *)# (… (?:lines left out|cut) …)$", re.M)  # how :func:`around` marks a gap
 
 
 class Changed(BaseModel):
@@ -62,7 +65,11 @@ class Changed(BaseModel):
             return self.old_source, self.new_source
         old, new = self.old_source.splitlines(), self.new_source.splitlines()
         o_idx, n_idx = line_changes(old, new)
-        return around(old, o_idx, limit // 2), around(new, n_idx, limit // 2)
+        gap = rf"\1{COMMENT[self.language]} \2"  # the gaps marked as the language comments
+        return (
+            _GAP.sub(gap, around(old, o_idx, limit // 2)),
+            _GAP.sub(gap, around(new, n_idx, limit // 2)),
+        )
 
 
 Target = ChangedFunction | Changed
