@@ -145,3 +145,26 @@ def test_many_unclosed_signatures_are_read_in_linear_time():
 def test_a_long_python_import_line_is_read_in_linear_time():
     hostile = "from sys import " * 60_000  # 960 KB: the review reads files up to 1 MB
     assert finishes(lambda: program_of("run.py", hostile, hostile + "x")) is None  # it does not parse
+
+
+def _compare(old: str, new: str) -> list[Any]:
+    from memdoor.review.differential.functions import compare_files
+
+    return compare_files(old, new, file="a.py", old_file="a.py", module="a", import_root="")
+
+
+def test_a_python_function_of_many_blank_lines_is_compared_in_bounded_time():
+    pad = "\n" * 30_000  # 8,000 took the line matcher about 10 s on the whole function
+    old = "def f(x):\n" + pad + "    return x + 1\n"
+    (found,) = finishes(lambda: _compare(old, old.replace("x + 1", "x + 2")))
+    assert found.changed_lines == [30_002] and found.literals == [2, 1]
+
+
+def test_a_python_function_changed_around_many_blank_lines_marks_what_lies_between():
+    pad = "\n" * 30_000
+    old = "def f(x):\n    y = x + 1\n" + pad + "    return y\n"
+    new = "def f(x):\n    y = x + 2\n" + pad + "    return y * 3\n"
+    (found,) = finishes(lambda: _compare(old, new))
+    assert found.changed_lines == list(range(2, 30_004)) and found.literals == [2, 3, 1]
+    old_part, new_part = finishes(lambda: found.excerpts(400))
+    assert "x + 1" in old_part and "x + 2" in new_part

@@ -193,8 +193,12 @@ def _source(lines: list[str], node: Def) -> str:
     return "\n".join(lines[first - 1 : last])
 
 
-def changed_spans(old: list[str], new: list[str]) -> tuple[list[int], list[int]]:
-    """0-based indexes of the old and of the new lines that differ."""
+MAX_DIFF_LINES = 2000
+"""Lines between the common first and last ones compared line by line at most (the matcher's time grows
+faster than the square of their number on repeated lines); more are all changed."""
+
+
+def _matched(old: list[str], new: list[str]) -> tuple[list[int], list[int]]:
     olds, news = [], []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -202,6 +206,29 @@ def changed_spans(old: list[str], new: list[str]) -> tuple[list[int], list[int]]
         olds += range(i1, i2) or [min(i1, max(len(old) - 1, 0))]
         news += range(j1, j2) or [min(j1, max(len(new) - 1, 0))]
     return olds, news
+
+
+def changed_spans(old: list[str], new: list[str]) -> tuple[list[int], list[int]]:
+    """0-based indexes of the old and of the new lines that differ: the lines both texts start and end with
+    are the same, what lies between is matched line by line when at most :data:`MAX_DIFF_LINES` long, else
+    all of it is changed (a pull request of many repeated lines cannot stall the review)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    if not mid_old and not mid_new:
+        return [], []
+    if mid_old and mid_new and max(len(mid_old), len(mid_new)) <= MAX_DIFF_LINES:
+        o_idx, n_idx = _matched(mid_old, mid_new)
+        return [head + i for i in o_idx], [head + i for i in n_idx]
+
+    def side(lines: list[str], mid: list[str]) -> list[int]:
+        return [head + i for i in range(len(mid))] or [min(head, max(len(lines) - 1, 0))]
+
+    return side(old, mid_old), side(new, mid_new)
 
 
 def around(lines: list[str], changed: list[int], limit: int, context: int = 12) -> str:

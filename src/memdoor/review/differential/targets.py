@@ -64,7 +64,7 @@ class Changed(BaseModel):
         if len(self.old_source) + len(self.new_source) <= limit:
             return self.old_source, self.new_source
         old, new = self.old_source.splitlines(), self.new_source.splitlines()
-        o_idx, n_idx = line_changes(old, new)
+        o_idx, n_idx = changed_spans(old, new)
         gap = rf"\1{COMMENT[self.language]} \2"  # the gaps marked as the language comments
         return (
             _GAP.sub(gap, around(old, o_idx, limit // 2)),
@@ -83,36 +83,9 @@ def kind_of(t: Target) -> TargetKind:
     return t.target if isinstance(t, Changed) else "function"
 
 
-MAX_DIFF_LINES = 2000
-"""Lines between the common first and last ones compared line by line at most (the matcher's time grows
-faster than the square of their number on repeated lines); more are all changed."""
-
-
-def line_changes(old: list[str], new: list[str]) -> tuple[list[int], list[int]]:
-    """0-based indexes of the old and of the new lines that differ: the lines both texts start and end with
-    are the same, what lies between is matched (:func:`changed_spans`) when short enough."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
-    if not mid_old and not mid_new:
-        return [], []
-    if mid_old and mid_new and max(len(mid_old), len(mid_new)) <= MAX_DIFF_LINES:
-        o_idx, n_idx = changed_spans(mid_old, mid_new)
-        return [head + i for i in o_idx], [head + i for i in n_idx]
-
-    def side(lines: list[str], mid: list[str]) -> list[int]:
-        return [head + i for i in range(len(mid))] or [min(head, max(len(lines) - 1, 0))]
-
-    return side(old, mid_old), side(new, mid_new)
-
-
 def changed_lines(old: str, new: str, first: int = 1) -> tuple[list[int], list[int]]:
     """The 1-based numbers of the old and new lines that differ (``first``: the new text's first line)."""
-    o_idx, n_idx = line_changes(old.splitlines(), new.splitlines())
+    o_idx, n_idx = changed_spans(old.splitlines(), new.splitlines())
     return [i + 1 for i in o_idx], sorted({first + i for i in n_idx})
 
 
