@@ -1,7 +1,8 @@
 """Rust functions in the differential stage: free functions of simple parameter types are found through
 comments, strings and character literals; every input is baked into one harness per version as Rust
 literals of the declared types; a broken refactoring is a finding with its input and both results, a real
-one is none; a generic function is listed as not compared."""
+one is none; a generic function is listed as not compared; a function whose calls the harness cannot
+compile runs alone, so the others are still compared."""
 
 from __future__ import annotations
 
@@ -191,3 +192,65 @@ async def test_a_change_that_does_not_compile_is_a_note_not_a_difference(sandbox
     (fn,) = report.differential.functions
     assert fn.outcome == "not run" and not report.findings
     assert "the changed file does not compile in the harness (its line 2): error[E0432]" in fn.note
+
+
+TWO = """pub fn total(xs: &'static [i64]) -> i64 {
+    xs.iter().sum()
+}
+
+pub fn double(n: i64) -> i64 {
+    n * 2
+}
+"""
+TWO_CHANGED = TWO.replace("xs.iter().sum()", "xs.iter().copied().sum()").replace("n * 2", "n + n + 1")
+
+
+def _two_functions(tmp_path: Path) -> list:
+    from memdoor.review.differential.plan import rust_batches
+
+    base, changed = tmp_path / "base", tmp_path / "changed"
+    for root, text in ((base, TWO), (changed, TWO_CHANGED)):
+        (root / "src").mkdir(parents=True)
+        (root / "src/lib.rs").write_text(text)
+    found, _ = compare_rust(TWO, TWO_CHANGED, file="src/lib.rs")
+    work = [(i, t, _calls_of(t)) for i, t in enumerate(found)]
+    return rust_batches(work, changed, base)
+
+
+def _calls_of(t) -> list:
+    from memdoor.review.differential.inputs import Call
+
+    return [Call(text="[[1, 2]]" if t.name == "total" else "[3]")]
+
+
+def test_a_file_harness_that_does_not_compile_for_its_own_code_splits_per_function(tmp_path):
+    from memdoor.review.differential.driver import CallOutcome
+
+    (batch,) = _two_functions(tmp_path)
+    own = CallOutcome(kind="import", type="compile error", text="the harness does not compile: error[E0716]")
+    file = CallOutcome(kind="import", type="compile error", text="the changed file does not compile: error")
+    assert batch.split is not None and batch.split([file, file]) == []
+    parts = batch.split([own, own])
+    assert [[t.name for _, t, _ in p.work] for p in parts] == [["total"], ["double"]]
+    call = "double((3i64))"
+    assert call in batch.new_code and call not in parts[0].new_code and call in parts[1].new_code
+    assert all(p.split is None for p in parts)
+
+
+@needs_rust
+async def test_one_function_the_harness_cannot_call_does_not_stop_the_others(sandbox, tmp_path):
+    root = make_repo(tmp_path / "repo")
+    (root / "src").mkdir()
+    (root / "src/lib.rs").write_text(TWO)
+    git(root, "add", "src")
+    git(root, "commit", "-qm", "lib.rs")
+    answer = "```json\n[[3]]\n```"
+    report, _ = await review_change(sandbox, root, "src/lib.rs", TWO_CHANGED, tmp_path, lambda m: answer)
+    # a &'static slice cannot be written in the harness (its literal is a temporary): total keeps the note,
+    # and double, compared in a harness of its own, shows its change
+    total, double = sorted(report.differential.functions, key=lambda f: f.name != "total")
+    assert total.outcome == "not run" and "the harness does not compile" in total.note
+    assert double.outcome == "reported"
+    (g,) = report.findings
+    ce = g.counterexample
+    assert (ce.function, ce.input, ce.old, ce.new) == ("double", "0", "returns 0", "returns 1")

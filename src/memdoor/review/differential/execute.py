@@ -154,12 +154,16 @@ def _judge(ran: Ran, found: list[Difference]) -> None:
 
 async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
     """Run every target's inputs on both versions, again where they differ; one :class:`Ran` per target of
-    the batch. A language that cannot run here (a SandboxError of a JavaScript or Rust batch) is each of
-    its targets' note; Python's is the caller's (no sandbox at all)."""
+    the batch. A batch that its first run shows must be split (``batch.split``: one target's code stopped
+    the program of all) runs as its parts instead. A language that cannot run here (a SandboxError of a
+    JavaScript or Rust batch) is each of its targets' note; Python's is the caller's (no sandbox at all)."""
     pairs = [(fn, call) for _, fn, calls in batch.work for call in calls]
     tests = [batch.request(fn, call, k) for k, (fn, call) in enumerate(pairs)]
     try:
         old, new = await run_both(runner, batch, tests)
+        if batch.split is not None and (parts := batch.split([*old, *new])):
+            each = await asyncio.gather(*(differences(runner, p) for p in parts))
+            return [r for rans in each for r in rans]
         differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
         again_old, again_new = await run_both(runner, batch, [tests[i] for i in differing])
     except SandboxError as e:

@@ -7,7 +7,8 @@
 - Rust: one wrapped program per version of each program, and one harness per version of each file of
   changed functions with every input baked in (:mod:`.rust_driver`), compiled once per run; each carries
   both versions of its file (:mod:`.rust_pair`), so a version that does not compile is a note, not a
-  difference.
+  difference. When the harness's own code for one function does not compile, the file's functions run
+  again in one harness each: the others are compared, that one keeps the note.
 
 A language whose tool the sandbox does not have here (``node``, the Rust toolchain) runs nothing: its
 targets get the reason as their note.
@@ -21,11 +22,17 @@ from pathlib import Path, PurePosixPath
 
 from memdoor.core.problem import TestCase
 from memdoor.review.diff import FileDiff
-from memdoor.review.differential.driver import outcome, program, program_request, request
+from memdoor.review.differential.driver import CallOutcome, outcome, program, program_request, request
 from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
-from memdoor.review.differential.rust_driver import function_harness, read_rust, read_rust_call, wrap_program
+from memdoor.review.differential.rust_driver import (
+    function_harness,
+    harness_failed,
+    read_rust,
+    read_rust_call,
+    wrap_program,
+)
 from memdoor.review.differential.rust_pair import layout
 from memdoor.review.differential.sources import version_texts
 from memdoor.review.differential.stdin_inputs import stdin_of
@@ -87,6 +94,25 @@ def _index(_t: Target, _call: Call, k: int) -> TestCase:
     return TestCase(kind="stdin", input=str(k), output=None)
 
 
+def _functions(old: str, new: str, part: Work) -> Batch:
+    """The batch of one file's changed functions (``old``, ``new``: the file's versions)."""
+    calls = [
+        (t.name, [ty for _, ty in t.params], c) for _, t, cs in part for c in cs if isinstance(t, Changed)
+    ]
+    baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
+    harness = function_harness(old, new, "old", baked), function_harness(old, new, "new", baked)
+    split = partial(_one_each, old, new, part) if len(part) > 1 else None
+    return Batch("rust", *harness, part, _index, partial(read_rust_call, where=layout(old, new)), split)
+
+
+def _one_each(old: str, new: str, part: Work, outcomes: list[CallOutcome]) -> list[Batch]:
+    """One batch per function when the file's harness did not compile for its own code (the calls made for
+    one of them): the others are still compared. None (``[]``) when the file itself did not compile."""
+    if not any(harness_failed(o) for o in outcomes):
+        return []
+    return [_functions(old, new, [w]) for w in part]
+
+
 def rust_batches(work: Work, changed: Path, base_dir: Path) -> list[Batch]:
     """One batch per program, and one per file of functions (every input baked into its harness)."""
     out = []
@@ -100,13 +126,7 @@ def rust_batches(work: Work, changed: Path, base_dir: Path) -> list[Batch]:
         else:
             by_file.setdefault(t.file, []).append(w)
     for file, part in by_file.items():
-        old, new = inspect(base_dir, file).text or "", inspect(changed, file).text or ""
-        calls = [
-            (t.name, [ty for _, ty in t.params], c) for _, t, cs in part for c in cs if isinstance(t, Changed)
-        ]
-        baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
-        harness = function_harness(old, new, "old", baked), function_harness(old, new, "new", baked)
-        out.append(Batch("rust", *harness, part, _index, partial(read_rust_call, where=layout(old, new))))
+        out.append(_functions(inspect(base_dir, file).text or "", inspect(changed, file).text or "", part))
     return out
 
 

@@ -15,7 +15,8 @@ parameter types (:mod:`.rust_inputs`: only values that compile), one ``match`` a
 input's number on standard input, makes that call with a panic caught, and prints the result's ``{:?}``
 text (cut, with a digest of the whole) — a result without ``Debug`` is shown by its type's name — or the
 panic's message. The text is made inside the call's closure, so a result that borrows from an argument
-works too.
+works too. When the harness's own code for one function's calls does not compile (:func:`harness_failed`),
+the stage makes one harness per function instead (:mod:`.plan`), so that the others are still compared.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
 from memdoor.review.differential.rust_inputs import arguments
-from memdoor.review.differential.rust_pair import Layout, Side, compile_failure, pair
+from memdoor.review.differential.rust_pair import HARNESS_FAILED, Layout, Side, compile_failure, pair
 from memdoor.sandbox.lang.rust_call import Unsupported
 
 WRAPPER = r"""
@@ -201,3 +202,9 @@ def read_rust_call(result: TestResult, where: Layout) -> CallOutcome:
     if result.status == "compile_error":
         return _not_compiled(result, where)
     return outcome(result, last=True)
+
+
+def harness_failed(o: CallOutcome) -> bool:
+    """Whether a call of the function harness could not run because the harness's own code (not the base or
+    the changed file) did not compile."""
+    return o.kind == "import" and o.type == "compile error" and o.text.startswith(HARNESS_FAILED)

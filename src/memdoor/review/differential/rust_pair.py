@@ -31,6 +31,8 @@ _CRATE_WIDE = re.compile(
 _INNER_ATTRIBUTE = re.compile(r"\s*(#\s*!\s*)\[")
 _SPACE = re.compile(r"\s*")
 _ERROR_LINE = re.compile(r"-->\s*[^\s:]*main\.rs:(\d+):")
+HARNESS_FAILED = "the harness does not compile"
+"""How :func:`compile_failure` begins when the error is in the harness's own code (the calls it makes)."""
 
 
 class Layout(BaseModel):
@@ -117,5 +119,5 @@ def compile_failure(detail: str, where: Layout) -> str:
     elif line == 1:
         what = "an inner attribute (#![...]) of the file does not compile in the harness"
     else:
-        what = "the harness does not compile"
+        what = HARNESS_FAILED
     return f"{what}: {detail}"

@@ -93,7 +93,9 @@ def changed_lines(old: str, new: str, first: int = 1) -> tuple[list[int], list[i
 class Batch:
     """One sandbox program per version and the tests of its targets (``work``: the stage's index of each
     target, the target, its inputs). ``request`` makes the test of one input (``k``: its position among
-    the batch's inputs), ``read`` reads a test's result as an outcome (untrusted data)."""
+    the batch's inputs), ``read`` reads a test's result as an outcome (untrusted data). ``split``, given the
+    first run's outcomes (both versions'), gives the batches to run instead, which together hold ``work`` in
+    its order: none (``[]``) unless one target's part of the program stopped all of them."""
 
     language: Language
     old_code: str
@@ -101,3 +103,4 @@ class Batch:
     work: list[tuple[int, Target, list[Call]]]
     request: Callable[[Target, Call, int], TestCase]
     read: Callable[[TestResult], CallOutcome]
+    split: Callable[[list[CallOutcome]], list[Batch]] | None = None
