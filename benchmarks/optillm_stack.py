@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from optillm_approaches import optillm_spec, parse_approaches, proxy_url
 from optillm_meter import Meter, Relay, Upstream
-from optillm_rows import optillm_spec, parse_approaches, proxy_url
 
 from memdoor.core.errors import ModelError, UsageError
 from memdoor.models.catalog import get_entry

@@ -5,10 +5,12 @@ the proxy's environment. No model, no proxy."""
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import shlex
 from pathlib import Path
 
+import optillm_approaches
 import optillm_rows
 import pytest
 from optillm_stack import proxy_env
@@ -18,7 +20,8 @@ from memdoor.core.errors import UsageError
 from memdoor.models.catalog import CATALOG, parameters_of
 from memdoor.models.openai_model import parse_spec
 
-MATCHED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "humaneval-matched"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+MATCHED = BENCHMARKS / "results" / "humaneval-matched"
 
 
 def _bench_config(argv: list[str]):
@@ -35,16 +38,18 @@ def _printed_command(text: str) -> list[str]:
 
 
 def test_the_approaches_that_fit_code_are_the_default_and_unsafe_or_unknown_ones_are_refused():
-    assert optillm_rows.parse_approaches(",".join(optillm_rows.APPROACHES)) == list(optillm_rows.APPROACHES)
-    assert optillm_rows.parse_approaches(" bon , mcts ") == ["bon", "mcts"]
+    assert optillm_approaches.parse_approaches(",".join(optillm_approaches.APPROACHES)) == list(
+        optillm_approaches.APPROACHES
+    )
+    assert optillm_approaches.parse_approaches(" bon , mcts ") == ["bon", "mcts"]
     with pytest.raises(UsageError, match="outside any sandbox"):
-        optillm_rows.parse_approaches("bon,executecode")
+        optillm_approaches.parse_approaches("bon,executecode")
     with pytest.raises(UsageError, match="unknown optillm approach 'best_of_n'"):
-        optillm_rows.parse_approaches("best_of_n")
+        optillm_approaches.parse_approaches("best_of_n")
     with pytest.raises(UsageError, match="named twice"):
-        optillm_rows.parse_approaches("bon,bon")
+        optillm_approaches.parse_approaches("bon,bon")
     with pytest.raises(UsageError):
-        optillm_rows.parse_approaches(" , ")
+        optillm_approaches.parse_approaches(" , ")
 
 
 def test_each_row_is_an_openai_spec_of_the_approach_on_the_relay_with_the_catalog_size():
@@ -60,7 +65,7 @@ def test_each_row_is_an_openai_spec_of_the_approach_on_the_relay_with_the_catalo
         assert parsed.model == f"{approach}-qwen2.5-coder-0.5b"
         assert parsed.base_url == "http://127.0.0.1:8411/v1"
         config = parsed.config()
-        assert config.concurrency == 1 and config.request_timeout_s == optillm_rows.REQUEST_TIMEOUT_S
+        assert config.concurrency == 1 and config.request_timeout_s == optillm_approaches.REQUEST_TIMEOUT_S
         sizes = {k: float(v) for k, v in params.items()}
         assert parameters_of(spec, sizes) == CATALOG["qwen2.5-coder-0.5b"].parameters
 
@@ -175,3 +180,17 @@ def test_the_proxy_sees_no_provider_keys_tokens_or_web_proxies():
         "no_proxy": "127.0.0.1,localhost",
     }
     assert "GITHUB_TOKEN" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+
+
+def _imports(script: str) -> set[str]:
+    tree = ast.parse((BENCHMARKS / script).read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+
+
+def test_imports_point_one_way_from_the_command_to_the_stack_to_the_approaches():
+    assert {"optillm_approaches", "optillm_stack"} <= _imports("optillm_rows.py")
+    assert "optillm_approaches" in _imports("optillm_stack.py")
+    assert not {"optillm_rows", "optillm_stack"} & (
+        _imports("optillm_stack.py") | _imports("optillm_approaches.py")
+    )
