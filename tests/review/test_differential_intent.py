@@ -20,13 +20,28 @@ from memdoor.review.differential.intent import decide, messages_for, read_verdic
         "no behavior changes intended",
         "Code cleanup",
         "clean up the helpers",
+        "Tidy up the loop in `search`.",
+        "Minor readability pass over `below_threshold`.",
+        "Simplify the logic of `triangle_area` a little.",
+        "Rename `x` to `value` in `f`.",
     ],
 )
 def test_a_refactoring_description_is_recognised(text):
     assert says_refactor(text) and rule_for(text) == "refactoring"
 
 
-@pytest.mark.parametrize("text", ["raise ValueError on empty input", "round half up", "new default of 3"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "raise ValueError on empty input",
+        "round half up",
+        "new default of 3",
+        # tidying words beside a behaviour asked for: the agents judge, no rule
+        "Clean up `f` and make it return None on empty input",
+        "Simplify the API: return a tuple instead of a list",
+        "Tidy up parsing; raise ValueError when the line is blank",
+    ],
+)
 def test_other_descriptions_ask_the_agents(text):
     assert not says_refactor(text) and rule_for(text) == "agents"
 

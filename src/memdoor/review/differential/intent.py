@@ -1,7 +1,8 @@
 """Intended or not: each reproduced difference judged against the change's description.
 
 The description is the specification. One that says the change is a refactoring (:func:`says_refactor`:
-"refactor", "no behaviour change", "no functional change", "cleanup") makes every difference unintended
+"refactor", "no behaviour change", "no functional change"; or only tidying — "cleanup", "tidy up",
+"readability", "simplify" — with no behaviour asked for) makes every difference unintended
 without asking anyone; only the user's description can say so, never a commit message of the range. Without a description nothing can be judged: a difference is reported as
 "behaviour changed". Otherwise each agent reads the description, the function before and after, and the
 difference — all fenced, introduced as data — and answers ``{"verdict": "intended" | "unintended" |
@@ -33,16 +34,33 @@ MAX_DESCRIPTION_CHARS = 6000
 """Characters of the description put in a prompt (the rest is cut, marked)."""
 _REFACTOR = re.compile(
     r"\brefactor|\bno (?:user[- ]visible |observable |externally visible )?"
-    r"(?:behaviou?r(?:al)?|functional|semantic) changes?\b|\bbehaviou?r[- ]preserving\b|"
-    r"\bclean[- ]?ups?\b|\bclean(?:s|ed|ing)? up\b",
+    r"(?:behaviou?r(?:al)?|functional|semantic) changes?\b|\bbehaviou?r[- ]preserving\b",
+    re.IGNORECASE,
+)
+_TIDYING = re.compile(
+    r"\bclean[- ]?ups?\b|\bclean(?:s|ed|ing)? up\b|\btid(?:y|ies|ied|ying)\b|\breadab(?:le|ility)\b|"
+    r"\bsimplif(?:y|ies|ied|ying|ication)\b|\bcosmetic\b|\breformat|\bstyle\b|\brenam(?:e|es|ed|ing)\b|"
+    r"\btypos?\b|\bpolish\b",
+    re.IGNORECASE,
+)
+_ASKS_BEHAVIOUR = re.compile(
+    r"\b(?:make|makes|let|lets|give|gives|return|returns|raise|raises|throw|throws|accept|accepts|reject|"
+    r"rejects|add|adds|support|supports|handle|handles|fix|fixes|allow|allows|change|changes|instead|"
+    r"default|should|must|now|new|when|unless|round|rounds|ignore|ignores|treat|treats|error|errors)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\b(unintended|intended|unclear)\b", re.IGNORECASE)
 
 
 def says_refactor(description: str | None) -> bool:
-    """Whether the description says the change keeps behaviour (a simple rule on its words)."""
-    return bool(description) and _REFACTOR.search(description or "") is not None
+    """Whether the description says the change keeps behaviour (a simple rule on its words): it says
+    "refactor" or "no behaviour change", or it only tidies ("clean up", "tidy", "readability",
+    "simplify", "rename", ...) and asks for no behaviour (no "make", "return", "raise", "default", "fix",
+    "when", ...: "Tidy up the loop" keeps behaviour, "Simplify f: return None on empty" does not)."""
+    text = description or ""
+    if _REFACTOR.search(text):
+        return True
+    return _TIDYING.search(text) is not None and _ASKS_BEHAVIOUR.search(text) is None
 
 
 def rule_for(description: str | None, commit_messages: str | None = None) -> Rule:
