@@ -10,12 +10,12 @@ the whole is bounded too (:data:`MAX_TREE_CHARS`), the changed modules and their
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
 from memdoor.review.diff import FileDiff
 from memdoor.review.files import inspect
+from memdoor.review.repo import copy_tree
 from memdoor.review.teststage import base_copy
 
 MAX_TREE_CHARS = 2_000_000
@@ -71,17 +71,9 @@ def read_tree(root: Path, paths: list[str], wanted: list[str], limit: int = MAX_
 
 def base_files(changed: Path, files: list[FileDiff], dest: Path) -> Path:
     """``dest`` holding the diff's files as they were before the change: the changed copy's versions of
-    them (links copied as links), the diff applied in reverse. ReviewInputError when git cannot."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        if f.deleted:
-            continue
-        src, target = changed / f.path, dest / f.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            target.symlink_to(os.readlink(src))
-        elif src.is_file():
-            shutil.copyfile(src, target)
+    them (:func:`memdoor.review.repo.copy_tree`), the diff applied in reverse. ReviewInputError when git
+    cannot."""
+    copy_tree(changed, [f.path for f in files if not f.deleted], dest)
     base_copy(dest, "".join(f.text for f in files))
     return dest
 
