@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memdoor.core.errors import first_problem
+from memdoor.text.answer_blocks import candidates
 
 SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
 """Severities, least to most severe (``--fail-on`` takes one of them)."""
@@ -140,26 +140,8 @@ class AgentReview(BaseModel):
     mean_logprob: float | None = Field(default=None, description="Mean token log-probability of the answer.")
 
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-
-
-def _json_candidates(text: str) -> list[str]:
-    """Texts that may hold the answer's JSON: fenced blocks (json ones first, last first), then the whole
-    text and its outermost ``{...}`` / ``[...]`` span."""
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
-    ordered = [b for lang, b in reversed(blocks) if lang == "json"] + [
-        b for lang, b in reversed(blocks) if lang != "json"
-    ]
-    out = [*ordered, text]
-    for opener, closer in ("{}", "[]"):
-        i, j = text.find(opener), text.rfind(closer)
-        if 0 <= i < j:
-            out.append(text[i : j + 1])
-    return out
-
-
 def _decode(text: str) -> Any:
-    for candidate in _json_candidates(text):
+    for candidate in candidates(text):  # fenced blocks, the whole text, its {...} and [...] spans
         try:
             return json.loads(candidate)
         except (ValueError, RecursionError):

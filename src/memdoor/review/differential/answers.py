@@ -5,28 +5,16 @@ item becomes an input or is refused with its reason, within the count cap."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
-from memdoor.review.differential.inputs import Call, Read
-
-MAX_ANSWER_CHARS = 50_000
-"""Longest answer text read for inputs."""
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-
-
-def _candidates(text: str) -> list[str]:
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
-    ordered = [b for lang, b in reversed(blocks) if lang == "json"]
-    ordered += [b for lang, b in reversed(blocks) if lang != "json"]
-    i, j = text.find("["), text.rfind("]")
-    return [*ordered, text, *([text[i : j + 1]] if 0 <= i < j else [])]
+from memdoor.review.differential.inputs import MAX_ANSWER_CHARS, Call, Read
+from memdoor.text.answer_blocks import candidates
 
 
 def json_list(text: str, fits: Callable[[list[Any]], bool]) -> list[Any] | None:
     """The first list of the answer that ``fits`` (see the module), or None."""
-    for block in _candidates(text[:MAX_ANSWER_CHARS]):
+    for block in candidates(text[:MAX_ANSWER_CHARS], spans=("[]",)):
         try:
             data = json.loads(block)
         except (ValueError, RecursionError):

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.review.differential.functions import ChangedFunction, Param
 from memdoor.review.differential.variations import varied_calls
+from memdoor.text.answer_blocks import candidates, outer_span
 
 MAX_CALL_CHARS = 1000
 """Longest input (the repr of its argument list)."""
@@ -41,7 +42,6 @@ MAX_VARIED_INPUTS = 40
 """Our own inputs varied from the calls found in the base, per function at most."""
 MAX_ARGUMENTS = 16
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
 
 
@@ -222,20 +222,6 @@ class Read(BaseModel):
     unreadable: bool = Field(default=False, description="No list of inputs was found in the answer.")
 
 
-def _blocks(text: str) -> list[str]:
-    """Fenced blocks (json ones first, last first), then the whole text."""
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
-    ordered = [b for lang, b in reversed(blocks) if lang == "json"]
-    ordered += [b for lang, b in reversed(blocks) if lang != "json"]
-    return [*ordered, text]
-
-
-def _span(text: str) -> str | None:
-    """The outermost ``[...]`` of the text (a list written inside prose)."""
-    i, j = text.find("["), text.rfind("]")
-    return text[i : j + 1] if 0 <= i < j else None
-
-
 def _structure(block: str) -> tuple[list[Any], bool] | None:
     """The list an answer block holds, and whether it was JSON (its strings are then literal texts)."""
     try:
@@ -293,7 +279,7 @@ def read_inputs(text: str, fn_name: str, agent: str, limit: int = MAX_AGENT_INPU
     """The inputs of one agent's answer (see the module)."""
     read = Read()
     text = text[:MAX_ANSWER_CHARS]
-    found = next((f for f in map(_structure, _blocks(text)) if f is not None), None)
+    found = next((f for f in map(_structure, candidates(text, spans=())) if f is not None), None)
     items: list[tuple[list[Any] | None, str]] = []
     if found is None:
         for line in text.splitlines():
@@ -301,7 +287,7 @@ def read_inputs(text: str, fn_name: str, agent: str, limit: int = MAX_AGENT_INPU
             if is_call:
                 items.append((args, "" if args is not None else "a call whose arguments are not literals"))
     if not items and found is None:
-        span = _span(text)
+        span = outer_span(text, "[]")
         found = _structure(span) if span is not None else None
         if found is None:
             read.unreadable = True
