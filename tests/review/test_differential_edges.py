@@ -93,7 +93,7 @@ SIZE_BYTES = SIZE.replace("s.length", "typeof s === 'string' ? Buffer.from(s).le
 
 
 def test_an_agent_input_that_is_not_utf8_text_is_refused():
-    read = read_json_answer('```json\n[["\\ud800"], ["ok"]]\n```', "agent0")
+    read = read_json_answer('```json\n[["\\ud800"], ["ok"]]\n```', "agent0", 8)
     assert [c.text for c in read.calls] == ['["ok"]'] and len(read.rejected) == 1
     assert json_call(["a\udfffb"]) is None and mined_calls(["size('\\ud800');"], "size") == []
 

@@ -7,7 +7,6 @@ import json
 
 from memdoor.review.differential.functions import ChangedFunction, Param
 from memdoor.review.differential.inputs import (
-    MAX_AGENT_INPUTS,
     MAX_OWN_INPUTS,
     MAX_VARIED_INPUTS,
     make_call,
@@ -63,7 +62,7 @@ def test_own_inputs_start_with_calls_found_in_the_base_then_their_variations_and
 
 def test_an_agent_writes_argument_lists_of_literal_texts():
     answer = 'Here:\n```json\n[["[1, 2, 3]"], ["[]"], ["(1, -2)"], ["{\'a\': None}"]]\n```'
-    read = read_inputs(answer, "spread", "agent0")
+    read = read_inputs(answer, "spread", "agent0", 8)
     assert values(read.calls) == [[[1, 2, 3]], [[]], [(1, -2)], [{"a": None}]]
     assert read.rejected == [] and all(c.source == "agent" and c.agent == "agent0" for c in read.calls)
 
@@ -71,30 +70,30 @@ def test_an_agent_writes_argument_lists_of_literal_texts():
 def test_malicious_argument_texts_are_rejected_by_literal_eval(tmp_path):
     marker = tmp_path / "pwned"
     evil = f"__import__('os').system('touch {marker}')"
-    read = read_inputs(json.dumps([[evil], ["[1]"], ["(lambda: 1)()"]]), "spread", "agent0")
+    read = read_inputs(json.dumps([[evil], ["[1]"], ["(lambda: 1)()"]]), "spread", "agent0", 8)
     assert values(read.calls) == [[[1]]]
     assert len(read.rejected) == 2 and "not a Python literal" in read.rejected[0]
-    lines = read_inputs(f"spread({evil})\nspread([2, 3])\n", "spread", "agent1")
+    lines = read_inputs(f"spread({evil})\nspread([2, 3])\n", "spread", "agent1", 8)
     assert values(lines.calls) == [[[2, 3]]] and lines.rejected == ["a call whose arguments are not literals"]
     assert not marker.exists()
 
 
 def test_json_values_python_literals_and_call_lines_are_read():
-    assert values(read_inputs("[[[1, 2]], [[]]]", "spread", "a").calls) == [[[1, 2]], [[]]]
-    assert values(read_inputs("```python\n[[(1, 2)], [None]]\n```", "spread", "a").calls) == [
+    assert values(read_inputs("[[[1, 2]], [[]]]", "spread", "a", 8).calls) == [[[1, 2]], [[]]]
+    assert values(read_inputs("```python\n[[(1, 2)], [None]]\n```", "spread", "a", 8).calls) == [
         [(1, 2)],
         [None],
     ]
-    assert values(read_inputs(">>> spread([5])\nspread(xs=[1])\n", "spread", "a").calls) == [[[5]]]
-    assert read_inputs("I would test the empty list.", "spread", "a").unreadable
+    assert values(read_inputs(">>> spread([5])\nspread(xs=[1])\n", "spread", "a", 8).calls) == [[[5]]]
+    assert read_inputs("I would test the empty list.", "spread", "a", 8).unreadable
 
 
 def test_inputs_are_capped_in_count_and_size():
     many = json.dumps([[str(i)] for i in range(40)])
-    read = read_inputs(many, "spread", "a")
-    assert len(read.calls) == MAX_AGENT_INPUTS and read.rejected[-1].startswith("inputs over the limit")
-    huge = read_inputs(json.dumps([["[" + "1, " * 2000 + "1]"]]), "spread", "a")
+    read = read_inputs(many, "spread", "a", limit=8)
+    assert len(read.calls) == 8 and read.rejected[-1].startswith("inputs over the limit")
+    huge = read_inputs(json.dumps([["[" + "1, " * 2000 + "1]"]]), "spread", "a", 8)
     assert huge.calls == [] and len(huge.rejected) == 1
     assert make_call([10**5000]) is None and make_call([float("inf")]) is None and make_call([1]) is not None
-    nested = read_inputs(json.dumps([["[" * 5000 + "]" * 5000]]), "spread", "a")
+    nested = read_inputs(json.dumps([["[" * 5000 + "]" * 5000]]), "spread", "a", 8)
     assert nested.calls == []

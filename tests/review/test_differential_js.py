@@ -91,15 +91,15 @@ def test_calls_in_the_base_tests_are_read_as_literals_only():
 
 def test_an_agents_json_arguments_are_read_strictly():
     text = 'Here:\n```json\n[[[1, 2]], [[]], "x", [' + "1, " * 600 + "1]]\n```"
-    read = read_json_answer(text, "a0")
+    read = read_json_answer(text, "a0", 8)
     assert [c.text for c in read.calls] == ["[[1, 2]]", "[[]]"] and len(read.rejected) == 2
-    assert read_json_answer("no inputs here", "a0").unreadable
+    assert read_json_answer("no inputs here", "a0", 8).unreadable
 
 
 def test_an_agents_standard_inputs_are_a_json_list_of_strings():
-    read = read_stdin_answer('```json\n["3\\n1 2 3\\n", 7, ["x"], "3\\n1 2 3\\n", ""]\n```', "a0")
+    read = read_stdin_answer('```json\n["3\\n1 2 3\\n", 7, ["x"], "3\\n1 2 3\\n", ""]\n```', "a0", 8)
     assert [stdin_of(c) for c in read.calls] == ["3\n1 2 3\n", ""] and len(read.rejected) == 2
-    assert read_stdin_answer('{"inputs": "x"}', "a0").unreadable
+    assert read_stdin_answer('{"inputs": "x"}', "a0", 8).unreadable
 
 
 def test_which_files_are_standard_input_programs():

@@ -32,8 +32,6 @@ MAX_ARGUMENT_CHARS = 1000
 """Longest argument text an agent may write (before ``literal_eval``)."""
 MAX_ANSWER_CHARS = 50_000
 """Longest answer text read for inputs."""
-MAX_AGENT_INPUTS = 8
-"""Inputs read from one agent's answer at most."""
 MAX_OWN_INPUTS = 24
 """Our own inputs from the signature per function at most."""
 MAX_MINED = 16
@@ -275,8 +273,8 @@ def _arguments(item: Any, is_json: bool) -> tuple[list[Any] | None, str]:
     return args, ""
 
 
-def read_inputs(text: str, fn_name: str, agent: str, limit: int = MAX_AGENT_INPUTS) -> Read:
-    """The inputs of one agent's answer (see the module)."""
+def read_inputs(text: str, fn_name: str, agent: str, limit: int) -> Read:
+    """The inputs of one agent's answer (see the module), at most ``limit`` (the count the agent was asked for)."""
     read = Read()
     text = text[:MAX_ANSWER_CHARS]
     found = next((f for f in map(_structure, candidates(text, spans=())) if f is not None), None)

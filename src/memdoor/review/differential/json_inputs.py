@@ -22,7 +22,6 @@ from memdoor.review.differential.jsscan import Token, matching, tokens
 from memdoor.review.differential.targets import Changed
 
 MAX_CALL_CHARS = 1000
-MAX_AGENT_INPUTS = 8
 MAX_OWN_INPUTS = 24
 MAX_MINED = 12
 MAX_ARGUMENTS = 16
@@ -211,9 +210,9 @@ def own_json(
     return out[:limit]
 
 
-def read_json_answer(text: str, agent: str, limit: int = MAX_AGENT_INPUTS) -> Read:
+def read_json_answer(text: str, agent: str, limit: int) -> Read:
     """An agent's inputs: a JSON list of argument lists, each argument a JSON value (or
-    ``{"inputs": [...]}``)."""
+    ``{"inputs": [...]}``), at most ``limit``."""
 
     def make(item: Any) -> Call | str:
         if not isinstance(item, list):

@@ -26,7 +26,6 @@ from memdoor.review.differential.sources import base_texts
 
 MAX_STDIN_CHARS = 4000
 """Longest standard input, ours or an agent's."""
-MAX_AGENT_STDIN = 8
 MAX_OWN_STDIN = 24
 MAX_MINED_STDIN = 12
 GENERIC = ["", "0\n", "1\n", "2\n", "-1\n", "10\n", "1 2\n", "3\n1 2 3\n", "5\n5 1 4 2 3\n", "2\n1 1\n",
@@ -152,8 +151,9 @@ def own_stdin(mined: list[str], literals: list[Any], limit: int = MAX_OWN_STDIN)
     return out
 
 
-def read_stdin_answer(text: str, agent: str, limit: int = MAX_AGENT_STDIN) -> Read:
-    """An agent's standard inputs: a JSON list of strings (or ``{"inputs": [...]}``), read strictly."""
+def read_stdin_answer(text: str, agent: str, limit: int) -> Read:
+    """An agent's standard inputs: a JSON list of strings (or ``{"inputs": [...]}``), read strictly, at most
+    ``limit``."""
 
     def make(item: Any) -> Call | str:
         if not isinstance(item, str):
