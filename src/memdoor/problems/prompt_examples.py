@@ -34,18 +34,15 @@ import re
 from memdoor.problems.call_examples import functional_examples
 from memdoor.problems.code_calls import calls_in_code
 from memdoor.problems.literals import json_input, parse_value
-from memdoor.problems.mentions import MAX_MENTIONS, best_mention, prose_mentions
-from memdoor.problems.request_lines import MAX_INLINE, code_blocks, example_calls
+from memdoor.problems.mentions import best_mention, prose_mentions
+from memdoor.problems.request_lines import code_blocks, example_calls
 from memdoor.problems.signatures import DEFAULT_FUNCTION, Target, target_in_code
 from memdoor.problems.stdin_samples import stdin_examples
 
 __all__ = [
     "DEFAULT_FUNCTION",
-    "MAX_INLINE",
-    "MAX_MENTIONS",
     "Target",
     "calls_in_code",
-    "code_blocks",
     "example_calls",
     "find_target",
     "functional_examples",
