@@ -50,8 +50,6 @@ __all__ = ["DB_NAME", "LOCK_NAME", "SCHEMA_VERSION", "ResultsStore", "now_iso"]
 class ResultsStore(StoreReader):
     """A results directory's database. Open with :meth:`create_or_resume` (writer) or :meth:`open` (reader)."""
 
-    check_compatible = staticmethod(resume.check_compatible)
-
     def __init__(self, directory: Path, conn: sqlite3.Connection, lock_fd: int | None):
         super().__init__(directory, conn)
         self._lock_fd = lock_fd
@@ -106,7 +104,7 @@ class ResultsStore(StoreReader):
         versions = run.versions  # this session's, for its sessions row (the run keeps its first ones)
         stored = cls.inspect(directory)
         if stored is not None:
-            run = cls.check_compatible(stored, run, directory, redo=redo, accept=accept)
+            run = resume.check_compatible(stored, run, directory, redo=redo, accept=accept)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -126,7 +124,7 @@ class ResultsStore(StoreReader):
             merged = read_run(conn, path)
             shipped = portable.read_run(directory)  # rows another machine added travel in run.json
             for other in (shipped, run) if shipped is not None else (run,):
-                merged = cls.check_compatible(merged, other, directory, redo=redo, accept=accept)
+                merged = resume.check_compatible(merged, other, directory, redo=redo, accept=accept)
             store._sync_rows(merged, skip=redo)
             store._import_portable()
             store.dropped = store._redo(merged, redo)

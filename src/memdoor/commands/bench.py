@@ -67,6 +67,7 @@ from memdoor.bench.config import (
 from memdoor.bench.loop import BenchOptions, run_bench
 from memdoor.bench.progress import make_progress
 from memdoor.bench.records import ProblemInfo
+from memdoor.bench.resume import check_compatible
 from memdoor.bench.store import ResultsStore
 from memdoor.bench.suite import new_run, select_problems
 from memdoor.commands.options import (
@@ -319,7 +320,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
         run_record = new_run(config, problems, env.sandbox.name)
         redo = redo_rows(args)
         if stored is not None:
-            ResultsStore.check_compatible(stored, run_record, args.out, redo=redo, accept=accepted_rows(args))
+            check_compatible(stored, run_record, args.out, redo=redo, accept=accepted_rows(args))
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
         options = BenchOptions(
             concurrency=args.concurrency,
