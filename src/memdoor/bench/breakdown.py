@@ -12,7 +12,9 @@ from memdoor.bench.config import RowSpec
 from memdoor.bench.records import ProblemInfo, ResultRecord
 
 
-class Cell(BaseModel):
+class GroupCounts(BaseModel):
+    """One row's counts in one group of problems."""
+
     solved: int = 0
     total: int = 0
     oracle: int | None = Field(
@@ -30,7 +32,7 @@ class Breakdown(BaseModel):
 
     by: str = Field(description="difficulty, platform or release month.")
     groups: list[str] = Field(description="Group values, in display order.")
-    cells: dict[str, dict[str, Cell]] = Field(description="group → row → counts.")
+    cells: dict[str, dict[str, GroupCounts]] = Field(description="group → row → counts.")
 
 
 class ProblemCell(BaseModel):
@@ -62,7 +64,7 @@ def breakdown(
         return None
     order = {"easy": 0, "medium": 1, "hard": 2}
     groups = sorted({v or "unknown" for v in group_of.values()}, key=lambda g: (order.get(g, 9), g))
-    cells = {g: {r.name: Cell() for r in rows} for g in groups}
+    cells = {g: {r.name: GroupCounts() for r in rows} for g in groups}
     known: set[str] = set()  # rows whose candidates the run graded (as for the row's own oracle_solved)
     for res in results:
         if res.problem_id not in group_of or res.row not in cells[groups[0]]:

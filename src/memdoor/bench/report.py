@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from memdoor.bench.analysis import AXIS_LABELS, Analysis
-from memdoor.bench.breakdown import Breakdown
-from memdoor.bench.breakdown import Cell as GroupCounts
+from memdoor.bench.breakdown import Breakdown, GroupCounts
 from memdoor.bench.charts import CALIBRATION_PNG, PARETO_PNG, PASS_PNG, chart_name, write_charts
 from memdoor.bench.compare import Conclusion
 from memdoor.bench.document import Block, Cell, Code, Heading, Image, Link, Para, Table, to_html, to_markdown
