@@ -35,7 +35,6 @@ from typing import Any
 
 PREDICTED = "llamacpp:tokens_predicted_total"
 PROMPT_PROCESSED = "llamacpp:prompt_tokens_total"
-HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "host"})
 
 
 def metric_totals(text: str) -> dict[str, float]:
@@ -60,7 +59,6 @@ class BackendCall:
     status: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    choices: int = 0
 
 
 def backend_call(status: int, body: bytes) -> BackendCall:
@@ -72,10 +70,7 @@ def backend_call(status: int, body: bytes) -> BackendCall:
     if not isinstance(data, dict):
         return BackendCall(status)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    choices = data.get("choices") if isinstance(data.get("choices"), list) else []
-    return BackendCall(
-        status, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), len(choices)
-    )
+    return BackendCall(status, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
 
 
 def _int(value: Any) -> int:

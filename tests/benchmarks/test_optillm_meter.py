@@ -44,14 +44,14 @@ def test_the_counters_are_read_from_prometheus_text():
 
 def test_a_backend_reply_gives_its_usage_or_zeros():
     reply = {"choices": [{}, {}, {}], "usage": {"prompt_tokens": 30, "completion_tokens": 12}}
-    assert backend_call(200, json.dumps(reply).encode()) == BackendCall(200, 30, 12, 3)
+    assert backend_call(200, json.dumps(reply).encode()) == BackendCall(200, 30, 12)
     assert backend_call(400, b'{"error": {"message": "n too large"}}') == BackendCall(400)
     assert backend_call(502, b"not json") == BackendCall(502)
 
 
 def test_the_server_counter_wins_over_the_reported_sum_and_the_proxy_figure_is_kept():
     counted = Counted(
-        calls=[BackendCall(200, 50, 10, 3), BackendCall(200, 80, 4, 1)],
+        calls=[BackendCall(200, 50, 10), BackendCall(200, 80, 4)],
         before={PREDICTED: 100.0, PROMPT_PROCESSED: 10.0},
         after={PREDICTED: 140.0, PROMPT_PROCESSED: 60.0},
     )
