@@ -199,7 +199,6 @@ def _default(src: Source, fn: ast.FunctionDef, lines: list[str]) -> Variant | No
         family="intent",
         name="new default argument",
         edits=(edit,),
-        line=edit.start,
         prop=DEFAULT.format(n=len(args), value=ast.literal_eval(value)),
         domain="True",
         description=f"Give `{last.arg}` of `{fn.name}` the default value `{value}`, so callers may leave it out.",
@@ -217,7 +216,7 @@ def _calls(src: Source, fn: ast.FunctionDef, lines: list[str]) -> Iterator[Varia
         if node.func.id == "sorted" and len(node.args) == 1 and not node.keywords:
             edit = replace_node(lines, node, text[:-1] + ", reverse=True)")
             if edit is not None:
-                yield Variant(family="intent", name="sort descending", edits=(edit,), line=edit.start,
+                yield Variant(family="intent", name="sort descending", edits=(edit,),
                               prop=DESCENDING,
                               description=f"Make `{f}` return its result in descending order instead of ascending.")  # fmt: skip
         k = node.args[1].value if node.func.id == "round" and len(node.args) == 2 else None  # type: ignore[attr-defined]
@@ -225,7 +224,7 @@ def _calls(src: Source, fn: ast.FunctionDef, lines: list[str]) -> Iterator[Varia
             digits = segment(lines, node.args[1])
             edit = replace_node(lines, node.args[1], str(k - 1)) if digits else None
             if edit is not None:
-                yield Variant(family="intent", name="round differently", edits=(edit,), line=edit.start,
+                yield Variant(family="intent", name="round differently", edits=(edit,),
                               prop=ROUNDED.format(k=k - 1),
                               description=f"Make `{f}` round to {k - 1} decimal place(s) instead of {k}.")  # fmt: skip
 
@@ -245,7 +244,6 @@ def _tuple(src: Source, fn: ast.FunctionDef, lines: list[str]) -> Variant | None
         family="intent",
         name="return a tuple",
         edits=tuple(e for e in edits if e is not None),
-        line=min(e.start for e in edits if e is not None),
         prop=TUPLE,
         domain="True",
         plain=True,
@@ -266,7 +264,7 @@ def intents(src: Source) -> list[Variant]:
         if edit is None:
             continue
         fields = {k: spec[k] for k in ("i", "value", "base", "one", "two") if k in spec}
-        found.append(Variant(family="intent", name=spec["name"], edits=(edit,), line=edit.start,
+        found.append(Variant(family="intent", name=spec["name"], edits=(edit,),
                              prop=spec["prop"].format(**fields), domain=spec["domain"],
                              description=spec["text"]))  # fmt: skip
     for extra in (_default(src, fn, lines), *_calls(src, fn, lines), _tuple(src, fn, lines)):

@@ -211,7 +211,7 @@ def mutants(code: str, entry: str) -> list[Variant]:
         if changed == code or changed in seen or not compiles(changed):
             continue
         seen.add(changed)
-        out.append(Variant(family="mutant", name=name, edits=(edit,), line=edit.start))
+        out.append(Variant(family="mutant", name=name, edits=(edit,)))
     return out
 
 

@@ -59,7 +59,6 @@ class Variant(BaseModel):
     family: Literal["mutant", "refactor", "intent"]
     name: str = Field(description="The operator or transform, e.g. 'comparison < to <='.")
     edits: tuple[Edit, ...]
-    line: int = Field(description="First base line the change touches.")
     description: str = Field(default="", description="The change's description (refactorings, intents).")
     prop: str | None = Field(default=None, description="Intents: source of _property(f, g) (see checks).")
     domain: str | None = Field(

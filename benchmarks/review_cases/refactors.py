@@ -332,6 +332,5 @@ def refactorings(code: str, entry: str) -> list[Variant]:
     for name, edits, text in found:
         changed = apply_edits(code, edits)
         if changed != code and compiles(changed):
-            line = min(e.start for e in edits)
-            out.append(Variant(family="refactor", name=name, edits=edits, line=line, description=text))
+            out.append(Variant(family="refactor", name=name, edits=edits, description=text))
     return out
