@@ -148,3 +148,9 @@ def compiles(code: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+def changes_code(code: str, edits: tuple[Edit, ...]) -> bool:
+    """Whether ``edits`` change ``code``'s text and leave it compiling (what a proposed change must do)."""
+    changed = apply_edits(code, edits)
+    return changed != code and compiles(changed)

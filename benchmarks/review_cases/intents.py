@@ -15,9 +15,8 @@ from typing import Any
 
 from review_cases.edits import (
     Edit,
-    apply_edits,
     body_after_docstring,
-    compiles,
+    changes_code,
     entry_function,
     indent_of,
     replace_node,
@@ -270,9 +269,4 @@ def intents(src: Source) -> list[Variant]:
     for extra in (_default(src, fn, lines), *_calls(src, fn, lines), _tuple(src, fn, lines)):
         if extra is not None:
             found.append(extra)
-    out = []
-    for v in found:
-        changed = apply_edits(src.code, v.edits)
-        if changed != src.code and compiles(changed):
-            out.append(v)
-    return out
+    return [v for v in found if changes_code(src.code, v.edits)]

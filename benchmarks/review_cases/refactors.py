@@ -17,9 +17,8 @@ from itertools import pairwise
 
 from review_cases.edits import (
     Edit,
-    apply_edits,
     body_after_docstring,
-    compiles,
+    changes_code,
     entry_function,
     indent_of,
     parenthesized,
@@ -328,9 +327,8 @@ def refactorings(code: str, entry: str) -> list[Variant]:
         *augmented(fn, lines),
         *conditional_returns(fn, lines),
     ]
-    out = []
-    for name, edits, text in found:
-        changed = apply_edits(code, edits)
-        if changed != code and compiles(changed):
-            out.append(Variant(family="refactor", name=name, edits=edits, description=text))
-    return out
+    return [
+        Variant(family="refactor", name=name, edits=edits, description=text)
+        for name, edits, text in found
+        if changes_code(code, edits)
+    ]
