@@ -31,11 +31,24 @@ async def review_change(
 ) -> tuple[ReviewReport, ModelPool]:  # fmt: skip
     """The review (differential stage only) of changing ``path`` to ``new_text``, in a fresh folder under
     ``tmp_path``; its agent answers with ``respond(messages)``."""
+    return await review_diff(sandbox, root, diff_of(root, path, new_text), tmp_path, respond, description)
+
+
+async def review_diff(
+    sandbox,
+    root: Path,
+    diff: str,
+    tmp_path: Path,
+    respond: Callable[[list], str],
+    description: str = REFACTOR,
+) -> tuple[ReviewReport, ModelPool]:
+    """The review (differential stage only) of ``diff`` to the repository at ``root``, as
+    :func:`review_change` makes it."""
     workdir = Path(tempfile.mkdtemp(prefix="work-", dir=tmp_path))
     pool = ModelPool()
     pool.add("scripted:0", ScriptedModel(respond=respond, spec="scripted:0"))
     env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=tmp_path / "traces")
     cfg = ReviewConfig(agents=1, models=["scripted:0"], description=description, stages=["differential"])
-    report = await run_review(prepare(diff_of(root, path, new_text), root, cfg, workdir), cfg, env)
+    report = await run_review(prepare(diff, root, cfg, workdir), cfg, env)
     assert report.error is None, report.error
     return report, pool

@@ -11,6 +11,8 @@ sorted, iterators drained (up to a bound) and memory addresses blanked, so two r
 print the same; the digest is of the whole text, the text itself is cut. What the function prints and
 reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
 or the program (a module the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
+A request names the module or program as the change has it; the base's program maps the files the change
+renamed back to their old module names and paths (``RENAMED``), so each version runs under its own.
 
 The calls run in a Python process of their own, started by the program once per sandbox with
 ``PYTHONHASHSEED=0`` (the harness's interpreter runs isolated, ignoring that variable): a set or dict of
@@ -122,7 +124,7 @@ def _program(req):
     # its output captured, its end an exit status or an exception.
     import builtins, runpy
     _setup()
-    path = os.path.join(_ROOT, req["p"])
+    path = os.path.join(_ROOT, RENAMED["p"].get(req["p"], req["p"]))
     try:
         with open(path, encoding="utf-8") as f:
             compile(f.read(), path, "exec")
@@ -173,7 +175,7 @@ def _call(req):
         return _program(req)
     try:
         _setup()
-        module = importlib.import_module(req["m"])
+        module = importlib.import_module(RENAMED["m"].get(req["m"], req["m"]))
         target = module
         parts = req["f"].split(".")
         if len(parts) == 2:
@@ -227,7 +229,8 @@ def _worker():
     if w is not None and w.poll() is None:
         return w
     _setup()
-    names = {"FILES": {}, "ROOTS": ROOTS, "TREE": TREE, "MARK": MARK, "MAX_TEXT": MAX_TEXT, "WORKER": True}
+    names = {"FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE, "MARK": MARK,
+             "MAX_TEXT": MAX_TEXT, "WORKER": True}
     head = "import sys\nsys.path.pop(0)\nSOURCE = ''\n"  # the script's folder is no import root
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
     try:
@@ -286,11 +289,19 @@ else:
 """
 
 
-def program(files: dict[str, str], roots: list[str]) -> str:
-    """The sandbox program of one version: its files, the directories put on ``sys.path``, the driver."""
+def program(
+    files: dict[str, str],
+    roots: list[str],
+    modules: dict[str, str] | None = None,
+    paths: dict[str, str] | None = None,
+) -> str:
+    """The sandbox program of one version: its files, the directories put on ``sys.path``, the driver.
+    ``modules``, ``paths``: the base's own module name and path of each the change renamed (by the new)."""
     text = repr(files)
     tree = "memdoor-tree-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nTREE = {tree!r}\nMARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
+    renamed = {"m": dict(sorted((modules or {}).items())), "p": dict(sorted((paths or {}).items()))}
+    head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nRENAMED = {renamed!r}\nTREE = {tree!r}\n"
+    head += f"MARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
     return head + f"WORKER = False\nSOURCE = {DRIVER!r}\n" + DRIVER
 
 

@@ -44,6 +44,10 @@ class ChangedFunction(BaseModel):
     old_file: str = Field(description="Its file before the change.")
     module: str = Field(description="The dotted name the file is imported by.")
     import_root: str = Field(description="The directory (repository path, '' for the top) on sys.path.")
+    old_module: str | None = Field(
+        default=None, description="The dotted name of its file before the change, when a rename changed it."
+    )
+    old_import_root: str | None = Field(default=None, description="The import root of ``old_module``.")
     name: str = Field(description="``f`` or ``Class.method``.")
     kind: Callable_ = "function"
     params: list[Param] = Field(default_factory=list, description="Without self or cls.")
@@ -280,10 +284,12 @@ def assigned_literals(tree: ast.Module, names: list[str]) -> list[Any]:
 
 
 def compare_files(
-    old_text: str, new_text: str, *, file: str, old_file: str, module: str, import_root: str
-) -> list[ChangedFunction]:
+    old_text: str, new_text: str, *, file: str, old_file: str, module: str, import_root: str,
+    old_module: str | None = None, old_import_root: str | None = None,
+) -> list[ChangedFunction]:  # fmt: skip
     """The functions of ``new_text`` whose code changed from ``old_text`` (or that read a changed
-    module-level name). SyntaxError when either side does not parse."""
+    module-level name). ``old_module``, ``old_import_root``: the base's, when a rename changed them.
+    SyntaxError when either side does not parse."""
     old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
     old_defs, new_defs = definitions(old_tree), definitions(new_tree)
     old_names, new_names = assignments(old_tree), assignments(new_tree)
@@ -313,7 +319,8 @@ def compare_files(
         first, last = _span(node)
         out.append(
             ChangedFunction(
-                file=file, old_file=old_file, module=module, import_root=import_root, name=name,
+                file=file, old_file=old_file, module=module, import_root=import_root, old_module=old_module,
+                old_import_root=old_import_root, name=name,
                 kind=kind, params=params_of(node, kind), old_source=old_src, new_source=new_src,
                 line=first, end_line=last, changed_lines=new_changed, literals=literals[:MAX_LITERALS],
                 why=why,

@@ -17,6 +17,7 @@ TypeScript, and what a kind cannot call (a generic Rust function), are listed as
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from memdoor.core.messages import Message
@@ -31,7 +32,7 @@ from memdoor.review.differential.node import module_syntax
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
 from memdoor.review.differential.rust_inputs import refused, rust_pool
 from memdoor.review.differential.rustfunctions import compare_rust
-from memdoor.review.differential.sources import base_texts, is_regular
+from memdoor.review.differential.sources import base_texts, is_regular, touched_paths
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
 from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
 from memdoor.review.fence import fence, inline
@@ -42,16 +43,27 @@ LANGUAGE_NAME = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
 
 
-def _python(f: FileDiff, old: str, new: str, changed: Path) -> tuple[list[Target], list[Skipped]]:
+def _python(
+    f: FileDiff, old: str, new: str, changed: Path, in_base: Callable[[str], bool]
+) -> tuple[list[Target], list[Skipped]]:
+    """A Python file's changed program and functions (``in_base``: whether a file is in the base). A renamed
+    file's base runs under its old path and module name (``old_file``, ``old_module``), the change under
+    its new ones."""
     found: list[Target] = []
+    old_path = f.old_path or f.path
     program = program_of(f.path, old, new)
     if isinstance(program, Changed):
-        found.append(program)
+        found.append(program.model_copy(update={"old_file": old_path}))
     named = module_name(f.path, lambda rel: is_regular(changed / rel))
-    if named is None:
+    old_named = module_name(old_path, in_base) if old_path != f.path else named
+    if named is None or old_named is None:
         return found, [Skipped(file=f.path, reason="not an importable module name")] if not found else []
+    same = old_named == named
     try:
-        found += compare_files(old, new, file=f.path, old_file=f.path, module=named[0], import_root=named[1])
+        found += compare_files(
+            old, new, file=f.path, old_file=old_path, module=named[0], import_root=named[1],
+            old_module=None if same else old_named[0], old_import_root=None if same else old_named[1],
+        )  # fmt: skip
     except (SyntaxError, ValueError, RecursionError) as e:
         return [], [Skipped(file=f.path, reason=f"does not parse on one side: {type(e).__name__}")]
     return found, []
@@ -92,6 +104,11 @@ def find_targets(
     was not compared."""
     targets: list[Target] = []
     skipped: list[Skipped] = []
+    touched = touched_paths(files)
+
+    def in_base(rel: str) -> bool:
+        return is_regular((base_dir if rel in touched else changed) / rel)
+
     for f in files:
         suffix = Path(f.path).suffix
         if suffix in NOT_YET:
@@ -101,16 +118,17 @@ def find_targets(
             continue
         if is_test_file(f.path) or is_js_test(f.path) or is_rust_test(f.path):
             continue  # the tests are not the change's behaviour
-        if f.old_path != f.path:
-            skipped.append(Skipped(file=f.path, reason=f"renamed from {f.old_path}: not compared"))
+        if f.old_path != f.path and (f.copied or suffix != ".py"):
+            how = "copied" if f.copied else "renamed"
+            skipped.append(Skipped(file=f.path, reason=f"{how} from {f.old_path}: not compared"))
             continue
-        old, new = inspect(base_dir, f.path).text, inspect(changed, f.path).text
+        old, new = inspect(base_dir, f.old_path).text, inspect(changed, f.path).text
         if old is None or new is None:
             skipped.append(Skipped(file=f.path, reason="not readable as text on both sides"))
             continue
         try:
             if suffix == ".py":
-                found, why = _python(f, old, new, changed)
+                found, why = _python(f, old, new, changed, in_base)
             elif suffix == ".rs":
                 found, why = _rust(f, old, new)
             else:

@@ -1,7 +1,8 @@
 """How each language runs what the stage found: the :class:`~.targets.Batch` es of one review.
 
 - Python: one driver program per version (:mod:`.driver`) carrying the version's Python files; it calls
-  the functions and runs the standard-input programs (their input in the request).
+  the functions and runs the standard-input programs (their input in the request), a renamed file's under
+  the base's own module name and path in the base's program.
 - JavaScript: one Node driver per version (:mod:`.node`) for the functions, and one per program (the
   program's input is the test's standard input), each carrying the version's JavaScript files.
 - Rust: one wrapped program per version of each program, and one harness per version of each file of
@@ -67,10 +68,13 @@ def python_batch(work: Work, changed: Path, base_dir: Path, files: list[FileDiff
     old_files, new_files = version_files(
         changed, base_dir, files, [t.file for t in targets], [t.old_file for t in targets]
     )
-    roots = ["", *(t.import_root for t in targets if isinstance(t, ChangedFunction))]
-    return Batch(
-        "python", program(old_files, roots), program(new_files, roots), work, _python_request, outcome
-    )
+    fns = [t for t in targets if isinstance(t, ChangedFunction)]
+    roots = ["", *(t.import_root for t in fns)]
+    old_roots = ["", *(t.import_root if t.old_import_root is None else t.old_import_root for t in fns)]
+    modules = {t.module: t.old_module for t in fns if t.old_module is not None}
+    paths = {t.file: t.old_file for t in targets if t.old_file != t.file}
+    old = program(old_files, old_roots, modules, paths)
+    return Batch("python", old, program(new_files, roots), work, _python_request, outcome)
 
 
 def javascript_batches(work: Work, changed: Path, base_dir: Path, files: list[FileDiff]) -> list[Batch]:

@@ -48,7 +48,8 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-def _touched(files: list[FileDiff]) -> set[str]:
+def touched_paths(files: list[FileDiff]) -> set[str]:
+    """The repository paths the diff touches, on either side (a rename's old path too)."""
     return {f.path for f in files} | {f.old_path for f in files if f.old_path}
 
 
@@ -57,7 +58,7 @@ def base_texts(
     max_files: int = 200, max_chars: int = 400_000,
 ) -> dict[str, str]:  # fmt: skip
     """The base's texts of the files ``accept`` takes (at most ``max_files``, ``max_chars`` in all)."""
-    touched = _touched(files)
+    touched = touched_paths(files)
     paths = [p for p in paths_where(changed, accept) if p not in touched]
     paths += [p for p in sorted(touched) if accept(p)]
     out: dict[str, str] = {}
@@ -80,7 +81,7 @@ def version_texts(
     neighbours, :data:`MAX_TREE_CHARS` in all each)."""
     head_paths = paths_where(changed, accept)
     head = read_tree(changed, head_paths, wanted)
-    touched = _touched(files)
+    touched = touched_paths(files)
     base = read_tree(base_dir, [p for p in sorted(touched) if accept(p)], wanted)
     untouched = [p for p in head_paths if p not in touched]
     base.update(read_tree(changed, untouched, wanted, MAX_TREE_CHARS - sum(map(len, base.values()))))
