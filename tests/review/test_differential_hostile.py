@@ -168,3 +168,11 @@ def test_a_python_function_changed_around_many_blank_lines_marks_what_lies_betwe
     assert found.changed_lines == list(range(2, 30_004)) and found.literals == [2, 3, 1]
     old_part, new_part = finishes(lambda: found.excerpts(400))
     assert "x + 1" in old_part and "x + 2" in new_part
+
+
+def test_many_repeated_lines_in_a_different_order_are_compared_in_bounded_time():
+    from memdoor.review.differential.functions import changed_spans
+
+    old, new = ["a", "b", "c"] * 666, ["c", "b", "a"] * 666  # 64 s in the line matcher
+    o_idx, n_idx = finishes(lambda: changed_spans(old, new), seconds=10)
+    assert o_idx == list(range(1998)) and n_idx == list(range(1998))
