@@ -23,7 +23,9 @@ from memdoor.review.differential.intent import decide, messages_for, read_verdic
         "Tidy up the loop in `search`.",
         "Minor readability pass over `below_threshold`.",
         "Simplify the logic of `triangle_area` a little.",
-        "Rename `x` to `value` in `f`.",
+        "Rename `x` to `value` in `f` for readability. No behaviour change.",
+        "Collapse the final `if`/`return` in `fibfib` into a conditional expression. No behaviour change.",
+        "Build `result` with a list comprehension instead of an append loop. No behaviour change.",
     ],
 )
 def test_a_refactoring_description_is_recognised(text):
@@ -40,6 +42,16 @@ def test_a_refactoring_description_is_recognised(text):
         "Clean up `f` and make it return None on empty input",
         "Simplify the API: return a tuple instead of a list",
         "Tidy up parsing; raise ValueError when the line is blank",
+        # found by review: each asks for behaviour, so the agents judge
+        "Typo in greeting",
+        "Rename status 'pending' to 'queued' in the API output",
+        "Reformat the report output with aligned columns",
+        "Simplify rounding: use banker's rounding",
+        "Clean up validation; empty names are rejected",
+        "Refactor the parser and fix the off-by-one",
+        "This is not a refactor: it changes the default timeout",
+        "No behaviour change for valid input; invalid input now raises ValueError",
+        "Tidy up letter counting and make it case-insensitive",
     ],
 )
 def test_other_descriptions_ask_the_agents(text):

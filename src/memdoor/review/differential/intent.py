@@ -39,28 +39,31 @@ _REFACTOR = re.compile(
 )
 _TIDYING = re.compile(
     r"\bclean[- ]?ups?\b|\bclean(?:s|ed|ing)? up\b|\btid(?:y|ies|ied|ying)\b|\breadab(?:le|ility)\b|"
-    r"\bsimplif(?:y|ies|ied|ying|ication)\b|\bcosmetic\b|\breformat|\bstyle\b|\brenam(?:e|es|ed|ing)\b|"
-    r"\btypos?\b|\bpolish\b",
+    r"\bsimplif(?:y|ies|ied|ying|ication)\b|\bcosmetic\b|\bpolish(?:es|ed|ing)?\b",
     re.IGNORECASE,
 )
 _ASKS_BEHAVIOUR = re.compile(
-    r"\b(?:make|makes|let|lets|give|gives|return|returns|raise|raises|throw|throws|accept|accepts|reject|"
-    r"rejects|add|adds|support|supports|handle|handles|fix|fixes|allow|allows|change|changes|instead|"
-    r"default|should|must|now|new|when|unless|round|rounds|ignore|ignores|treat|treats|error|errors)\b",
+    r"\b(?:(?:make|let|give|return|raise|rais|throw|accept|reject|add|support|handle|fix|allow|change|ignore|"
+    r"treat|round|print|format|use|error|output)(?:s|es|ed|d|ing|ting|ted)?|making|made|letting|gave|"
+    r"giving|threw|thrown|handling|changing|using|default|defaults|should|must|now|when|unless|"
+    r"not a refactor\w*)\b",
     re.IGNORECASE,
 )
+_CODE_SPAN = re.compile(r"`[^`\n]{0,200}`")
 _WORD = re.compile(r"\b(unintended|intended|unclear)\b", re.IGNORECASE)
 
 
 def says_refactor(description: str | None) -> bool:
     """Whether the description says the change keeps behaviour (a simple rule on its words): it says
     "refactor" or "no behaviour change", or it only tidies ("clean up", "tidy", "readability",
-    "simplify", "rename", ...) and asks for no behaviour (no "make", "return", "raise", "default", "fix",
-    "when", ...: "Tidy up the loop" keeps behaviour, "Simplify f: return None on empty" does not)."""
-    text = description or ""
-    if _REFACTOR.search(text):
-        return True
-    return _TIDYING.search(text) is not None and _ASKS_BEHAVIOUR.search(text) is None
+    "simplify"), and in either case asks for no behaviour: no "make", "return", "raise", "default", "fix",
+    "when", "now", "output", ... outside its `code` spans. "Tidy up the loop" and "Rename `x`; no
+    behaviour change" keep behaviour; "Simplify f: return None on empty", "Refactor the parser and fix
+    the off-by-one" and "No behaviour change for valid input; invalid input now raises" go to the agents."""
+    text = _CODE_SPAN.sub(" ", description or "")
+    if not (_REFACTOR.search(text) or _TIDYING.search(text)):
+        return False
+    return _ASKS_BEHAVIOUR.search(_REFACTOR.sub(" ", text)) is None
 
 
 def rule_for(description: str | None, commit_messages: str | None = None) -> Rule:
