@@ -69,3 +69,27 @@ async def test_a_renamed_program_whose_output_changed_is_a_finding(sandbox, tmp_
     assert compared(report) == [("tools/best.py", "tools/best.py", "reported")]
     (g,) = report.findings
     assert g.counterexample is not None and g.counterexample.old != g.counterexample.new
+
+
+CLASSES = """class ParseError(ValueError):
+    pass
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def parse(text):
+    if not text:
+        raise ParseError("empty")
+    return Point(len(text))
+"""
+
+
+async def test_a_renamed_module_s_own_classes_are_named_alike_on_both_versions(sandbox, tmp_path):
+    edited = CLASSES.replace("    pass\n", "    # an empty text\n    pass\n", 1)
+    edited = edited.replace("return Point(len(text))", "size = len(text)\n    return Point(size)")
+    report = await review_rename(sandbox, tmp_path, ("calc_util.py", CLASSES), ("lib/stats.py", edited))
+    assert compared(report) == [("lib/stats.py", "parse", "no difference")]
+    assert report.findings == []

@@ -12,7 +12,9 @@ print the same; the digest is of the whole text, the text itself is cut. What th
 reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
 or the program (a module the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
 A request names the module or program as the change has it; the base's program maps the files the change
-renamed back to their old module names and paths (``RENAMED``), so each version runs under its own.
+renamed back to their old module names and paths (``RENAMED``), so each version runs under its own;
+it shows the classes a renamed module defines under the change's name (``calc_util.ParseError`` as
+``lib.stats.ParseError``), so the rename alone is no difference.
 
 The calls run in a Python process of their own, started by the program once per sandbox with
 ``PYTHONHASHSEED=0`` (the harness's interpreter runs isolated, ignoring that variable): a set or dict of
@@ -113,6 +115,21 @@ def _type(e):
     return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
 
 
+def _renamer(module, name):
+    # The base runs a file the change renamed under its old module name: the classes it defines are shown
+    # under the change's name (``name``), so that the rename alone makes no difference.
+    old = module.__name__
+    try:
+        own = sorted({re.escape(v.__qualname__.split(".")[0]) for v in vars(module).values()
+                      if isinstance(v, type) and v.__module__ == old})
+    except BaseException:
+        own = []
+    if old == name or not own:
+        return lambda s: s
+    pattern = re.compile(r"(?<![\w.])" + re.escape(old) + r"\.(?=(?:" + "|".join(own) + r")\b)")
+    return lambda s: pattern.sub(lambda _: name + ".", s)
+
+
 def _cannot_run(e):
     # The code cannot run here (it does not parse, or a module it imports is missing): not behaviour.
     r, h = _text(str(e))
@@ -176,6 +193,7 @@ def _call(req):
     try:
         _setup()
         module = importlib.import_module(RENAMED["m"].get(req["m"], req["m"]))
+        named = _renamer(module, req["m"])
         target = module
         parts = req["f"].split(".")
         if len(parts) == 2:
@@ -192,19 +210,19 @@ def _call(req):
         if hasattr(value, "__await__"):
             import asyncio
             value = asyncio.run(value)
-        r, h = _text(_canon(value))
-        out = {"k": "return", "t": _type(value), "r": r, "h": h}
+        r, h = _text(named(_canon(value)))
+        out = {"k": "return", "t": named(_type(value)), "r": r, "h": h}
     except ImportError as e:  # a module the function imports when called
         out = _cannot_run(e)
     except BaseException as e:
-        r, h = _text(str(e))
-        out = {"k": "raise", "t": _type(e), "r": r, "h": h}
+        r, h = _text(named(str(e)))
+        out = {"k": "raise", "t": named(_type(e)), "r": r, "h": h}
     try:
         after = _canon(args)
     except BaseException:
         after = before
     if after != before:
-        out["a"], out["ah"] = _text(after)
+        out["a"], out["ah"] = _text(named(after))
     return out
 
 
