@@ -24,6 +24,14 @@ def respond(messages) -> str:
 
 
 async def review_rename(sandbox, tmp_path: Path, old: tuple[str, str], new: tuple[str, str]):
+    """The review of the change that moves the file ``old`` (path, text) to ``new`` (path, text), nothing
+    skipped."""
+    report = await review_move(sandbox, tmp_path, old, new)
+    assert report.differential is not None and report.differential.skipped == []
+    return report
+
+
+async def review_move(sandbox, tmp_path: Path, old: tuple[str, str], new: tuple[str, str]):
     """The review of the change that moves the file ``old`` (path, text) to ``new`` (path, text): git's diff
     of it, renames detected, made in a copy of the repository so that the repository stays the base."""
     root = make_repo(tmp_path / "repo")
@@ -39,7 +47,6 @@ async def review_rename(sandbox, tmp_path: Path, old: tuple[str, str], new: tupl
     (f,) = parse_diff(diff)
     assert (f.old_path, f.path) == (old[0], new[0]) and f.hunks  # a rename with an edit
     report, _ = await review_diff(sandbox, root, diff, tmp_path, respond)
-    assert report.differential is not None and report.differential.skipped == []
     return report
 
 
@@ -93,3 +100,12 @@ async def test_a_renamed_module_s_own_classes_are_named_alike_on_both_versions(s
     report = await review_rename(sandbox, tmp_path, ("calc_util.py", CLASSES), ("lib/stats.py", edited))
     assert compared(report) == [("lib/stats.py", "parse", "no difference")]
     assert report.findings == []
+
+
+async def test_a_script_renamed_to_a_python_file_is_skipped_not_a_finding(sandbox, tmp_path):
+    changed = PROGRAM.replace("max(xs, default=0)", "max(xs, default=-1)")
+    report = await review_move(sandbox, tmp_path, ("bin/tool", PROGRAM), ("bin/tool.py", changed))
+    assert [(s.file, s.reason) for s in report.differential.skipped] == [
+        ("bin/tool.py", "renamed from bin/tool, which is no Python file: not compared")
+    ]
+    assert compared(report) == [] and report.findings == []

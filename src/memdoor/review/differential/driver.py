@@ -72,6 +72,7 @@ class _Sink(io.TextIOBase):
 def _setup():
     ready = os.path.join(_ROOT, ".memdoor-ready")
     if not os.path.exists(ready):
+        os.makedirs(_ROOT, exist_ok=True)  # a version without Python files has none to make it
         for rel, text in FILES.items():
             path = os.path.join(_ROOT, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -246,12 +247,12 @@ def _worker():
     w = getattr(sys, "_memdoor_worker", None)
     if w is not None and w.poll() is None:
         return w
-    _setup()
     names = {"FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE, "MARK": MARK,
              "MAX_TEXT": MAX_TEXT, "WORKER": True}
     head = "import sys\nsys.path.pop(0)\nSOURCE = ''\n"  # the script's folder is no import root
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
     try:
+        _setup()
         with open(path, "w", encoding="utf-8") as f:
             f.write(head + "".join(k + " = " + repr(v) + "\n" for k, v in names.items()) + SOURCE)
         env = {"PATH": "/usr/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONHASHSEED": "0"}

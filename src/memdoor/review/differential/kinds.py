@@ -122,6 +122,10 @@ def find_targets(
             how = "copied" if f.copied else "renamed"
             skipped.append(Skipped(file=f.path, reason=f"{how} from {f.old_path}: not compared"))
             continue
+        if Path(f.old_path).suffix != suffix:  # the base's program carries its Python files only
+            why = f"renamed from {f.old_path}, which is no Python file: not compared"
+            skipped.append(Skipped(file=f.path, reason=why))
+            continue
         old, new = inspect(base_dir, f.old_path).text, inspect(changed, f.path).text
         if old is None or new is None:
             skipped.append(Skipped(file=f.path, reason="not readable as text on both sides"))
