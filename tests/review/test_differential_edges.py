@@ -171,3 +171,33 @@ async def test_a_coin_toss_is_nondeterministic_not_a_finding(sandbox, tmp_path, 
     )
     assert report.findings == [] and report.differential is not None
     assert all(d.nondeterministic for d in report.differential.not_reproduced)
+
+
+LABEL = """import uuid
+
+
+def label(name):
+    if name == "session":
+        return "session:" + uuid.uuid4().hex
+    return "user:" + name
+"""
+
+
+async def test_one_random_input_does_not_hide_a_deterministic_difference_of_its_kind(sandbox, tmp_path):
+    """'session' gives another token on every run; 'bob' gives 'user:bob' on the base and 'USER:bob' on the
+    change every time, so its difference is kept though both return a string."""
+    root = make_repo(tmp_path / "repo")
+    commit(root, "labels.py", LABEL)
+
+    def agent(messages) -> str:
+        if "Both versions" in messages[-1]["content"]:
+            return "```json\n[[\"'session'\"], [\"'bob'\"]]\n```"
+        return respond(messages)
+
+    changed = LABEL.replace('"user:" + name', '"USER:" + name')
+    report, _ = await review_change(sandbox, root, "labels.py", changed, tmp_path, agent)
+    fn = target(report, "label")
+    assert fn.outcome == "reported" and report.differential is not None
+    assert [d.input.text for d in report.differential.not_reproduced] == ["['session']"]
+    (g,) = report.findings
+    assert g.counterexample is not None and "USER:" in g.counterexample.new

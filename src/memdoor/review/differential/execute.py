@@ -9,9 +9,10 @@ differ run again on both; a difference is **reproduced** when each version agree
 run gives the same two outcomes as the first: a function with random or timing-dependent output does not).
 Per function, the differences are grouped by what changed (the old and the new outcome's kind, an
 exception's type); a version that gave another value of the same kind on its second run shows the group's
-output is **nondeterministic** (a Rust ``HashMap``'s order, a coin toss), and none of the group's inputs
-counts, though some agreed with themselves by chance. The smallest input of each group (shortest argument
-text) is kept.
+output may be **nondeterministic** (a Rust ``HashMap``'s order, a coin toss, a random token), so the
+group's inputs that agreed with themselves run :data:`RECHECKS` times more: one counts only when every run
+gives both its outcomes again (a deterministic difference beside one random input is kept; a coin toss that
+agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept.
 """
 
 from __future__ import annotations
@@ -28,10 +29,15 @@ from memdoor.core.protocols import CodeRunner
 from memdoor.core.verdict import TestResult, Verdict
 from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.inputs import Call
-from memdoor.review.differential.targets import Batch, kind_of, language_of
+from memdoor.review.differential.targets import Batch, Target, kind_of, language_of
 
 MAX_DIFFERENCES = 3
 """Distinct differences kept per function (the smallest input of each)."""
+RECHECKS = 6
+"""More runs of an input whose difference reproduced in a group another input showed nondeterministic (a
+coin toss on both versions agrees with itself on all of them once in 4,096)."""
+MAX_RECHECKED = 8
+"""Inputs of one such group run again at most (the smallest); its others do not count."""
 PROBLEMS = {
     language: Problem(
         id="review-differential", statement="The review's differential execution.", language=language
@@ -55,8 +61,9 @@ class Difference(BaseModel):
     reproduced: bool = True
     nondeterministic: bool = Field(
         default=False,
-        description="A version gave another value of the same kind when run again, on this input or on "
-        "another of its kind: the output is not a function of the input.",
+        description="A version gave another value of the same kind when run again, on this input, or on "
+        "another of its kind while this one did not give its outcomes again on every later run: the output "
+        "is not a function of the input.",
     )
     verdict: str = Field(
         default="unjudged",
@@ -82,6 +89,8 @@ class Ran(BaseModel):
 
 
 Reader = Callable[[TestResult], CallOutcome]
+Outcomes = tuple[list[CallOutcome], list[CallOutcome]]
+"""Each test's outcome on the base and on the change."""
 
 
 async def run_version(
@@ -124,14 +133,19 @@ def _group(d: Difference) -> tuple[str, str, str, str]:
     return (*side(d.old), *side(d.new))
 
 
+def _size(d: Difference) -> tuple[int, str]:
+    """An input's size: its text's length, then its text."""
+    return len(d.input.text), d.input.text
+
+
 def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> list[Difference]:
     """The smallest input (shortest text, then text) of each group of differences, smallest first."""
     best: dict[tuple[str, str, str, str], Difference] = {}
     for d in differences:
         g = _group(d)
-        if g not in best or (len(d.input.text), d.input.text) < (len(best[g].input.text), best[g].input.text):
+        if g not in best or _size(d) < _size(best[g]):
             best[g] = d
-    return sorted(best.values(), key=lambda d: (len(d.input.text), d.input.text))[:limit]
+    return sorted(best.values(), key=_size)[:limit]
 
 
 def _wavers(first: CallOutcome, again: CallOutcome) -> bool:
@@ -139,17 +153,42 @@ def _wavers(first: CallOutcome, again: CallOutcome) -> bool:
     return (first.kind, first.type) == (again.kind, again.type) and first.key() != again.key()
 
 
-def _judge(ran: Ran, found: list[Difference]) -> None:
-    """Count and keep one function's differing inputs: reproduced unless they or another input of their
-    group showed the output nondeterministic."""
-    wavering = {_group(d) for d in found if d.nondeterministic}
-    for d in found:
+def _doubtful(found: list[tuple[int, Difference]]) -> list[int]:
+    """The inputs (by test) whose difference reproduced in a group another input showed nondeterministic,
+    the :data:`MAX_RECHECKED` smallest of each group: they count only if they hold when run again."""
+    wavering = {_group(d) for _, d in found if d.nondeterministic}
+    by: dict[tuple[str, str, str, str], list[tuple[int, Difference]]] = {}
+    for i, d in found:
         if d.reproduced and _group(d) in wavering:
+            by.setdefault(_group(d), []).append((i, d))
+    return [i for part in by.values() for i, _ in sorted(part, key=lambda p: _size(p[1]))[:MAX_RECHECKED]]
+
+
+def _judge(ran: Ran, found: list[tuple[int, Difference]], held: set[int]) -> None:
+    """Count and keep one function's differing inputs: reproduced unless another input of their group
+    showed the output nondeterministic and they did not hold when run again (``held``)."""
+    wavering = {_group(d) for _, d in found if d.nondeterministic}
+    for i, d in found:
+        if d.reproduced and _group(d) in wavering and i not in held:
             d.reproduced, d.nondeterministic = False, True
-    ran.differing = len(found)
-    ran.reproduced = sum(d.reproduced for d in found)
-    ran.differences = smallest([d for d in found if d.reproduced])
-    ran.not_reproduced = smallest([d for d in found if not d.reproduced])
+    every = [d for _, d in found]
+    ran.differing = len(every)
+    ran.reproduced = sum(d.reproduced for d in every)
+    ran.differences = smallest([d for d in every if d.reproduced])
+    ran.not_reproduced = smallest([d for d in every if not d.reproduced])
+
+
+async def _held(
+    runner: CodeRunner, batch: Batch, tests: list[TestCase], doubtful: list[int], first: Outcomes
+) -> set[int]:
+    """The ``doubtful`` inputs that give both versions' first outcomes on :data:`RECHECKS` more runs."""
+    repeated = [i for i in doubtful for _ in range(RECHECKS)]
+    old, new = await run_both(runner, batch, [tests[i] for i in repeated])
+    held = set(doubtful)
+    for i, o, n in zip(repeated, old, new, strict=True):
+        if o.key() != first[0][i].key() or n.key() != first[1][i].key():
+            held.discard(i)
+    return held
 
 
 async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
@@ -166,33 +205,51 @@ async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
             return [r for rans in each for r in rans]
         differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
         again_old, again_new = await run_both(runner, batch, [tests[i] for i in differing])
+        second = dict(zip(differing, zip(again_old, again_new, strict=True), strict=True))
+        founds = [_found(fn, span, pairs, (old, new), second) for fn, span in _spans(batch)]
+        doubtful = [i for found in founds for i in _doubtful(found)]
+        held = await _held(runner, batch, tests, doubtful, (old, new)) if doubtful else set()
     except SandboxError as e:
         if batch.language == "python":
             raise
         return [Ran(inputs=len(calls), note=f"not run: {e}"[:300]) for _, _, calls in batch.work]
-    second = dict(zip(differing, zip(again_old, again_new, strict=True), strict=True))
     out: list[Ran] = []
-    at = 0
-    for _, fn, calls in batch.work:
-        span = range(at, at + len(calls))
-        at += len(calls)
+    for (fn, span), found in zip(_spans(batch), founds, strict=True):
         program = kind_of(fn) == "program"
-        ran = Ran(inputs=len(calls), note=_note([old[i] for i in span], [new[i] for i in span], program))
-        found: list[Difference] = []
-        for i in span:
-            if i not in second:
-                continue
-            o2, n2 = second[i]
-            found.append(
-                Difference(
-                    function=fn.name, target=kind_of(fn), language=language_of(fn), file=fn.file,
-                    line=fn.first_changed[0], end_line=fn.first_changed[1], input=pairs[i][1], old=old[i],
-                    new=new[i], reproduced=o2.key() == old[i].key() and n2.key() == new[i].key(),
-                    nondeterministic=_wavers(old[i], o2) or _wavers(new[i], n2),
-                )
-            )  # fmt: skip
-        _judge(ran, found)
+        ran = Ran(inputs=len(span), note=_note([old[i] for i in span], [new[i] for i in span], program))
+        _judge(ran, found, held)
         out.append(ran)
+    return out
+
+
+def _spans(batch: Batch) -> list[tuple[Target, range]]:
+    """Each target of the batch with the indexes of its tests."""
+    out, at = [], 0
+    for _, fn, calls in batch.work:
+        out.append((fn, range(at, at + len(calls))))
+        at += len(calls)
+    return out
+
+
+def _found(
+    fn: Target, span: range, pairs: list[tuple[Target, Call]], first: Outcomes,
+    second: dict[int, tuple[CallOutcome, CallOutcome]],
+) -> list[tuple[int, Difference]]:  # fmt: skip
+    """The target's inputs that differed on the first run (by test), as differences, with whether their
+    second run gave both outcomes again and whether a version gave another value of the same kind."""
+    old, new = first
+    out = []
+    for i in span:
+        if i not in second:
+            continue
+        o2, n2 = second[i]
+        d = Difference(
+            function=fn.name, target=kind_of(fn), language=language_of(fn), file=fn.file,
+            line=fn.first_changed[0], end_line=fn.first_changed[1], input=pairs[i][1], old=old[i], new=new[i],
+            reproduced=o2.key() == old[i].key() and n2.key() == new[i].key(),
+            nondeterministic=_wavers(old[i], o2) or _wavers(new[i], n2),
+        )  # fmt: skip
+        out.append((i, d))
     return out
 
 
