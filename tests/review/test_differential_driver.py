@@ -3,9 +3,11 @@ the version's files are."""
 
 from __future__ import annotations
 
+import json
+
 from memdoor.core.problem import TestCase
 from memdoor.judging.judge import Judge
-from memdoor.review.differential.driver import CallOutcome, outcome, program, program_request
+from memdoor.review.differential.driver import CallOutcome, from_mark, outcome, program, program_request
 from memdoor.review.differential.execute import run_version
 
 
@@ -17,3 +19,24 @@ async def run(sandbox, files: dict[str, str], tests: list[TestCase]) -> list[Cal
 async def test_a_version_without_python_files_cannot_run_the_program_and_does_not_crash(sandbox):
     (found,) = await run(sandbox, {}, [program_request("bin/tool.py", "1 2\n")])
     assert found.kind == "import" and found.type == "FileNotFoundError"
+
+
+def call(module: str, name: str, arguments: str = "[]") -> TestCase:
+    """The test that calls ``module.name`` with the arguments' literal text."""
+    return TestCase(kind="stdin", input=json.dumps({"m": module, "f": name, "c": "function", "a": arguments}))
+
+
+async def test_a_lone_surrogate_in_a_message_or_a_value_is_written_escaped(sandbox):
+    files = {
+        "odd.py": "def fail():\n    raise ValueError(chr(0xD800))\n\n\ndef give():\n    return chr(0xDFFF)\n"
+    }
+    raised, returned = await run(sandbox, files, [call("odd", "fail"), call("odd", "give")])
+    assert (raised.kind, raised.text) == ("raise", "\\ud800")
+    assert (returned.kind, returned.text) == ("return", "'\\udfff'")
+    raised.model_dump_json(), returned.model_dump_json()
+
+
+def test_every_driver_s_result_line_with_a_lone_surrogate_can_be_written():
+    found = from_mark({"k": "exit", "t": "exit status 0", "r": "\ud83d!", "h": "0" * 32, "m": "\udc00"})
+    assert (found.text, found.message) == ("\\ud83d!", "\\udc00")
+    assert '"\\\\ud83d!"' in found.model_dump_json()

@@ -32,7 +32,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
@@ -354,6 +354,12 @@ class CallOutcome(BaseModel):
     digest: str = Field(default="", description="Of the whole text: compared, with kind and type.")
     mutated: str | None = Field(default=None, description="The arguments after the call, if it changed them.")
     mutated_digest: str | None = None
+
+    @field_validator("type", "text", "message", "mutated")
+    @classmethod
+    def _writable(cls, v: str | None) -> str | None:
+        """A lone surrogate (a program may print or raise one) escaped, so the outcome can be written."""
+        return None if v is None else v.encode("utf-8", "backslashreplace").decode("utf-8")
 
     def key(self) -> tuple[str, str, str, str | None]:
         """What two outcomes must share to be the same behaviour: the kind, the type, a returned value's
