@@ -201,3 +201,15 @@ async def test_one_random_input_does_not_hide_a_deterministic_difference_of_its_
     assert [d.input.text for d in report.differential.not_reproduced] == ["['session']"]
     (g,) = report.findings
     assert g.counterexample is not None and "USER:" in g.counterexample.new
+
+
+async def test_a_module_only_the_change_imports_and_the_sandbox_lacks_is_a_note_not_a_difference(
+    sandbox, tmp_path
+):
+    root = make_repo(tmp_path / "repo")
+    commit(root, "geometry.py", "def area(w, h):\n    return w * h\n")
+    changed = "import not_a_real_package_memdoor\n\n\ndef area(w, h):\n    return h * w\n"
+    report, _ = await review_change(sandbox, root, "geometry.py", changed, tmp_path, respond)
+    fn = target(report, "area")
+    assert fn.outcome == "not run" and fn.differing == 0 and report.findings == []
+    assert (fn.note or "").startswith("it cannot be called in the sandbox on the change: ModuleNotFoundError")

@@ -13,6 +13,8 @@ output may be **nondeterministic** (a Rust ``HashMap``'s order, a coin toss, a r
 group's inputs that agreed with themselves run :data:`RECHECKS` times more: one counts only when every run
 gives both its outcomes again (a deterministic difference beside one random input is kept; a coin toss that
 agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept.
+A call that cannot run on a version (an ``import`` outcome: a module the sandbox lacks) shows no behaviour
+there and is no difference; a target none of whose calls ran on both versions gets a note saying why.
 """
 
 from __future__ import annotations
@@ -114,13 +116,23 @@ async def run_both(
     return old, new
 
 
+def _compared(o: CallOutcome, n: CallOutcome) -> bool:
+    """Whether a call ran on both versions: one that cannot run on a version (a module the sandbox lacks,
+    an input its type cannot take) shows no behaviour there, so it is no difference."""
+    return o.kind != "import" and n.kind != "import"
+
+
 def _note(old: list[CallOutcome], new: list[CallOutcome], program: bool = False) -> str | None:
-    """Why every call failed the same way on both versions (the function cannot run in the sandbox)."""
-    if not old or not all(o.kind == "import" for o in old) or not all(n.kind == "import" for n in new):
+    """Why no call ran on both versions (the function cannot run in the sandbox on one or on either)."""
+    if not old or any(_compared(o, n) for o, n in zip(old, new, strict=True)):
         return None
-    first = old[0]
+    base, change = all(o.kind == "import" for o in old), all(n.kind == "import" for n in new)
+    where = {(True, True): "either version", (True, False): "the base", (False, True): "the change"}.get(
+        (base, change), "one version or the other"
+    )
+    first = next(o for pair in zip(old, new, strict=True) for o in pair if o.kind == "import")
     verb = "run" if program else "be called"
-    return f"it cannot {verb} in the sandbox on either version: {first.type}: {first.text}"[:300]
+    return f"it cannot {verb} in the sandbox on {where}: {first.type}: {first.text}"[:300]
 
 
 def _group(d: Difference) -> tuple[str, str, str, str]:
@@ -203,7 +215,9 @@ async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
         if batch.split is not None and (parts := batch.split([*old, *new])):
             each = await asyncio.gather(*(differences(runner, p) for p in parts))
             return [r for rans in each for r in rans]
-        differing = [i for i in range(len(pairs)) if old[i].key() != new[i].key()]
+        differing = [
+            i for i in range(len(pairs)) if old[i].key() != new[i].key() and _compared(old[i], new[i])
+        ]
         again_old, again_new = await run_both(runner, batch, [tests[i] for i in differing])
         second = dict(zip(differing, zip(again_old, again_new, strict=True), strict=True))
         founds = [_found(fn, span, pairs, (old, new), second) for fn, span in _spans(batch)]
