@@ -40,3 +40,38 @@ def test_every_driver_s_result_line_with_a_lone_surrogate_can_be_written():
     found = from_mark({"k": "exit", "t": "exit status 0", "r": "\ud83d!", "h": "0" * 32, "m": "\udc00"})
     assert (found.text, found.message) == ("\\ud83d!", "\\udc00")
     assert '"\\\\ud83d!"' in found.model_dump_json()
+
+
+PROBE = """import os
+import signal
+import sys
+
+
+def flags():
+    packages = any(p.endswith("-packages") for p in sys.path)
+    return [sys.flags.no_site, sys.flags.no_user_site, "site" in sys.modules, packages]
+
+
+def colours():
+    return list({"red", "green", "blue", "cyan", "magenta", "yellow", "black", "white", "grey"})
+
+
+def vanish():
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+async def test_the_calls_run_without_site_packages_and_with_a_fixed_string_hash(sandbox):
+    """The calls' interpreter loads no ``site`` (no dist-packages, as the harness's ``-I -S``), and a set of
+    strings iterates in one order in every run (``-I`` would ignore PYTHONHASHSEED)."""
+    first = await run(sandbox, {"probe.py": PROBE}, [call("probe", "flags"), call("probe", "colours")])
+    second = await run(sandbox, {"probe.py": PROBE}, [call("probe", "colours")])
+    assert first[0].text == "[1, 1, False, False]"
+    assert first[1].kind == "return" and first[1].text == second[0].text
+
+
+async def test_a_call_whose_process_is_killed_like_the_memory_killer_kills_runs_out_of_memory(sandbox):
+    """The kernel kills a group that is out of memory with SIGKILL, as the harness's own process would be."""
+    killed, after = await run(sandbox, {"probe.py": PROBE}, [call("probe", "vanish"), call("probe", "flags")])
+    assert killed.kind == "memory" and killed.show() == "runs out of memory"
+    assert after.text == "[1, 1, False, False]"  # the next call starts another process

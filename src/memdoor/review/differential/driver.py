@@ -17,10 +17,11 @@ it shows the classes a renamed module defines under the change's name (``calc_ut
 ``lib.stats.ParseError``), so the rename alone is no difference.
 
 The calls run in a Python process of their own, started by the program once per sandbox with
-``PYTHONHASHSEED=0`` (the harness's interpreter runs isolated, ignoring that variable): a set or dict of
-strings then iterates in the same order in every run of either version, so it is no difference. The process
-inherits the sandbox and its limits; when it ends during a call, that call is a ``crash`` and the next
-starts another. Where it cannot start, the calls run in the harness's process.
+``PYTHONHASHSEED=0`` (the harness's interpreter runs isolated, ignoring that variable; this one runs as it
+otherwise, without ``site``): a set or dict of strings then iterates in the same order in every run of
+either version, so it is no difference. The process inherits the sandbox and its limits; when it ends
+during a call, that call is a ``crash`` (``memory`` when it was killed as the kernel kills a group out of
+memory) and the next starts another. Where it cannot start, the calls run in the harness's process.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
@@ -256,7 +257,9 @@ def _worker():
         with open(path, "w", encoding="utf-8") as f:
             f.write(head + "".join(k + " = " + repr(v) + "\n" for k, v in names.items()) + SOURCE)
         env = {"PATH": "/usr/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONHASHSEED": "0"}
-        w = subprocess.Popen([sys.executable, "-s", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        # as the harness's interpreter (-I -S: no site, no user site, no PYTHON* variable but this one's,
+        # which -I would ignore)
+        w = subprocess.Popen([sys.executable, "-s", "-S", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, env=env)  # fmt: skip
     except BaseException:
         return None
@@ -277,9 +280,24 @@ def _delegate(req):
         line = ""
     if line:
         return line
-    code = w.wait()
+    code = _ended(w)
     end = "signal " + str(-code) if code < 0 else "exit status " + str(code)
     return json.dumps({"k": "crash", "r": "its process ended (" + end + ")"})
+
+
+def _ended(w):
+    # How the worker ended. Killed (SIGKILL) before its CPU time reached the limit the kernel also enforces
+    # with SIGKILL, it was the memory killer's: the call ran out of memory, as the harness reports its own.
+    import resource, signal
+    try:
+        _, status, used = os.wait4(w.pid, 0)
+        w.returncode = os.waitstatus_to_exitcode(status)
+    except (ChildProcessError, ValueError):
+        return w.wait()
+    cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if w.returncode == -signal.SIGKILL and (cpu == resource.RLIM_INFINITY or used.ru_utime + used.ru_stime < cpu - 1):
+        raise MemoryError("the call's process was killed: out of memory")
+    return w.returncode
 
 
 def _serve():
