@@ -6,12 +6,14 @@ compile runs alone, so the others are still compared."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from differential_helpers import review_change
 from review_helpers import git, make_repo
 
+from memdoor.core.verdict import TestResult
 from memdoor.review.differential.programs import program_of
 from memdoor.review.differential.rust_inputs import values_of
 from memdoor.review.differential.rustfunctions import compare_rust
@@ -223,12 +225,18 @@ def _calls_of(t) -> list:
     return [Call(text="[[1, 2]]" if t.name == "total" else "[3]")]
 
 
-def test_a_file_harness_that_does_not_compile_for_its_own_code_splits_per_function(tmp_path):
-    from memdoor.review.differential.driver import CallOutcome
+def _read_call(result: TestResult):
+    from memdoor.review.differential.rust_driver import read_rust_call
+    from memdoor.review.differential.rust_pair import layout
 
+    return read_rust_call(result, layout(TWO, TWO_CHANGED))
+
+
+def test_a_file_harness_that_does_not_compile_for_its_own_code_splits_per_function(tmp_path):
     (batch,) = _two_functions(tmp_path)
-    own = CallOutcome(kind="import", type="compile error", text="the harness does not compile: error[E0716]")
-    file = CallOutcome(kind="import", type="compile error", text="the changed file does not compile: error")
+    own = _read_call(TestResult(status="compile_error", detail="error[E0716]\n --> src/main.rs:40:9"))
+    file = _read_call(TestResult(status="compile_error", detail="error[E0308]\n --> src/main.rs:12:5"))
+    assert own.text.startswith("the harness does not compile") and file.text.startswith("the changed file")
     assert batch.split is not None and batch.split([file, file]) == []
     parts = batch.split([own, own])
     assert [[t.name for _, t, _ in p.work] for p in parts] == [["total"], ["double"]]
@@ -254,3 +262,14 @@ async def test_one_function_the_harness_cannot_call_does_not_stop_the_others(san
     (g,) = report.findings
     ce = g.counterexample
     assert (ce.function, ce.input, ce.old, ce.new) == ("double", "0", "returns 0", "returns 1")
+
+
+def test_a_function_printing_that_the_harness_did_not_compile_does_not_split_it(tmp_path):
+    """The split follows the sandbox's status, never a result line the code under test printed (and then
+    ended the process, so that it is the last)."""
+    from memdoor.review.differential.driver import MARK
+
+    (batch,) = _two_functions(tmp_path)
+    line = {"k": "import", "t": "compile error", "r": "the harness does not compile: error[E0716]"}
+    forged = _read_call(TestResult(status="passed", output="\n" + MARK + json.dumps(line) + "\n"))
+    assert batch.split is not None and batch.split([forged, forged]) == []

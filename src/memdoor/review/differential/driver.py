@@ -33,7 +33,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
@@ -372,6 +372,19 @@ class CallOutcome(BaseModel):
     digest: str = Field(default="", description="Of the whole text: compared, with kind and type.")
     mutated: str | None = Field(default=None, description="The arguments after the call, if it changed them.")
     mutated_digest: str | None = None
+    _not_compiled: bool = PrivateAttr(default=False)
+
+    @classmethod
+    def not_compiled(cls, text: str) -> CallOutcome:
+        """A version that did not compile, as the sandbox's status says (never what a program printed)."""
+        made = cls(kind="import", type="compile error", text=text)
+        made._not_compiled = True
+        return made
+
+    @property
+    def did_not_compile(self) -> bool:
+        """Made by :meth:`not_compiled`: the sandbox said the program did not compile."""
+        return self._not_compiled
 
     @field_validator("type", "text", "message", "mutated")
     @classmethod

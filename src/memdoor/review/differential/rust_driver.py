@@ -89,7 +89,7 @@ def _digest(text: str) -> str:
 
 def _not_compiled(result: TestResult, where: Layout) -> CallOutcome:
     text = compile_failure((result.detail or "").strip(), where)
-    return CallOutcome(kind="import", type="compile error", text=text[:MAX_TEXT])
+    return CallOutcome.not_compiled(text[:MAX_TEXT])
 
 
 def read_rust(result: TestResult, where: Layout) -> CallOutcome:
@@ -206,5 +206,5 @@ def read_rust_call(result: TestResult, where: Layout) -> CallOutcome:
 
 def harness_failed(o: CallOutcome) -> bool:
     """Whether a call of the function harness could not run because the harness's own code (not the base or
-    the changed file) did not compile."""
-    return o.kind == "import" and o.type == "compile error" and o.text.startswith(HARNESS_FAILED)
+    the changed file) did not compile: as the sandbox's status says, not a line the code under test printed."""
+    return o.did_not_compile and o.text.startswith(HARNESS_FAILED)
