@@ -23,18 +23,23 @@ from typing import Any
 
 from memdoor.review.diff import FileDiff
 from memdoor.review.differential.functions import ChangedFunction, is_test_file
-from memdoor.review.differential.inputs import MAX_CALL_CHARS, MAX_MINED, Call, literal, own_inputs
-from memdoor.review.differential.trees import python_paths
+from memdoor.review.differential.inputs import (
+    LITERAL_ERRORS,
+    MAX_CALL_CHARS,
+    MAX_MINED,
+    Call,
+    literal,
+    own_inputs,
+)
+from memdoor.review.differential.trees import python_paths, touched_paths
 from memdoor.review.files import read_text
 
 MAX_TEST_FILES = 200
 """Test files read at most."""
 MAX_TEST_BYTES = 4_000_000
 """Bytes of test files read in all."""
-MAX_FILE_BYTES = 400_000
-"""A larger test file is not read."""
-
-_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+MAX_MINED_FILE_BYTES = 400_000
+"""A larger test file or base module is not read for calls."""
 
 
 def short_name(fn: ChangedFunction) -> str:
@@ -69,7 +74,7 @@ def arguments(node: ast.Call, fn: ChangedFunction) -> list[Any] | None:
             if kw.arg is None or kw.arg not in names:
                 return None  # **kwargs, a keyword-only argument or a name the signature lacks
             placed[names.index(kw.arg)] = ast.literal_eval(kw.value)
-    except _ERRORS:
+    except LITERAL_ERRORS:
         return None
     if len(args) > len(positional) and not varargs:
         return None
@@ -115,7 +120,7 @@ def literal_calls(nodes: list[ast.Call], fn: ChangedFunction) -> Iterator[list[A
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except _ERRORS:
+    except LITERAL_ERRORS:
         return None
 
 
@@ -146,7 +151,7 @@ class BaseTests:
     def __init__(
         self, changed: Path, base_dir: Path, files: list[FileDiff], near: list[str], names: set[str]
     ) -> None:
-        touched = {f.path for f in files} | {f.old_path for f in files if f.old_path}
+        touched = touched_paths(files)
         paths = {p for p in python_paths(changed) if is_test_file(p)}
         paths |= {p for p in touched if p.endswith(".py") and is_test_file(p)}
         dirs = {PurePosixPath(p).parent for p in near}
@@ -160,7 +165,7 @@ class BaseTests:
         left = MAX_TEST_BYTES
         for rel in sorted(paths, key=nearness)[:MAX_TEST_FILES]:
             root = base_dir if rel in touched else changed  # an added test file is missing from base_dir
-            text = read_text(root, rel, min(MAX_FILE_BYTES, left))
+            text = read_text(root, rel, min(MAX_MINED_FILE_BYTES, left))
             if text is None:
                 continue
             left -= len(text.encode("utf-8", "surrogatepass"))
@@ -202,6 +207,6 @@ def base_inputs(
     out = []
     for fn in fns:
         if fn.old_file not in modules:
-            modules[fn.old_file] = read_text(base_dir, fn.old_file, MAX_FILE_BYTES)
+            modules[fn.old_file] = read_text(base_dir, fn.old_file, MAX_MINED_FILE_BYTES)
         out.append(own_inputs(fn, mined=mined_calls(fn, modules[fn.old_file], tests)))
     return out

@@ -40,7 +40,8 @@ MAX_VARIED_INPUTS = 40
 """Our own inputs varied from the calls found in the base, per function at most."""
 MAX_ARGUMENTS = 16
 
-_LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+"""What reading a literal (``ast.literal_eval``) or parsing a line of code may raise on hostile text."""
 
 
 class Call(BaseModel):
@@ -67,7 +68,7 @@ def make_call(
         if len(text) > MAX_CALL_CHARS:
             return None
         ast.literal_eval(text)
-    except (*_LITERAL_ERRORS, OverflowError):  # a huge int's repr, a nan/inf that does not read back
+    except (*LITERAL_ERRORS, OverflowError):  # a huge int's repr, a nan/inf that does not read back
         return None
     return Call(text=text, source=source, agent=agent)
 
@@ -78,7 +79,7 @@ def literal(text: str) -> tuple[bool, Any]:
         return False, None
     try:
         return True, ast.literal_eval(text.strip())
-    except _LITERAL_ERRORS:
+    except LITERAL_ERRORS:
         return False, None
 
 
@@ -247,13 +248,13 @@ def _call_line(line: str, name: str) -> tuple[bool, list[Any] | None]:
         return True, None
     try:
         node = ast.parse(stripped, mode="eval").body
-    except _LITERAL_ERRORS:
+    except LITERAL_ERRORS:
         return True, None
     if not isinstance(node, ast.Call) or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return True, None
     try:
         return True, [ast.literal_eval(a) for a in node.args]
-    except _LITERAL_ERRORS:
+    except LITERAL_ERRORS:
         return True, None
 
 

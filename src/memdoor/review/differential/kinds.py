@@ -32,9 +32,10 @@ from memdoor.review.differential.node import module_syntax
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
 from memdoor.review.differential.rust_inputs import refused, rust_pool
 from memdoor.review.differential.rustfunctions import compare_rust
-from memdoor.review.differential.sources import base_texts, is_regular, touched_paths
+from memdoor.review.differential.sources import base_texts, is_regular
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
 from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
+from memdoor.review.differential.trees import touched_paths
 from memdoor.review.fence import fence, inline
 from memdoor.review.files import inspect
 

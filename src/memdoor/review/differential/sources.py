@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memdoor.review.diff import FileDiff
-from memdoor.review.differential.trees import MAX_TREE_CHARS, SKIP_DIRS, read_tree
+from memdoor.review.differential.trees import MAX_TREE_CHARS, SKIP_DIRS, read_tree, touched_paths
 from memdoor.review.files import inspect
 
 MAX_WALK = 20_000
@@ -46,11 +46,6 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
-
-
-def touched_paths(files: list[FileDiff]) -> set[str]:
-    """The repository paths the diff touches, on either side (a rename's old path too)."""
-    return {f.path for f in files} | {f.old_path for f in files if f.old_path}
 
 
 def base_texts(

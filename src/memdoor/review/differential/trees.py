@@ -69,6 +69,11 @@ def read_tree(root: Path, paths: list[str], wanted: list[str], limit: int = MAX_
     return out
 
 
+def touched_paths(files: list[FileDiff]) -> set[str]:
+    """The repository paths the diff touches, on either side (a rename's old path too)."""
+    return {f.path for f in files} | {f.old_path for f in files if f.old_path}
+
+
 def base_files(changed: Path, files: list[FileDiff], dest: Path) -> Path:
     """``dest`` holding the diff's files as they were before the change: the changed copy's versions of
     them (:func:`memdoor.review.repo.copy_tree`), the diff applied in reverse. ReviewInputError when git
@@ -86,7 +91,7 @@ def version_files(
     or are absent from the base (added by the change)."""
     head_paths = python_paths(changed)
     head = read_tree(changed, head_paths, wanted_head)
-    touched = {f.path for f in files} | {f.old_path for f in files if f.old_path}
+    touched = touched_paths(files)
     from_base = [p for p in sorted(touched) if p.endswith(".py")]
     base = read_tree(base_dir, from_base, wanted_base)  # a link or a missing file: not read
     untouched = [p for p in head_paths if p not in touched]

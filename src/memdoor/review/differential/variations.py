@@ -25,7 +25,8 @@ MAX_LENGTH = 200
 MAX_DEPTH = 2
 """Items of a list, tuple, dict or set are varied this many levels deep at most."""
 
-_LITERAL_ERRORS = (TypeError, ValueError, OverflowError, MemoryError, RecursionError)
+_VALUE_ERRORS = (TypeError, ValueError, OverflowError, MemoryError, RecursionError)
+"""What making a variation of a value may raise (items that do not compare, a number too large)."""
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -36,7 +37,7 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _near(boundaries: list[Any], kind: type) -> list[Any]:
+def _boundary_values(boundaries: list[Any], kind: type) -> list[Any]:
     """The changed lines' literals of ``kind`` (numbers: k - 1, k, k + 1): where a boundary moved."""
     out: list[Any] = []
     for k in boundaries:
@@ -48,7 +49,7 @@ def _near(boundaries: list[Any], kind: type) -> list[Any]:
 
 
 def _number(v: int | float, boundaries: list[Any]) -> list[Any]:
-    out: list[Any] = [v + 1, v - 1, 0 * v, -v, *_near(boundaries, type(v))]
+    out: list[Any] = [v + 1, v - 1, 0 * v, -v, *_boundary_values(boundaries, type(v))]
     out += [v * 2, v // 2 if isinstance(v, int) else v / 2]
     out += [v + 0.5, float(round(v)), v + 1e-9] if isinstance(v, float) else [1, -1]
     return out
@@ -56,7 +57,8 @@ def _number(v: int | float, boundaries: list[Any]) -> list[Any]:
 
 def _text(v: str, boundaries: list[Any]) -> list[Any]:
     out: list[Any] = ["", v[:1], v[::-1], v.swapcase()]
-    for k in _near(boundaries, str)[:2]:  # a word of the changed lines, alone and added to the text
+    # a word of the changed lines, alone and added to the text
+    for k in _boundary_values(boundaries, str)[:2]:
         out += [k, f"{v} {k}", f"{k} {v}"]
     out += [v + " ", " " + v, v[1:], v[:-1]]
     if len(v) <= MAX_LENGTH:
@@ -70,7 +72,7 @@ def _sequence(v: list[Any], boundaries: list[Any], depth: int) -> list[list[Any]
     out: list[list[Any]] = [[], v[:1], v[1:], v[:-1], v[::-1]]
     try:
         out.append(sorted(v))
-    except _LITERAL_ERRORS:  # items that do not compare
+    except _VALUE_ERRORS:  # items that do not compare
         pass
     if v and all(map(_numeric, v)):
         out.append([-x for x in v])  # the signs turned
@@ -107,7 +109,7 @@ def _mapping(v: dict[Any, Any], boundaries: list[Any], depth: int) -> list[Any]:
 def _set(v: set[Any] | frozenset[Any], boundaries: list[Any], depth: int) -> list[Any]:
     try:
         items = sorted(v)
-    except _LITERAL_ERRORS:
+    except _VALUE_ERRORS:
         items = list(v)
     out: list[Any] = [type(v)()]
     if items:
@@ -144,7 +146,7 @@ def variations(value: Any, boundaries: Sequence[Any] = (), depth: int = 0) -> li
             raw = _set(value, list(boundaries), depth)
         else:
             raw = []
-    except _LITERAL_ERRORS:
+    except _VALUE_ERRORS:
         raw = []
     out: list[Any] = []
     for v in raw:
