@@ -76,3 +76,12 @@ def test_bad_findings_are_dropped_and_counted_the_good_kept():
     assert r.error is None and len(r.findings) == 1
     assert len(r.dropped) == 7
     assert any("severity" in d for d in r.dropped) and any("other.py" in d for d in r.dropped)
+
+
+def test_an_answer_is_read_up_to_its_length_cap():
+    from memdoor.review.findings import MAX_ANSWER_CHARS
+
+    tail = answer(finding())
+    assert len(read("x" * (MAX_ANSWER_CHARS - len(tail)) + tail).findings) == 1
+    late = read("x" * MAX_ANSWER_CHARS + tail)  # past the cap: never parsed
+    assert late.findings == [] and late.unreadable

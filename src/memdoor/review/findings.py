@@ -29,6 +29,8 @@ MAX_MESSAGE = 2000
 MAX_SUGGESTION = 20_000
 MAX_FINDINGS = 50
 """Findings read from one answer at most (the rest are counted as dropped)."""
+MAX_ANSWER_CHARS = 400_000
+"""Characters of an agent's answer read for its findings (the rest is cut before it is parsed)."""
 MAX_EXAMPLE_TEXT = 2000
 """Characters kept of each text of a :class:`Counterexample` (longer text is cut, marked ``…``)."""
 MAX_FUNCTION = 200
@@ -141,6 +143,7 @@ class AgentReview(BaseModel):
 
 
 def _decode(text: str) -> Any:
+    text = text[:MAX_ANSWER_CHARS]
     for candidate in candidates(text):  # fenced blocks, the whole text, its {...} and [...] spans
         try:
             return json.loads(candidate)

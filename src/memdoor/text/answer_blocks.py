@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import re
 
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-"""A fenced block: its language tag (possibly empty) and its body."""
+FENCE = "```"
+"""What opens and closes a fenced block."""
+_TAG = re.compile(r"[ \t]*([A-Za-z0-9_+-]*)")
+"""The language tag at the start of a fence's line (possibly empty)."""
+
+
+def fences(text: str) -> list[tuple[str, str]]:
+    """Each fenced block's language tag and body, in order: from a fence to the end of its line (the tag
+    first on it), the body up to the next fence. One pass over the text: a long run of backticks or an
+    unclosed fence costs no more than the text's length."""
+    out, at = [], 0
+    while (start := text.find(FENCE, at)) >= 0:
+        line_end = text.find("\n", start + len(FENCE))
+        close = text.find(FENCE, line_end + 1) if line_end >= 0 else -1
+        if close < 0:
+            break  # no block starts at a later fence either: none has a line end and a fence after it
+        tag = _TAG.match(text, start + len(FENCE), line_end).group(1)  # type: ignore[union-attr]
+        out.append((tag, text[line_end + 1 : close]))
+        at = close + len(FENCE)
+    return out
 
 
 def fenced_blocks(text: str) -> list[str]:
     """The bodies of the answer's fenced blocks: the json ones first, then the others, each the last first."""
-    blocks = [(lang.lower(), body) for lang, body in FENCE.findall(text)]
+    blocks = [(lang.lower(), body) for lang, body in fences(text)]
     ordered = [body for lang, body in reversed(blocks) if lang == "json"]
     return ordered + [body for lang, body in reversed(blocks) if lang != "json"]
 
