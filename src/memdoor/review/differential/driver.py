@@ -21,7 +21,10 @@ The calls run in a Python process of their own, started by the program once per 
 otherwise, without ``site``): a set or dict of strings then iterates in the same order in every run of
 either version, so it is no difference. The process inherits the sandbox and its limits; when it ends
 during a call, that call is a ``crash`` (``memory`` when it was killed as the kernel kills a group out of
-memory) and the next starts another. Where it cannot start, the calls run in the harness's process.
+memory) and the next starts another. It reports its CPU time with each result and is replaced before a
+call once it has used half its CPU-time limit (the harness's, inherited: at least twice a test's wall-clock
+limit), so the calls before cannot leave a call too little; a call that alone runs past the limit is still
+that call's ``crash``. Where it cannot start, the calls run in the harness's process.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
@@ -247,7 +250,9 @@ def _worker():
     import subprocess
     w = getattr(sys, "_memdoor_worker", None)
     if w is not None and w.poll() is None:
-        return w
+        if not _spent(w):
+            return w
+        _retire(w)
     names = {"FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE, "MARK": MARK,
              "MAX_TEXT": MAX_TEXT, "WORKER": True}
     head = "import sys\nsys.path.pop(0)\nSOURCE = ''\n"  # the script's folder is no import root
@@ -279,10 +284,35 @@ def _delegate(req):
     except (OSError, ValueError):
         line = ""
     if line:
-        return line
+        used, _, rest = line.partition(" ")
+        try:
+            w.memdoor_cpu = float(used)
+        except ValueError:
+            return line
+        return rest
     code = _ended(w)
     end = "signal " + str(-code) if code < 0 else "exit status " + str(code)
     return json.dumps({"k": "crash", "r": "its process ended (" + end + ")"})
+
+
+def _spent(w):
+    # Whether the worker has used half its CPU-time limit or more (the limit the harness set, inherited;
+    # it counts all of the worker's calls): it is replaced before the next call, so that the calls before
+    # cannot make that call run out of CPU time. The sandbox's limit is at least twice a test's wall-clock
+    # limit (plus 5 s), so each call starts with more CPU time left than it may run for.
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    limits = [x for x in (soft, hard) if x != resource.RLIM_INFINITY]
+    return bool(limits) and getattr(w, "memdoor_cpu", 0.0) * 2 >= min(limits)
+
+
+def _retire(w):
+    # The worker between two calls, ended; the next call starts another (as after a crash).
+    for step in (w.kill, w.wait, w.stdin.close, w.stdout.close):
+        try:
+            step()
+        except BaseException:
+            pass
 
 
 def _ended(w):
@@ -302,13 +332,18 @@ def _ended(w):
 
 def _serve():
     # The worker: a request a line on standard input, its result a line on standard output; both moved
-    # aside first, so what the code under test writes to file descriptors 0 to 2 goes nowhere.
+    # aside first, so what the code under test writes to file descriptors 0 to 2 goes nowhere. Each result
+    # line starts with the worker's CPU time so far (a clock taken before any call: the code under test
+    # cannot replace it).
+    import time
+    cpu = time.process_time
     requests, results = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     for line in requests:
-        results.write(json.dumps(_isolated(json.loads(line))).encode("ascii") + b"\n")
+        out = json.dumps(_isolated(json.loads(line))).encode("ascii")
+        results.write(b"%.3f " % cpu() + out + b"\n")
         results.flush()
 
 
