@@ -1,16 +1,24 @@
 """Which Rust functions a change altered.
 
 The file is read with its comments, strings and character literals blanked (:mod:`.rustscan`), so braces
-in them never count; a top-level ``fn`` (not inside an ``impl``, ``mod`` or ``trait``) is compared by its
-text without comments and layout. As for Python, a function whose text is the same but that reads a
-top-level ``const``/``static`` whose definition changed counts too. Only functions the harness can call
-are compared: not generic, not ``async`` or ``unsafe``, not built only under ``#[cfg]`` or ``#[test]``, and
-of parameters all of simple types (:func:`.rust_inputs.simple`); the others are skipped with the reason.
+in them never count; a top-level ``fn``, or one directly in a top-level ``impl Type { ... }`` block, is
+compared by its text without comments and layout. As for Python, a function whose text is the same but
+that reads a top-level ``const``/``static`` whose definition changed counts too. Only functions the harness
+can call are compared: not generic, not ``async`` or ``unsafe``, not built only under ``#[cfg]`` or
+``#[test]``, and of parameters all of simple types (:func:`.rust_inputs.simple`); the others are skipped
+with the reason.
+
+In an inherent impl of a type named by a plain name (not ``impl<T> ...``, not ``impl Trait for Type``), an
+associated function is called as ``Type::f(args)``; a method (``&self``, ``&mut self``, ``self``) on a value
+``Type::default()`` makes, so only when both versions of the file derive or implement ``Default`` for the
+type. A ``&mut self`` method's target is named ``(&mut Type::default()).f`` (:data:`MUT_METHOD`): the
+harness shows the value after the call too.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from memdoor.review.context import Skipped
 from memdoor.review.differential.programs import line_literals
@@ -24,16 +32,32 @@ _HEAD = re.compile(
     _VISIBLE + r"(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\S+\s+)?fn\s+(\w+)\s*([<(])", re.M
 )
 _VALUE = re.compile(_VISIBLE + r"(?:const|static)\s+(?:mut\s+)?(\w+)\s*:", re.M)
+_IMPL = re.compile(r"^[ \t]*(?:unsafe\s+)?impl\b", re.M)
+_TRAIT_FOR = re.compile(r"\bfor\b(?!\s*<)")  # not a ``for<'a>`` bound
+_FN = re.compile(r"\bfn\b")
+_WHERE = re.compile(r"\bwhere\b")
+_DEFAULT_TRAIT = re.compile(r"(?:(?:::)?(?:std|core)::default::)?Default")
+_DERIVE = re.compile(r"#\s*\[\s*derive\s*\(([^()\[\]]{0,400})\)\s*\]")
+_MORE_ATTRIBUTES = re.compile(r"\s*(?:#\s*\[[^\]]{0,400}\]\s*){0,16}")  # bounded: each derive reads a few
+_TYPE_AFTER = re.compile(r"(?:pub(?:\([^)\n]{0,64}\))?\s+)?(?:struct|enum|union)\s+(\w+)")
+_RECEIVER = re.compile(r"(&\s*(?:'\w+\s+)?)?(mut\s+)?self")
+_SELF_TYPE = re.compile(r"(&\s*(?:'\w+\s+)?)?(mut\s+)?Self")
 _BODY_OR_END = re.compile(r"[{;]")
 _BRACKET_OR_END = re.compile(r"[()\[\]{};]")
 _WORD = re.compile(r"\b\w+\b")
 MAX_ATTRIBUTE_LINES = 16
+MAX_IMPL_NAME = 80
+"""Characters of an impl's type (or trait) kept in its functions' names."""
+MUT_METHOD = re.compile(r"\(&mut (\w+)::default\(\)\)\.(\w+)")
+"""A ``&mut self`` method's target name, ``(&mut Type::default()).f``: the type and the method."""
 
 
-def _top(text: str) -> list[tuple[int, int]]:
-    """The ``[start, end)`` spans of ``text`` at brace depth 0."""
-    spans, depth, start = [], 0, 0
-    for k, c in enumerate(text):
+def _top(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """The ``[start, end)`` spans of ``text[start:end]`` at brace depth 0 (in it)."""
+    end = len(text) if end is None else end
+    spans, depth = [], 0
+    for k in range(start, end):
+        c = text[k]
         if c == "{":
             if depth == 0:
                 spans.append((start, k))
@@ -42,12 +66,43 @@ def _top(text: str) -> list[tuple[int, int]]:
             depth = max(depth - 1, 0)
             if depth == 0:
                 start = k + 1
-    spans.append((start, len(text)))
+    spans.append((start, end))
     return spans
 
 
-Fn = tuple[int, int, list[tuple[str, str]], str | None]
-"""A top-level function: ``(start, end, params, why it cannot be called or None)``."""
+@dataclass(frozen=True)
+class Fn:
+    """A function the scan found: its ``[start, end)`` in the file, its parameters (a method's without its
+    receiver), why it cannot be called (None: it can), and for one in an impl its type and its receiver
+    (``&self``, ``&mut self``, ``self``; None for an associated function)."""
+
+    start: int
+    end: int
+    params: list[tuple[str, str]]
+    blocked: str | None
+    owner: str | None = None
+    receiver: str | None = None
+
+
+@dataclass
+class Scan:
+    """A file's functions by name (``f``, or ``Type::f``, ``<Type as Trait>::f`` in an impl), its top-level
+    ``const``/``static`` items' texts by name, and the types it derives or implements ``Default`` for."""
+
+    fns: dict[str, Fn] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+    defaults: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Impl:
+    """An impl block's header read: the prefix of its functions' names, its type when the harness can
+    call it (a plain name), and why its functions cannot be called."""
+
+    prefix: str
+    owner: str | None
+    blocked: str | None
+    default_for: str | None = None
 
 
 def _attributes(text: str, at: int) -> str:
@@ -65,6 +120,10 @@ def _attributes(text: str, at: int) -> str:
     return " ".join(out)
 
 
+def _conditional(text: str, at: int) -> bool:
+    return re.search(r"#\[\s*(?:cfg\s*\(|test\s*\])", _attributes(text, at)) is not None
+
+
 def _uncallable(text: str, m: re.Match[str]) -> str | None:
     """Why the harness cannot call the function whose head ``m`` matched (None: it can)."""
     head = m.group().split()
@@ -72,19 +131,53 @@ def _uncallable(text: str, m: re.Match[str]) -> str | None:
         return "a generic function"
     if "async" in head or "unsafe" in head:
         return "an async or unsafe function"
-    attributes = _attributes(text, m.start())
-    if re.search(r"#\[\s*(?:cfg\s*\(|test\s*\])", attributes):
+    if _conditional(text, m.start()):
         return "a function built only under a condition (#[cfg], #[test])"
     return None
 
 
-def items(src: str) -> tuple[dict[str, Fn], dict[str, str]]:
-    """The top-level functions by name and the top-level ``const``/``static`` items' texts by name."""
-    text = masked(src)
-    fns: dict[str, Fn] = {}
-    values: dict[str, str] = {}
-    read_to = value_to = 0  # an item's text holds no other item: each part of the text is read once
-    for a, b in _top(text):
+def _receiver(params: list[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """The receiver of a function in an impl (``&self``, ``&mut self``, ``self``, None when it has none),
+    and why the harness cannot call it on a value (None: it can)."""
+    if not params:
+        return None, None
+    name, type_ = params[0]
+    m = _RECEIVER.fullmatch(name)
+    if m is None:
+        return None, None
+    if type_ and (m.group(1) is not None or (m := _SELF_TYPE.fullmatch(type_)) is None):
+        return "self", f"a method whose receiver is self: {type_[:MAX_IMPL_NAME]}"
+    kind = "self" if m.group(1) is None else "&mut self" if m.group(2) else "&self"
+    return kind, None
+
+
+def _impl(text: str, m: re.Match[str], brace: int) -> _Impl:
+    """The impl whose header ``m`` matched, its body's ``{`` at ``brace``."""
+    head = " ".join(text[m.end() : brace].split())
+    generic = head.startswith("<")
+    if generic:
+        head = head[_close_angle(head, 0) + 1 :].strip()
+    head = _WHERE.split(head, maxsplit=1)[0].strip()
+    parts = _TRAIT_FOR.split(head, maxsplit=1)
+    self_type = parts[-1].strip()[:MAX_IMPL_NAME]
+    if len(parts) == 2:
+        trait = parts[0].strip()[:MAX_IMPL_NAME]
+        plain = not generic and re.fullmatch(r"\w+", self_type) and _DEFAULT_TRAIT.fullmatch(trait)
+        blocked = "a function of a trait impl (impl Trait for Type)"
+        return _Impl(f"<{self_type} as {trait}>::", None, blocked, self_type if plain else None)
+    if generic:
+        return _Impl(f"{self_type}::", None, "a function of a generic impl (impl<...>)")
+    if re.fullmatch(r"\w+", self_type) is None:
+        return _Impl(f"{self_type}::", None, "a function of an impl of a type that is no plain name")
+    if _conditional(text, m.start()):
+        return _Impl(f"{self_type}::", None, "a function built only under a condition (#[cfg], #[test])")
+    return _Impl(f"{self_type}::", self_type, None)
+
+
+def _functions(src: str, text: str, spans: list[tuple[int, int]], impl: _Impl | None, out: Scan) -> None:
+    """The functions whose heads are in ``spans`` of masked ``text`` (``impl``: the block they are in)."""
+    read_to = 0  # a function's text holds no other item: each part of the text is read once
+    for a, b in spans:
         for m in _HEAD.finditer(text, a, b):
             if m.start() < read_to:
                 continue
@@ -99,13 +192,62 @@ def items(src: str) -> tuple[dict[str, Fn], dict[str, str]]:
                 continue  # a declaration without a body
             params = [(p.split(":", 1)[0].strip(), p.split(":", 1)[1].strip()) if ":" in p else (p.strip(), "")
                       for p in split_commas(src[open_at + 1 : close])]  # fmt: skip
-            fns[m.group(1)] = (m.start(), closing(text, found.start()) + 1, params, _uncallable(text, m))
+            end = closing(text, found.start()) + 1
+            if impl is None:
+                out.fns[m.group(1)] = Fn(m.start(), end, params, _uncallable(text, m))
+                continue
+            receiver, odd = _receiver(params)
+            blocked = impl.blocked or _uncallable(text, m) or odd
+            params = params[1:] if receiver is not None else params
+            out.fns[impl.prefix + m.group(1)] = Fn(m.start(), end, params, blocked, impl.owner, receiver)
+
+
+def _impls(src: str, text: str, spans: list[tuple[int, int]], out: Scan) -> None:
+    """The functions of the impl blocks whose headers are in the top-level ``spans``, and the ``impl
+    Default for Type`` among them."""
+    for a, b in spans:
+        last = None
+        for m in _IMPL.finditer(text, a, b):
+            last = m
+        if last is None or b >= len(text) or ";" in text[last.end() : b]:
+            continue  # no impl here, or none whose body starts where the span ends
+        if _FN.search(text, max(text.rfind(";", a, last.start()) + 1, a), last.start()):
+            continue  # ``fn f() ->\n    impl Trait {``: a function's body
+        impl = _impl(text, last, b)
+        if impl.default_for is not None:
+            out.defaults.add(impl.default_for)
+        _functions(src, text, _top(text, b + 1, closing(text, b)), impl, out)
+
+
+def _derived_defaults(text: str, spans: list[tuple[int, int]], out: Scan) -> None:
+    """The types whose ``#[derive(...)]`` (top-level, among their attributes) names ``Default``."""
+    for a, b in spans:
+        for m in _DERIVE.finditer(text, a, b):
+            if not any(_DEFAULT_TRAIT.fullmatch(d.strip()) for d in m.group(1).split(",")):
+                continue
+            after = _MORE_ATTRIBUTES.match(text, m.end())
+            kind = _TYPE_AFTER.match(text, after.end() if after is not None else m.end())
+            if kind is not None:
+                out.defaults.add(kind.group(1))
+
+
+def items(src: str) -> Scan:
+    """The top-level functions and those of top-level impl blocks, the top-level ``const``/``static``
+    items and the types with ``Default``."""
+    text = masked(src)
+    out = Scan()
+    top = _top(text)
+    _functions(src, text, top, None, out)
+    _impls(src, text, top, out)
+    _derived_defaults(text, top, out)
+    value_to = 0
+    for a, b in top:
         for m in _VALUE.finditer(text, a, b):
             if m.start() < value_to:
                 continue
             value_to = _item_end(text, m.end())
-            values[m.group(1)] = " ".join(words(src[m.start() : value_to]))
-    return fns, values
+            out.values[m.group(1)] = " ".join(words(src[m.start() : value_to]))
+    return out
 
 
 def _item_end(text: str, i: int) -> int:
@@ -133,40 +275,56 @@ def _line(src: str, at: int) -> int:
     return src.count("\n", 0, at) + 1
 
 
+def _target(name: str, fn: Fn, defaults: set[str]) -> tuple[str, str | None]:
+    """What the harness calls for the function ``name`` (``f``, ``Type::f``, ``Type::default().f`` or
+    ``(&mut Type::default()).f``), and why it cannot (None: it can)."""
+    if fn.blocked is not None:
+        return name, fn.blocked
+    if not all(simple(t) for _, t in fn.params) or any(_RECEIVER.fullmatch(n) for n, _ in fn.params):
+        return name, "a function of parameters of other types"
+    if fn.owner is None or fn.receiver is None:
+        return name, None
+    if fn.owner not in defaults:
+        why = f"a method of {fn.owner}, which does not derive or implement Default in both versions"
+        return name, why + " (the harness has no value to call it on)"
+    method = name.rsplit("::", 1)[-1]
+    if fn.receiver == "&mut self":
+        return f"(&mut {fn.owner}::default()).{method}", None
+    return f"{fn.owner}::default().{method}", None
+
+
 def compare_rust(old: str, new: str, *, file: str) -> tuple[list[Changed], list[Skipped]]:
     """The functions of ``new`` whose code changed from ``old`` (or that read a changed ``const``/``static``),
-    and the changed ones that cannot be called (generic, or a parameter of another type)."""
-    old_fns, old_values = items(old)
-    new_fns, new_values = items(new)
-    moved = {k for k in old_values.keys() | new_values.keys() if old_values.get(k) != new_values.get(k)}
+    and the changed ones that cannot be called (generic, in a trait impl, a method of a type without
+    ``Default``, or a parameter of another type)."""
+    before, after = items(old), items(new)
+    names = before.values.keys() | after.values.keys()
+    moved = {k for k in names if before.values.get(k) != after.values.get(k)}
+    defaults = before.defaults & after.defaults
     out: list[Changed] = []
     skipped: list[Skipped] = []
-    for name, (start, end, params, blocked) in new_fns.items():
-        if name == "main" or name not in old_fns:
+    for name, fn in after.fns.items():
+        if name == "main" or name not in before.fns:
             continue
-        o_start, o_end, _, _ = old_fns[name]
+        start, end, was = fn.start, fn.end, before.fns[name]
         reads = sorted(set(_WORD.findall(masked(new[start:end]))) & moved)
-        if words(old[o_start:o_end]) != words(new[start:end]):
+        if words(old[was.start : was.end]) != words(new[start:end]):
             why = "its code changed"
         elif reads:
             why = f"it reads {', '.join(reads)}, whose top-level value changed"
         else:
             continue
-        if blocked is None and (
-            not all(simple(t) for _, t in params)
-            or any(n in ("self", "&self", "&mut self") for n, _ in params)
-        ):
-            blocked = "a function of parameters of other types"
+        called, blocked = _target(name, fn, defaults)
         if blocked is not None:
             skipped.append(Skipped(file=file, reason=f"{name}: {blocked}: not compared"))
             continue
-        old_src, new_src = old[o_start:o_end], new[start:end]
-        first, o_first = _line(new, start), _line(old, o_start)
+        old_src, new_src = old[was.start : was.end], new[start:end]
+        first, o_first = _line(new, start), _line(old, was.start)
         o_lines, n_lines = changed_lines(old_src, new_src, first)
         o_lines = [o_first + k - 1 for k in o_lines]
         literals = line_literals("rust", old, new, o_lines, n_lines)
         out.append(Changed(
-            target="function", language="rust", file=file, old_file=file, name=name, params=params,
+            target="function", language="rust", file=file, old_file=file, name=called, params=fn.params,
             old_source=old_src, new_source=new_src, line=first, end_line=_line(new, end - 1),
             changed_lines=n_lines, literals=literals, why=why,
         ))  # fmt: skip
