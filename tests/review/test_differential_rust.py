@@ -7,6 +7,7 @@ compile runs alone, so the others are still compared."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -162,7 +163,7 @@ async def test_a_real_refactoring_of_a_rust_function_is_no_finding(sandbox, repo
 async def test_the_harness_reports_a_value_a_panic_and_an_input_it_cannot_write(sandbox):
     from memdoor.core.problem import TestCase
     from memdoor.judging.judge import Judge
-    from memdoor.review.differential.execute import PROBLEMS
+    from memdoor.review.differential.execute import run_version
     from memdoor.review.differential.rust_driver import function_harness, read_rust_call
     from memdoor.review.differential.rust_pair import layout
 
@@ -172,8 +173,8 @@ async def test_the_harness_reports_a_value_a_panic_and_an_input_it_cannot_write(
     source = LIB.replace("n.min(LIMIT)", 'if n > 5 { panic!("too big: {}", n) } else { n }') + EXTRA
     tests = [TestCase(kind="stdin", input=str(k)) for k in range(len(calls))]
     harness = function_harness(LIB + EXTRA, source, "new", calls)
-    verdict = await Judge(sandbox).run_tests(PROBLEMS["rust"], harness, tests)
-    shown = [read_rust_call(r, layout(LIB + EXTRA, source)).show() for r in verdict.tests]
+    read = partial(read_rust_call, where=layout(LIB + EXTRA, source))
+    shown = [o.show() for o in await run_version(Judge(sandbox), harness, tests, read, "rust")]
     # an input that would not compile (256 for u8, a lone surrogate) is refused alone; a result that borrows
     # from its argument, or has no Debug text, is shown: every other call still runs
     assert shown == [
@@ -225,11 +226,11 @@ def _calls_of(t) -> list:
     return [Call(text="[[1, 2]]" if t.name == "total" else "[3]")]
 
 
-def _read_call(result: TestResult):
+def _read_call(result: TestResult, nonce: str = "0" * 32):
     from memdoor.review.differential.rust_driver import read_rust_call
     from memdoor.review.differential.rust_pair import layout
 
-    return read_rust_call(result, layout(TWO, TWO_CHANGED))
+    return read_rust_call(result, nonce, layout(TWO, TWO_CHANGED))
 
 
 def test_a_file_harness_that_does_not_compile_for_its_own_code_splits_per_function(tmp_path):

@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memdoor.review.differential.driver import MARK, CallOutcome, from_mark, program
+from memdoor.review.differential.driver import CallOutcome, from_mark, program
+from memdoor.review.differential.seal import new_nonce, results
 
 LIMIT_S = 1
 """The RLIMIT_CPU of the harness (and so of the calls' process), in seconds."""
@@ -45,8 +46,9 @@ for text in json.load(open(sys.argv[2], encoding="utf-8")):
 def run(tmp_path: Path, seconds: list[float]) -> list[CallOutcome]:
     """``burn(k, seconds[k])`` for each k, one test each, in one harness process with :data:`LIMIT_S`."""
     (tmp_path / "driver.py").write_text(program({"burn.py": BURN}, [""]))
+    nonce = new_nonce()
     requests = [
-        json.dumps({"m": "burn", "f": "burn", "c": "function", "a": f"[{k}, {s}]"})
+        nonce + "\n" + json.dumps({"m": "burn", "f": "burn", "c": "function", "a": f"[{k}, {s}]"})
         for k, s in enumerate(seconds)
     ]
     (tmp_path / "requests.json").write_text(json.dumps(requests))
@@ -57,7 +59,7 @@ def run(tmp_path: Path, seconds: list[float]) -> list[CallOutcome]:
     )  # fmt: skip
     printed = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(printed) == len(seconds)
-    return [from_mark(json.loads(p[len(MARK) :]) if p.startswith(MARK) else None) for p in printed]
+    return [from_mark(json.loads(r[0]) if (r := results(p, nonce)) else None) for p in printed]
 
 
 def test_cheap_calls_whose_cpu_adds_up_past_the_limit_each_return_their_value(tmp_path):

@@ -3,9 +3,10 @@
 The sandbox runs it as a standard-input program (the candidates' harness, their isolation and limits,
 one wall-clock limit per call). It carries the version's Python files (:mod:`.trees`), writes them once
 into the sandbox's private ``/tmp`` (a folder named by their digest), and for each test reads one request on standard input — module,
-function, the argument list's literal text — imports the module from there, reads the arguments with
-``ast.literal_eval``, calls the function (a method on an instance made without arguments), and prints
-one line: :data:`MARK` then JSON ``{"k": "return"|"raise"|"import", "t": type, "r": text, "h": digest}``
+function, the argument list's literal text, after the line of the nonce (:mod:`.seal`) — imports the
+module from there, reads the arguments with ``ast.literal_eval``, calls the function (a method on an
+instance made without arguments), and prints one line: :data:`MARK`, the nonce, then JSON
+``{"k": "return"|"raise"|"import", "t": type, "r": text, "h": digest}``
 (plus ``"a"``/``"ah"`` when the call changed its arguments). Values are written as ``repr`` with sets
 sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
 print the same; the digest is of the whole text, the text itself is cut. What the function prints and
@@ -24,7 +25,9 @@ during a call, that call is a ``crash`` (``memory`` when it was killed as the ke
 memory) and the next starts another. It reports its CPU time with each result and is replaced before a
 call once it has used half its CPU-time limit (the harness's, inherited: at least twice a test's wall-clock
 limit), so the calls before cannot leave a call too little; a call that alone runs past the limit is still
-that call's ``crash``. Where it cannot start, the calls run in the harness's process.
+that call's ``crash``. Each request it gets carries a fresh random key, and only its answer line that
+holds the key is read (the code under test may write on that pipe too, but cannot know the key). Where it
+cannot start, the calls run in the harness's process.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
@@ -42,9 +45,8 @@ from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.seal import MARK, results
 
-MARK = "@@memdoor-differential@@ "
-"""Starts the result line (the function's own output never reaches standard output)."""
 MAX_TEXT = 600
 """Characters of a result's text kept (its digest is of the whole)."""
 
@@ -278,9 +280,10 @@ def _delegate(req):
     if w is None:
         return None
     try:
-        w.stdin.write(json.dumps(req).encode("ascii") + b"\n")
+        key = _key()
+        w.stdin.write(key + b" " + json.dumps(req).encode("ascii") + b"\n")
         w.stdin.flush()
-        line = w.stdout.readline().decode("utf-8", "replace").strip()
+        line = _answer(w, key)
     except (OSError, ValueError):
         line = ""
     if line:
@@ -293,6 +296,24 @@ def _delegate(req):
     code = _ended(w)
     end = "signal " + str(-code) if code < 0 else "exit status " + str(code)
     return json.dumps({"k": "crash", "r": "its process ended (" + end + ")"})
+
+
+def _key():
+    # A fresh random key for one request: the worker's answer carries it. The code under test can write on
+    # the worker's answer pipe, but cannot know the key.
+    return os.urandom(16).hex().encode("ascii")
+
+
+def _answer(w, key):
+    # The worker's answer to the request sent with ``key``: the first line that holds the key (a line
+    # without it, written by the code under test, is skipped); "" when the worker ends first.
+    while True:
+        raw = w.stdout.readline()
+        if not raw:
+            return ""
+        _, found, rest = raw.partition(key + b" ")
+        if found:
+            return rest.decode("utf-8", "replace").strip()
 
 
 def _spent(w):
@@ -342,16 +363,19 @@ def _serve():
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     for line in requests:
-        out = json.dumps(_isolated(json.loads(line))).encode("ascii")
-        results.write(b"%.3f " % cpu() + out + b"\n")
+        key, _, req = line.partition(b" ")
+        out = json.dumps(_isolated(json.loads(req))).encode("ascii")
+        results.write(key + b" " + b"%.3f " % cpu() + out + b"\n")
         results.flush()
 
 
 def main():
+    # The test's first line is the nonce (read before any code under test runs), the request the rest.
     out = sys.stdout
-    req = json.loads(sys.stdin.read())
+    nonce, _, text = sys.stdin.read().partition("\n")
+    req = json.loads(text)
     line = _delegate(req)
-    out.write(MARK + (line if line is not None else json.dumps(_isolated(req))) + "\n")
+    out.write(MARK + nonce + " " + (line if line is not None else json.dumps(_isolated(req))) + "\n")
 
 
 if WORKER:
@@ -467,19 +491,20 @@ def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
     return v[:limit] if isinstance(v, str) else ""
 
 
-def outcome(result: TestResult, last: bool = False) -> CallOutcome:
+def outcome(result: TestResult, nonce: str, last: bool = False) -> CallOutcome:
     """The outcome of one test of the program (a sandbox result: read as untrusted data), from its first
-    result line (``last``: its last, for the Node driver, which prints after the program's own output)."""
+    result line with the test's ``nonce`` (:mod:`.seal`; ``last``: its last, for the Node driver, which
+    prints after the program's own output). A line with the bare marker is no result."""
     if result.status == "time_limit":
         return CallOutcome(kind="timeout")
     if result.status == "memory_limit":
         return CallOutcome(kind="memory")
     if result.status != "passed":
         return CallOutcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
-    marked = [x for x in (result.output or "").splitlines() if x.startswith(MARK)]
+    marked = results(result.output or "", nonce)
     line = (marked[-1] if last else marked[0]) if marked else None
     try:
-        data = json.loads(line[len(MARK) :]) if line is not None else None
+        data = json.loads(line) if line is not None else None
     except (ValueError, RecursionError):
         data = None
     return from_mark(data)

@@ -3,7 +3,8 @@
 A :class:`~memdoor.review.differential.targets.Batch` is one program per version (the Python driver, the
 Node driver, a wrapped Rust program: :mod:`.plan`) run on every input of its targets, the base and the
 changed code at once, through a :class:`~memdoor.core.protocols.CodeRunner` (the review's judge: the
-candidates' sandbox and limits, within the run's sandbox slots). Python's calls run with a fixed string
+candidates' sandbox and limits, within the run's sandbox slots); each test's input starts with the batch's
+nonce, and only the result lines that carry it are read (:mod:`.seal`). Python's calls run with a fixed string
 hash seed (:mod:`.driver`), so a set of strings prints the same on both versions. The inputs whose outcomes
 differ run again on both; a difference is **reproduced** when each version agrees with itself (the second
 run gives the same two outcomes as the first: a function with random or timing-dependent output does not).
@@ -31,6 +32,7 @@ from memdoor.core.protocols import CodeRunner
 from memdoor.core.verdict import TestResult, Verdict
 from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.seal import new_nonce, sealed
 from memdoor.review.differential.targets import Batch, Target, kind_of, language_of
 
 MAX_DIFFERENCES = 3
@@ -90,28 +92,34 @@ class Ran(BaseModel):
     note: str | None = Field(default=None, description="Why the runs show nothing, when they cannot.")
 
 
-Reader = Callable[[TestResult], CallOutcome]
+Reader = Callable[[TestResult, str], CallOutcome]
+"""Reads a test's result given the nonce its input carried (:mod:`.seal`)."""
 Outcomes = tuple[list[CallOutcome], list[CallOutcome]]
 """Each test's outcome on the base and on the change."""
 
 
 async def run_version(
-    runner: CodeRunner, code: str, tests: Sequence[TestCase], read: Reader, language: str = "python"
-) -> list[CallOutcome]:
-    """Outcomes of ``code`` (one version's program) on ``tests``, in order."""
+    runner: CodeRunner, code: str, tests: Sequence[TestCase], read: Reader, language: str = "python",
+    nonce: str | None = None,
+) -> list[CallOutcome]:  # fmt: skip
+    """Outcomes of ``code`` (one version's program) on ``tests``, in order, each test's input after the line
+    of ``nonce`` (a fresh one when None): only the result lines that carry it are read."""
     if not tests:
         return []
-    verdict: Verdict = await runner.run_tests(PROBLEMS[language], code, tests, stop_at_first_failure=False)
+    nonce = nonce or new_nonce()
+    verdict: Verdict = await runner.run_tests(
+        PROBLEMS[language], code, [sealed(t, nonce) for t in tests], stop_at_first_failure=False
+    )
     results = list(verdict.tests) + [None] * (len(tests) - len(verdict.tests))
-    return [read(r) if r is not None else CallOutcome(kind="crash", text="not run") for r in results]
+    return [read(r, nonce) if r is not None else CallOutcome(kind="crash", text="not run") for r in results]
 
 
 async def run_both(
     runner: CodeRunner, batch: Batch, tests: Sequence[TestCase]
 ) -> tuple[list[CallOutcome], list[CallOutcome]]:
     old, new = await asyncio.gather(
-        run_version(runner, batch.old_code, tests, batch.read, batch.language),
-        run_version(runner, batch.new_code, tests, batch.read, batch.language),
+        run_version(runner, batch.old_code, tests, batch.read, batch.language, batch.nonce),
+        run_version(runner, batch.new_code, tests, batch.read, batch.language, batch.nonce),
     )
     return old, new
 

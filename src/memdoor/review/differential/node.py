@@ -18,7 +18,10 @@ private ``/tmp`` and then, in one of two modes:
   that does not parse, or that needs a module the sandbox does not have, is ``import`` (it cannot run),
   not behaviour.
 
-Everything printed comes from untrusted code and is read as data (:func:`read_js`).
+The test's first line is the nonce (:mod:`.seal`): the driver reads standard input before any code
+under test is loaded, takes that line out (the input file keeps only the rest, and standard input reads it
+again from its start) and prints it in its result line, after :data:`MARK`. Everything printed comes from
+untrusted code and is read as data (:func:`read_js`): only the last line with the nonce is a result.
 """
 
 from __future__ import annotations
@@ -42,6 +45,28 @@ const Module = require('module');
 const { pathToFileURL } = require('url');
 const ROOT = path.join('/tmp', TREE);
 const writeSync = fs.writeSync;
+const NONCE = takeNonce();
+
+function takeNonce() {
+  // The test's first line, read before any code under test is loaded; the input file keeps only the rest,
+  // opened again as standard input (descriptor 0, the lowest free), so the program reads it from its start.
+  const all = fs.readFileSync(0);
+  const at = all.indexOf(10) < 0 ? all.length : all.indexOf(10);
+  const rest = all.subarray(Math.min(at + 1, all.length));
+  let where = null;
+  try { if (fs.fstatSync(0).isFile()) where = fs.readlinkSync('/proc/self/fd/0'); } catch (_) { where = null; }
+  fs.closeSync(0);
+  try {
+    if (where === null) throw new Error('standard input is no file');
+    fs.writeFileSync(where, rest);
+  } catch (_) {
+    if (where !== null) { try { fs.unlinkSync(where); } catch (_) { /* nothing else can remove it */ } }
+    where = path.join('/tmp', TREE + '-input');
+    fs.writeFileSync(where, rest);
+  }
+  fs.openSync(where, 'r');
+  return all.subarray(0, at).toString('latin1');
+}
 
 function setup() {
   const ready = path.join(ROOT, '.memdoor-ready');
@@ -114,7 +139,7 @@ function missingModule(e) {
 }
 
 function finish(res) {
-  writeSync(1, '\n' + MARK + JSON.stringify(res) + '\n');
+  writeSync(1, '\n' + MARK + NONCE + ' ' + JSON.stringify(res) + '\n');
 }
 
 function load(rel, name) {
@@ -253,6 +278,6 @@ def stdin_request(call: Call) -> TestCase:
     return TestCase(kind="stdin", input=stdin_of(call), output=None)
 
 
-def read_js(result: TestResult) -> CallOutcome:
+def read_js(result: TestResult, nonce: str) -> CallOutcome:
     """The outcome of one test of the Node program (its last result line), read as untrusted data."""
-    return outcome(result, last=True)
+    return outcome(result, nonce, last=True)

@@ -4,11 +4,15 @@ functions, in the sandbox, and what they report.
 Each version's program carries both versions of the file (:mod:`.rust_pair`): when either does not compile,
 neither program does, and what did not compile is said (which file, which line) instead of a difference.
 The program's own ``fn main`` is renamed and called from a ``main`` of ours that catches a panic (the panic
-hook silenced), flushes standard output and prints one last line: :data:`MARK` then JSON with how the run
-ended — ``exit status 0``, ``panic`` (its message not compared), or what a ``main`` returning ``Result`` or
-``ExitCode`` returned. The sandbox compiles it once per run (the candidates' compiler, crates and limits)
-and runs it on each input. A run that ends by ``process::exit`` has no last line: its exit status is the
-end. A version that does not compile is ``import`` (it cannot run), not behaviour.
+hook silenced), flushes standard output and prints one last line: :data:`MARK`, the nonce, then JSON with
+how the run ended — ``exit status 0``, ``panic`` (its message not compared), or what a ``main`` returning
+``Result`` or ``ExitCode`` returned. The sandbox compiles it once per run (the candidates' compiler,
+crates and limits) and runs it on each input. A run that ends by ``process::exit`` has no last line: its
+exit status is the end. A version that does not compile is ``import`` (it cannot run), not behaviour.
+Before the program runs, our ``main`` reads the test's first line, the nonce (:mod:`.seal`), and takes it
+out of the input (the input file keeps only the rest, and standard input reads it again from its start):
+only a line with the nonce is read as the end, or as a call's result; a line the code under test prints
+is its output.
 
 For functions (:func:`function_harness`), every input is baked in as Rust literals of the declared
 parameter types (:mod:`.rust_inputs`: only values that compile), one ``match`` arm each; a run reads the
@@ -33,6 +37,7 @@ from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outc
 from memdoor.review.differential.rust_inputs import arguments
 from memdoor.review.differential.rust_pair import HARNESS_FAILED, Layout, Side, compile_failure, pair
 from memdoor.review.differential.rustfunctions import MUT_METHOD
+from memdoor.review.differential.seal import head
 from memdoor.sandbox.lang.rust_call import Unsupported
 
 WRAPPER = r"""
@@ -61,7 +66,36 @@ fn __memdoor_json(s: &str) -> String {
     o.push('"');
     o
 }
+fn __memdoor_nonce() -> String {
+    // The test's first line, read before the code under test runs; the input file keeps only the rest,
+    // which standard input reads from its start (from a pipe, only that line is read).
+    use ::std::io::{Read, Seek, Write};
+    use ::std::os::unix::io::AsFd;
+    let mut input = match ::std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(fd) => ::std::fs::File::from(fd),
+        Err(_) => return String::new(),
+    };
+    let mut line = Vec::new();
+    if input.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        let mut all = Vec::new();
+        let _ = input.read_to_end(&mut all);
+        let at = all.iter().position(|&b| b == b'\n').unwrap_or(all.len());
+        let next = (at + 1).min(all.len());
+        line.extend_from_slice(&all[..at]);
+        let kept = ::std::fs::OpenOptions::new().write(true).truncate(true).open("/proc/self/fd/0")
+            .and_then(|mut f| f.write_all(&all[next..]));
+        let _ = input.seek(::std::io::SeekFrom::Start(if kept.is_ok() { 0 } else { next as u64 }));
+    } else {
+        let mut byte = [0u8; 1];
+        while let Ok(1) = input.read(&mut byte) {
+            if byte[0] == b'\n' { break; }
+            line.push(byte[0]);
+        }
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
 fn main() {
+    let __memdoor_n = __memdoor_nonce();
     ::std::panic::set_hook(Box::new(|_| {}));
     let ran = ::std::panic::catch_unwind(|| __memdoor_main());
     let (end, message) = match ran {
@@ -75,7 +109,7 @@ fn main() {
     use ::std::io::Write;
     let _ = ::std::io::stdout().flush();
     let m: String = message.chars().take(MAX_TEXT).collect();
-    println!("\n{}{{\"k\": \"exit\", \"t\": {}, \"m\": {}}}", MARK_TEXT, __memdoor_json(&end), __memdoor_json(&m));
+    println!("\n{}{} {{\"k\": \"exit\", \"t\": {}, \"m\": {}}}", MARK_TEXT, __memdoor_n, __memdoor_json(&end), __memdoor_json(&m));
 }
 """
 
@@ -95,8 +129,9 @@ def _not_compiled(result: TestResult, where: Layout) -> CallOutcome:
     return CallOutcome.not_compiled(text[:MAX_TEXT])
 
 
-def read_rust(result: TestResult, where: Layout) -> CallOutcome:
-    """The outcome of one run of the wrapped program, read as untrusted data."""
+def read_rust(result: TestResult, nonce: str, where: Layout) -> CallOutcome:
+    """The outcome of one run of the wrapped program, read as untrusted data: its end from the last line
+    with the test's ``nonce``; any other line is what the program printed."""
     detail = (result.detail or "").strip()
     if result.status == "compile_error":
         return _not_compiled(result, where)
@@ -110,11 +145,12 @@ def read_rust(result: TestResult, where: Layout) -> CallOutcome:
             return CallOutcome(kind="crash", text=f"{result.status}: {detail}"[:MAX_TEXT])
         return CallOutcome(kind="exit", type=f"exit status {status.group(1)}", text="")
     out = result.output or ""
-    at = out.rfind("\n" + MARK)
+    mark = "\n" + head(nonce)
+    at = out.rfind(mark)
     end, message = "exit status 0", ""
     if at >= 0:
         try:
-            data = json.loads(out[at + 1 + len(MARK) :].split("\n", 1)[0])
+            data = json.loads(out[at + len(mark) :].split("\n", 1)[0])
         except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict) and isinstance(data.get("t"), str):
@@ -142,7 +178,7 @@ impl<T> __MemdoorNoDebug for __MemdoorValue<T> {
         (format!("<{} without Debug>", ::std::any::type_name::<T>()), ::std::any::type_name::<T>())
     }
 }
-fn __memdoor_report(f: impl FnOnce() -> (String, &'static str) + ::std::panic::UnwindSafe) {
+fn __memdoor_report(nonce: &str, f: impl FnOnce() -> (String, &'static str) + ::std::panic::UnwindSafe) {
     ::std::panic::set_hook(Box::new(|_| {}));
     let line = match ::std::panic::catch_unwind(f) {
         Ok((text, type_name)) => {
@@ -160,17 +196,18 @@ fn __memdoor_report(f: impl FnOnce() -> (String, &'static str) + ::std::panic::U
             format!("{{\"k\": \"raise\", \"t\": \"panic\", \"r\": {}}}", __memdoor_json(&cut))
         }
     };
-    println!("\n{}{}", MARK_TEXT, line);
+    println!("\n{}{} {}", MARK_TEXT, nonce, line);
 }
-fn __memdoor_refused(why: &str) {
-    println!("\n{}{{\"k\": \"import\", \"t\": \"unsupported input\", \"r\": {}}}", MARK_TEXT, __memdoor_json(why));
+fn __memdoor_refused(nonce: &str, why: &str) {
+    println!("\n{}{} {{\"k\": \"import\", \"t\": \"unsupported input\", \"r\": {}}}", MARK_TEXT, nonce, __memdoor_json(why));
 }
 fn main() {
+    let __memdoor_n = __memdoor_nonce();
     let mut s = String::new();
     let _ = ::std::io::Read::read_to_string(&mut ::std::io::stdin(), &mut s);
     match s.trim() {
 ARMS
-        _ => __memdoor_refused("no such call"),
+        _ => __memdoor_refused(&__memdoor_n, "no such call"),
     }
 }
 """
@@ -205,18 +242,18 @@ def function_harness(
     for k, name, types, args in calls:
         try:
             text = ", ".join(arguments(name, types, args))
-            arms.append(f'        "{k}" => __memdoor_report(|| {_call(name, text)}),')
+            arms.append(f'        "{k}" => __memdoor_report(&__memdoor_n, || {_call(name, text)}),')
         except Unsupported as e:
-            arms.append(f'        "{k}" => __memdoor_refused({json.dumps(str(e)[:200])}),')
+            arms.append(f'        "{k}" => __memdoor_refused(&__memdoor_n, {json.dumps(str(e)[:200])}),')
     tail = CALLS.replace("ARMS", "\n".join(arms)).replace("MAX_TEXT", str(MAX_TEXT))
     return pair(old, new, side) + _json_fn() + tail.replace("MARK_TEXT", json.dumps(MARK))
 
 
-def read_rust_call(result: TestResult, where: Layout) -> CallOutcome:
+def read_rust_call(result: TestResult, nonce: str, where: Layout) -> CallOutcome:
     """The outcome of one call of the function harness (a version that does not compile cannot be called)."""
     if result.status == "compile_error":
         return _not_compiled(result, where)
-    return outcome(result, last=True)
+    return outcome(result, nonce, last=True)
 
 
 def harness_failed(o: CallOutcome) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.functions import ChangedFunction, around, changed_spans
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.seal import new_nonce
 
 Language = Literal["python", "javascript", "rust"]
 TargetKind = Literal["function", "program"]
@@ -93,14 +94,17 @@ def changed_lines(old: str, new: str, first: int = 1) -> tuple[list[int], list[i
 class Batch:
     """One sandbox program per version and the tests of its targets (``work``: the stage's index of each
     target, the target, its inputs). ``request`` makes the test of one input (``k``: its position among
-    the batch's inputs), ``read`` reads a test's result as an outcome (untrusted data). ``split``, given the
-    first run's outcomes (both versions'), gives the batches to run instead, which together hold ``work`` in
-    its order: none (``[]``) unless one target's part of the program stopped all of them."""
+    the batch's inputs), ``read`` reads a test's result as an outcome (untrusted data), given ``nonce``:
+    every test's input starts with it, and only a result line that carries it is read (:mod:`.seal`; one
+    per batch, so that a version's output is the same text in every run). ``split``, given the first run's
+    outcomes (both versions'), gives the batches to run instead, which together hold ``work`` in its order:
+    none (``[]``) unless one target's part of the program stopped all of them."""
 
     language: Language
     old_code: str
     new_code: str
     work: list[tuple[int, Target, list[Call]]]
     request: Callable[[Target, Call, int], TestCase]
-    read: Callable[[TestResult], CallOutcome]
+    read: Callable[[TestResult, str], CallOutcome]
     split: Callable[[list[CallOutcome]], list[Batch]] | None = None
+    nonce: str = field(default_factory=new_nonce)
