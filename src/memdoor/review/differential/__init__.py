@@ -7,7 +7,8 @@ Finding targets, per language:
 - :mod:`.kinds`: every kind of target in one place: the files that hold them, their inputs, the agents' asks;
 - :mod:`.targets`: the seam every target fits (:class:`~.targets.Changed`, :class:`~.targets.Batch`);
 - :mod:`.functions`: Python functions and methods the change altered, by syntax tree;
-- :mod:`.jsfunctions`: JavaScript functions the change altered, by tokens (:mod:`.jsscan`: the scanner);
+- :mod:`.jsfunctions`: JavaScript functions and class methods the change altered, by tokens (:mod:`.jsscan`:
+  the scanner; :mod:`.jsclasses`: top-level classes and their members);
 - :mod:`.rustfunctions`: Rust functions the change altered, by masked text (:mod:`.rustscan`: the masks);
 - :mod:`.programs`: changed standard-input programs (Python, JavaScript, Rust).
 

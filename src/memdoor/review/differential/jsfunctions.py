@@ -2,9 +2,13 @@
 ``const``/``let``/``var f = function ...`` or arrow-function definitions (``export`` and ``async`` allowed) of
 the base and the changed file, compared by their tokens (:mod:`.jsscan`: comments and layout left out).
 
-As for Python, a function whose tokens are the same but that reads a top-level ``const``/``let``/``var``
-whose definition changed counts too. Functions on one side only are not compared; methods of classes and
-objects are not found.
+The methods of top-level classes (:mod:`.jsclasses`) are compared the same way, each named ``X.method``:
+an instance method is called on ``new X()``, a static one on ``X``, the constructor as ``new X(...)``;
+a changed getter, setter, private (``#``) or computed method is listed as skipped with the reason.
+
+As for Python, a function or method whose tokens are the same but that reads a top-level
+``const``/``let``/``var`` whose definition changed counts too. Functions and methods on one side only are
+not compared; methods of object literals are not found.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memdoor.review.context import Skipped
+from memdoor.review.differential.jsclasses import Member, classes, members
 from memdoor.review.differential.jsscan import Token, matching, statement_end, tokens
-from memdoor.review.differential.targets import Changed, changed_lines
+from memdoor.review.differential.targets import Changed, JsKind, changed_lines
 
 MAX_LITERALS = 12
 MAX_LITERAL_CHARS = 80
@@ -60,10 +66,9 @@ def _function_at(toks: list[Token], i: int) -> tuple[int, list[tuple[str, str]]]
         return None
     t = toks[i]
     if t.text == "function":
-        j = i + 1
-        while j < len(toks) and toks[j].text != "(":
-            j += 1
-        if j >= len(toks):
+        j = i + 1 + (i + 1 < len(toks) and toks[i + 1].text == "*")
+        j += j < len(toks) and toks[j].kind == "name"  # its name: the ``(`` is next, looked for no further
+        if j >= len(toks) or toks[j].text != "(":
             return None
         close = matching(toks, j)
         body = close + 1
@@ -119,17 +124,17 @@ def definitions(src: str) -> tuple[list[Token], dict[str, Definition]]:
                 out[name.text] = Definition(name.text, first, last, params, found is not None)
                 i = last + 1
                 continue
-        i += 1
+        i = max(i + 1, j)  # from any of the ``export``/``default`` words skipped, the same j: none is a start
     return toks, out
 
 
-def _texts(toks: list[Token], d: Definition) -> list[str]:
-    return [t.text for t in toks[d.first : d.last + 1]]
+def _texts(toks: list[Token], first: int, last: int) -> list[str]:
+    return [t.text for t in toks[first : last + 1]]
 
 
-def _source(src: str, toks: list[Token], d: Definition) -> tuple[str, int, int]:
-    """The definition's whole lines, its first and last line number."""
-    first, last = toks[d.first], toks[d.last]
+def _source(src: str, toks: list[Token], first_at: int, last_at: int) -> tuple[str, int, int]:
+    """The whole lines of tokens ``first_at``..``last_at``, their first and last line number."""
+    first, last = toks[first_at], toks[last_at]
     start = src.rfind("\n", 0, first.start) + 1
     end = src.find("\n", last.start + len(last.text))
     end = len(src) if end < 0 else end
@@ -152,46 +157,94 @@ def _literal(t: Token) -> Any:
     return None
 
 
-def _literals(toks: list[Token], d: Definition, lines: set[int]) -> list[Any]:
+def _literals(toks: list[Token], first: int, last: int, lines: set[int]) -> list[Any]:
     out: list[Any] = []
-    for t in toks[d.first : d.last + 1]:
+    for t in toks[first : last + 1]:
         if t.line in lines and (v := _literal(t)) is not None and v not in out:
             out.append(v)
     return out
 
 
-def compare_js(old: str, new: str, *, file: str) -> list[Changed]:
-    """The functions of ``new`` whose tokens changed from ``old`` (or that read a changed top-level
-    declaration)."""
-    old_toks, old_defs = definitions(old)
-    new_toks, new_defs = definitions(new)
-    values = {n for n, d in [*old_defs.items(), *new_defs.items()] if not d.is_function}
+@dataclass(frozen=True)
+class _Side:
+    """One version of a file: its text, tokens, top-level definitions and classes' members."""
+
+    src: str
+    toks: list[Token]
+    defs: dict[str, Definition]
+    members: dict[tuple[str, str, str, str], Member]
+
+
+def _side(src: str) -> _Side:
+    toks, defs = definitions(src)
+    found = {m.key: m for c in classes(toks) for m in members(toks, c)}
+    return _Side(src, toks, defs, found)
+
+
+def _why(
+    old: _Side, o: tuple[int, int], new: _Side, n: tuple[int, int], moved: set[str], own: str
+) -> str | None:
+    """Why the code at token spans ``o`` (base) and ``n`` (change) is compared: its tokens changed, or it
+    reads a changed top-level declaration other than ``own``; None when neither."""
+    if _texts(old.toks, *o) != _texts(new.toks, *n):
+        return "its code changed"
+    body = {t.text for t in new.toks[n[0] : n[1] + 1] if t.kind == "name"}
+    reads = sorted((body & moved) - {own})
+    return f"it reads {', '.join(reads)}, whose top-level value changed" if reads else None
+
+
+def _changed(
+    old: _Side, o: tuple[int, int], new: _Side, n: tuple[int, int], *, file: str, name: str,
+    params: list[tuple[str, str]], kind: JsKind, why: str,
+) -> Changed:  # fmt: skip
+    old_src, old_first, _ = _source(old.src, old.toks, *o)
+    new_src, new_first, new_last = _source(new.src, new.toks, *n)
+    o_lines, n_lines = changed_lines(old_src, new_src, new_first)
+    o_lines = [old_first + k - 1 for k in o_lines]
+    literals = _literals(new.toks, *n, set(n_lines))
+    literals += [v for v in _literals(old.toks, *o, set(o_lines)) if v not in literals]
+    return Changed(
+        target="function", language="javascript", file=file, old_file=file, name=name, kind=kind, params=params,
+        old_source=old_src, new_source=new_src, line=new_first, end_line=max(new_last, new_first),
+        changed_lines=n_lines, literals=literals[:MAX_LITERALS], why=why,
+    )  # fmt: skip
+
+
+def compare_javascript(old: str, new: str, *, file: str) -> tuple[list[Changed], list[Skipped]]:
+    """The functions and class methods of ``new`` whose tokens changed from ``old`` (or that read a changed
+    top-level declaration), and the changed members that cannot be called (getters, setters, private or
+    computed names), skipped with the reason."""
+    o, n = _side(old), _side(new)
+    values = {k for k, d in [*o.defs.items(), *n.defs.items()] if not d.is_function}
     moved = {
-        n for n in values
-        if n not in old_defs or n not in new_defs or _texts(old_toks, old_defs[n]) != _texts(new_toks, new_defs[n])
+        k for k in values
+        if k not in o.defs or k not in n.defs
+        or _texts(o.toks, o.defs[k].first, o.defs[k].last) != _texts(n.toks, n.defs[k].first, n.defs[k].last)
     }  # fmt: skip
-    out = []
-    for name, d in new_defs.items():
-        if not d.is_function or name not in old_defs or not old_defs[name].is_function:
+    out, skipped = [], []
+    for name, d in n.defs.items():
+        if not d.is_function or name not in o.defs or not o.defs[name].is_function:
             continue
-        o = old_defs[name]
-        body = {t.text for t in new_toks[d.first : d.last + 1] if t.kind == "name"}
-        reads = sorted((body & moved) - {name})
-        if _texts(old_toks, o) != _texts(new_toks, d):
-            why = "its code changed"
-        elif reads:
-            why = f"it reads {', '.join(reads)}, whose top-level value changed"
-        else:
+        span, old_span = (d.first, d.last), (o.defs[name].first, o.defs[name].last)
+        if (why := _why(o, old_span, n, span, moved, name)) is not None:
+            out.append(_changed(o, old_span, n, span, file=file, name=name, params=d.params, kind="function",
+                                why=why))  # fmt: skip
+    for key, m in n.members.items():
+        if key not in o.members:
             continue
-        old_src, old_first, _ = _source(old, old_toks, o)
-        new_src, new_first, new_last = _source(new, new_toks, d)
-        o_lines, n_lines = changed_lines(old_src, new_src, new_first)
-        o_lines = [old_first + k - 1 for k in o_lines]
-        literals = _literals(new_toks, d, set(n_lines))
-        literals += [v for v in _literals(old_toks, o, set(o_lines)) if v not in literals]
-        out.append(Changed(
-            target="function", language="javascript", file=file, old_file=file, name=name, params=d.params,
-            old_source=old_src, new_source=new_src, line=new_first, end_line=max(new_last, new_first),
-            changed_lines=n_lines, literals=literals[:MAX_LITERALS], why=why,
-        ))  # fmt: skip
-    return out
+        span, old_span = (m.first, m.last), (o.members[key].first, o.members[key].last)
+        if (why := _why(o, old_span, n, span, moved, m.cls)) is None:
+            continue
+        if m.skip is not None:
+            skipped.append(Skipped(file=file, reason=f"{m.label}: {m.skip}: not compared"))
+            continue
+        params = _params(n.toks, *m.params_at)
+        out.append(
+            _changed(o, old_span, n, span, file=file, name=m.label, params=params, kind=m.kind, why=why)
+        )
+    return out, skipped
+
+
+def compare_js(old: str, new: str, *, file: str) -> list[Changed]:
+    """The functions and class methods of ``new`` that :func:`compare_javascript` compares."""
+    return compare_javascript(old, new, file=file)[0]

@@ -142,13 +142,27 @@ def arguments_of(toks: list[Token], open_at: int) -> list[Any]:
     return [literal_at(toks, a)[0] for a, b in _split(toks, open_at + 1, close) if _whole(toks, a, b, 0)]
 
 
-def mined_calls(texts: list[str], name: str, limit: int = MAX_MINED) -> list[Call]:
-    """Calls of ``name`` with literal arguments in the base's JavaScript test files."""
+def _called(toks: list[Token], i: int, name: str, receiver: str | None) -> bool:
+    """Whether token ``i`` calls ``name``: plainly (``receiver`` None), or as a method of ``receiver``
+    (``"*"``: of anything, as ``s.push(1)``)."""
+    if toks[i].text != name or toks[i + 1].text != "(":
+        return False
+    before = toks[i - 1].text if i else ""
+    if receiver is None:
+        return before not in (".", "function")
+    return before in (".", "?.") and (receiver == "*" or (i >= 2 and toks[i - 2].text == receiver))
+
+
+def mined_calls(
+    texts: list[str], name: str, limit: int = MAX_MINED, receiver: str | None = None
+) -> list[Call]:
+    """Calls of ``name`` with literal arguments in the base's JavaScript test files (``receiver``: of the
+    method ``name`` on that object, or on any when ``"*"``)."""
     out: list[Call] = []
     for text in texts:
         toks = tokens(text)
-        for i, t in enumerate(toks[:-1]):
-            if t.text != name or toks[i + 1].text != "(" or (i and toks[i - 1].text in (".", "function")):
+        for i in range(len(toks) - 1):
+            if not _called(toks, i, name, receiver):
                 continue
             try:
                 call = json_call(arguments_of(toks, i + 1))

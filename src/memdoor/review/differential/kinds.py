@@ -5,7 +5,7 @@ for the ones that are not Python functions, and how the agents are asked for inp
 target                 found by                                    inputs (ours; the agents')
 =====================  ==========================================  =======================================
 Python function        :mod:`.functions` (syntax trees)            :mod:`.inputs` (Python literals)
-JavaScript function    :mod:`.jsfunctions` (tokens)                :mod:`.json_inputs` (JSON arguments)
+JS function, method    :mod:`.jsfunctions` (tokens), .jsclasses    :mod:`.json_inputs` (JSON arguments)
 stdin program (3)      :mod:`.programs`                            :mod:`.stdin_inputs` (JSON strings)
 Rust function          :mod:`.rustfunctions` (masked text)         :mod:`.rustfunctions` by type (JSON)
 =====================  ==========================================  =======================================
@@ -26,7 +26,7 @@ from memdoor.review.context import Skipped
 from memdoor.review.diff import FileDiff
 from memdoor.review.differential.functions import ChangedFunction, compare_files, is_test_file, module_name
 from memdoor.review.differential.inputs import Call, Read, read_inputs
-from memdoor.review.differential.jsfunctions import compare_js
+from memdoor.review.differential.jsfunctions import compare_javascript
 from memdoor.review.differential.json_inputs import MAX_MINED, mined_calls, own_json, read_json_answer
 from memdoor.review.differential.node import module_syntax
 from memdoor.review.differential.programs import JS_SUFFIXES, RUST_MOD, is_js_test, is_rust_test, program_of
@@ -41,7 +41,7 @@ from memdoor.review.files import inspect
 
 NOT_YET = {".ts": "TypeScript is not compared (it would need compiling)"}
 LANGUAGE_NAME = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)?$")  # f, or X.method
 
 
 def _python(
@@ -74,13 +74,14 @@ def _javascript(f: FileDiff, old: str, new: str) -> tuple[list[Target], list[Ski
     program = program_of(f.path, old, new)
     if isinstance(program, Changed):
         return [program], []  # its top-level code reads standard input: compared as a program
-    found = compare_js(old, new, file=f.path)
+    found, skipped = compare_javascript(old, new, file=f.path)
     module = (module_syntax(new) or module_syntax(old)) if found else None
     if module is not None:  # the Node driver cannot evaluate it: every call would fail to load
-        return [], [Skipped(file=f.path, reason=f"{module} ({', '.join(c.name for c in found)})")]
+        return [], [Skipped(file=f.path, reason=f"{module} ({', '.join(c.name for c in found)})"), *skipped]
     bad = [c.name for c in found if not _IDENTIFIER.match(c.name)]
     return [c for c in found if c.name not in bad], [
-        Skipped(file=f.path, reason=f"{n}: not a plain name") for n in bad
+        *skipped,
+        *(Skipped(file=f.path, reason=f"{n}: not a plain name") for n in bad),
     ]
 
 
@@ -170,21 +171,28 @@ def own_for(others: list[Changed], changed: Path, base_dir: Path, files: list[Fi
             elif t.language == "rust":
                 out.append(own_json(t, [], pool_of=rust_pool))
             else:
-                out.append(own_json(t, _mined_js(tests, t.name)))
+                out.append(own_json(t, _mined_js(tests, t.name, t.kind)))
         except (RecursionError, ValueError):
             out.append([])  # the agents' inputs only
     return out
 
 
-def _mined_js(tests: list[str], name: str) -> list[Call]:
+def _mined_js(tests: list[str], name: str, kind: str = "function") -> list[Call]:
     """The calls of ``name`` in the base's JavaScript tests, read file by file: a test file that cannot be
-    read gives none, the others still do."""
+    read gives none, the others still do. A method ``X.m``'s are ``X.m(...)`` for a static one,
+    ``new X(...)`` for the constructor, else ``.m(...)`` on anything in the files that name ``X``."""
+    cls, _, method = name.rpartition(".")
     out: list[Call] = []
     for text in tests:
-        if name not in text:
+        if (cls or name) not in text:
             continue
         try:
-            found = mined_calls([text], name)
+            if not cls:
+                found = mined_calls([text], name)
+            elif kind == "constructor":
+                found = mined_calls([text], cls)
+            else:
+                found = mined_calls([text], method, receiver=cls if kind == "staticmethod" else "*")
         except (RecursionError, ValueError):
             continue
         out += [c for c in found if c.text not in {o.text for o in out}]

@@ -7,11 +7,14 @@ private ``/tmp`` and then, in one of two modes:
   evaluates the file as CommonJS does (``export`` keywords and re-exports dropped, ``export default x`` an
   assignment, ``require`` relative to it) with a ``return`` of the function added at its end, so top-level
   functions are reached whether exported or not (a file with ``import`` declarations cannot be evaluated
-  so: :func:`module_syntax` says so, and the stage lists it as skipped),
-  calls it (awaiting a promise) with its own output discarded, and prints one line: :data:`MARK` then the
-  JSON of the outcome (as the Python driver's: ``k``, ``t``, ``r``, ``h``, ``a``, ``ah``). Values are
-  written as canonical text: ``undefined``, ``NaN``, ``Infinity``, ``-0``, ``12n``, Maps and Sets, class
-  names, ``[Circular]``, so that what JSON cannot say is still compared.
+  so: :func:`module_syntax` says so, and the stage lists it as skipped). A method ``X.m`` is reached
+  through its class: a static one on ``X``, an instance one on ``new X()`` built afresh for each call (a
+  constructor that throws is ``import``: the method cannot be called, which is no behaviour), the
+  constructor as ``new X(...)``. It calls it (awaiting a promise) with its own output discarded, and
+  prints one line: :data:`MARK` then the JSON of the outcome (as the Python driver's: ``k``, ``t``,
+  ``r``, ``h``, ``a``, ``ah``). Values are written as canonical text: ``undefined``, ``NaN``,
+  ``Infinity``, ``-0``, ``12n``, Maps and Sets, class names, ``[Circular]``, so that what JSON cannot say
+  is still compared.
 - **a program** (``TARGET``): the program's standard input is the test's; it runs as ``node file`` would
   (``require``, or ``import()`` for an ES module), its output is captured, and at exit the line holds the
   output's text and digest, and how it ended: ``exit status N`` or the uncaught exception's type. A file
@@ -157,14 +160,29 @@ function load(rel, name) {
   return make(mod.exports, Module.createRequire(full), mod, full, path.dirname(full));
 }
 
+function callee(req) {
+  const dot = req.n.indexOf('.');
+  const owner = dot < 0 ? req.n : req.n.slice(0, dot);
+  const value = load(req.f, owner);
+  if (typeof value !== 'function') throw new TypeError(owner + (dot < 0 ? ' is not a function' : ' is not a class'));
+  if (dot < 0) return value;
+  if (req.c === 'constructor') return (...args) => new value(...args);
+  let self = value;
+  if (req.c !== 'staticmethod') {
+    try { self = new value(); } catch (e) { throw { name: errType(e), message: 'new ' + owner + '() throws: ' + errMessage(e) }; }
+  }
+  const fn = self[req.n.slice(dot + 1)];
+  if (typeof fn !== 'function') throw new TypeError(req.n + ' is not a method');
+  return fn.bind(self);
+}
+
 async function callMode() {
   const req = JSON.parse(fs.readFileSync(0, 'utf8'));
   process.stdout.write = function () { return true; };
   let fn;
   try {
     setup();
-    fn = load(req.f, req.n);
-    if (typeof fn !== 'function') throw new TypeError(req.n + ' is not a function');
+    fn = callee(req);
   } catch (e) {
     return { k: 'import', t: errType(e), ...text(errMessage(e)) };
   }
@@ -269,8 +287,11 @@ def js_program(files: dict[str, str], target: str | None = None) -> str:
     return head + DRIVER
 
 
-def js_call_request(file: str, name: str, call: Call) -> TestCase:
-    return TestCase(kind="stdin", input=json.dumps({"f": file, "n": name, "a": call.text}), output=None)
+def js_call_request(file: str, name: str, call: Call, kind: str = "function") -> TestCase:
+    """The test of one call: ``name`` a top-level function, or ``X.m`` a method of class ``X`` called as
+    ``kind`` says (on ``new X()``, on ``X``, or ``new X(...)`` for the constructor)."""
+    request = {"f": file, "n": name, "a": call.text, "c": kind}
+    return TestCase(kind="stdin", input=json.dumps(request), output=None)
 
 
 def stdin_request(call: Call) -> TestCase:

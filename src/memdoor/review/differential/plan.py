@@ -51,7 +51,7 @@ def _python_request(t: Target, call: Call, _k: int) -> TestCase:
 
 
 def _js_call(t: Target, call: Call, _k: int) -> TestCase:
-    return js_call_request(t.file, t.name, call)
+    return js_call_request(t.file, t.name, call, t.kind)
 
 
 def _stdin(_t: Target, call: Call, _k: int) -> TestCase:

@@ -25,6 +25,8 @@ from memdoor.review.differential.seal import new_nonce
 
 Language = Literal["python", "javascript", "rust"]
 TargetKind = Literal["function", "program"]
+JsKind = Literal["function", "method", "staticmethod", "constructor"]
+"""How a JavaScript function is called: itself, on ``new X()``, on the class ``X``, or as ``new X(...)``."""
 FENCE_TAG: dict[str, str] = {"python": "python", "javascript": "javascript", "rust": "rust"}
 COMMENT: dict[str, str] = {"python": "#", "javascript": "//", "rust": "//"}
 _GAP = re.compile(r"^( *)# (… (?:lines left out|cut) …)$", re.M)  # how :func:`around` marks a gap
@@ -48,6 +50,7 @@ class Changed(BaseModel):
     changed_lines: list[int] = Field(default_factory=list)
     literals: list[Any] = Field(default_factory=list, description="Literals on the changed lines.")
     why: str = "its code changed"
+    kind: JsKind = Field(default="function", description="How a JavaScript function is called (``X.m``).")
 
     @property
     def signature(self) -> str:
