@@ -7,7 +7,9 @@ function, the argument list's literal text, after the line of the nonce (:mod:`.
 module from there, reads the arguments with ``ast.literal_eval``, calls the function (a method on an
 instance made without arguments), and prints one line: :data:`MARK`, the nonce, then JSON
 ``{"k": "return"|"raise"|"import", "t": type, "r": text, "h": digest}``
-(plus ``"a"``/``"ah"`` when the call changed its arguments). Values are written as ``repr`` with sets
+(plus ``"a"``/``"ah"`` when the call changed its arguments; and, only for a method whose call changed its
+instance's own attributes, ``"s"``/``"sh"`` those after the call, sorted by name, a list or dict met again
+inside them ``[Circular]``, and ``"sb"`` before it). Values are written as ``repr`` with sets
 sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
 print the same; the digest is of the whole text, the text itself is cut. What the function prints and
 reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
@@ -37,9 +39,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
@@ -91,25 +100,52 @@ def _setup():
             sys.path.insert(0, path)
 
 
-def _canon(v, depth=0):
+def _canon(v, depth=0, seen=None):
+    # seen: the ids of the lists and dicts around v, one met again written [Circular] (None: not tracked,
+    # as for a function's values, which print as they always have)
     if depth > 40:
         return "..."
     t = type(v)
+    if seen is not None and (t is list or t is dict):
+        if id(v) in seen:
+            return "[Circular]"
+        seen = seen | {id(v)}
     if t is list:
-        return "[" + ", ".join(_canon(x, depth + 1) for x in v) + "]"
+        return "[" + ", ".join(_canon(x, depth + 1, seen) for x in v) + "]"
     if t is tuple:
-        inner = ", ".join(_canon(x, depth + 1) for x in v)
+        inner = ", ".join(_canon(x, depth + 1, seen) for x in v)
         return "(" + inner + ("," if len(v) == 1 else "") + ")"
     if t is dict:
-        return "{" + ", ".join(_canon(k, depth + 1) + ": " + _canon(x, depth + 1) for k, x in v.items()) + "}"
+        pairs = (_canon(k, depth + 1, seen) + ": " + _canon(x, depth + 1, seen) for k, x in v.items())
+        return "{" + ", ".join(pairs) + "}"
     if t is set or t is frozenset:
-        inner = ", ".join(sorted(_canon(x, depth + 1) for x in v))
+        inner = ", ".join(sorted(_canon(x, depth + 1, seen) for x in v))
         if t is set:
             return "{" + inner + "}" if v else "set()"
         return "frozenset({" + inner + "})" if v else "frozenset()"
     if hasattr(v, "__next__") and hasattr(v, "__iter__") and t.__module__ in ("builtins", "itertools"):
-        return "iterator " + _canon(list(itertools.islice(v, 10000)), depth + 1)
+        return "iterator " + _canon(list(itertools.islice(v, 10000)), depth + 1, seen)
     return _ADDR.sub(" at 0x?", repr(v))
+
+
+def _state(obj):
+    # An instance's own attributes (its __dict__, and the __slots__ it set), sorted by name, as text: what
+    # an instance method leaves behind is compared.
+    try:
+        fields = dict(getattr(obj, "__dict__", None) or {})
+        for cls in type(obj).__mro__:
+            slots = cls.__dict__.get("__slots__", ())
+            for name in [slots] if isinstance(slots, str) else slots:
+                mangled = name.startswith("__") and not name.endswith("__") and cls.__name__.strip("_")
+                if name not in ("__dict__", "__weakref__") and name not in fields:
+                    try:
+                        fields[name] = getattr(obj, "_" + cls.__name__.lstrip("_") + name if mangled else name)
+                    except AttributeError:  # a slot not set
+                        pass
+        pairs = sorted((str(k), _canon(v, 1, set())) for k, v in fields.items())
+        return "{" + ", ".join(repr(k) + ": " + v for k, v in pairs) + "}"
+    except BaseException as e:
+        return "<unprintable: " + _type(e) + ">"
 
 
 def _text(s):
@@ -203,15 +239,17 @@ def _call(req):
         named = _renamer(module, req["m"])
         target = module
         parts = req["f"].split(".")
+        method = len(parts) == 2 and req["c"] == "method"
         if len(parts) == 2:
             target = getattr(module, parts[0])
-            if req["c"] == "method":
+            if method:
                 target = target()
         fn = getattr(target, parts[-1])
     except BaseException as e:
         return _cannot_run(e)
     args = ast.literal_eval(req["a"])
     before = _canon(args)
+    held = _state(target) if method else None
     try:
         value = fn(*args)
         if hasattr(value, "__await__"):
@@ -230,6 +268,10 @@ def _call(req):
         after = before
     if after != before:
         out["a"], out["ah"] = _text(named(after))
+    now = _state(target) if method else None
+    if now != held:  # the instance the method changed: its state after (compared) and before (shown)
+        out["s"], out["sh"] = _text(named(now))
+        out["sb"] = _text(named(held))[0]
     return out
 
 
@@ -431,6 +473,11 @@ class CallOutcome(BaseModel):
     digest: str = Field(default="", description="Of the whole text: compared, with kind and type.")
     mutated: str | None = Field(default=None, description="The arguments after the call, if it changed them.")
     mutated_digest: str | None = None
+    state: str | None = Field(
+        default=None, description="An instance method's instance after the call (its fields), if it changed."
+    )
+    state_digest: str | None = None
+    state_before: str | None = Field(default=None, description="The instance before the call (not compared).")
     _not_compiled: bool = PrivateAttr(default=False)
 
     @classmethod
@@ -445,19 +492,30 @@ class CallOutcome(BaseModel):
         """Made by :meth:`not_compiled`: the sandbox said the program did not compile."""
         return self._not_compiled
 
-    @field_validator("type", "text", "message", "mutated")
+    @field_validator("type", "text", "message", "mutated", "state", "state_before")
     @classmethod
     def _writable(cls, v: str | None) -> str | None:
         """A lone surrogate (a program may print or raise one) escaped, so the outcome can be written."""
         return None if v is None else v.encode("utf-8", "backslashreplace").decode("utf-8")
 
-    def key(self) -> tuple[str, str, str, str | None]:
+    @model_serializer(mode="wrap")
+    def _drop_no_state(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An outcome without an instance's state (every function's, program's, or a method's that left its
+        instance as it was) is written as before that state was compared."""
+        data = handler(self)
+        if self.state is None:
+            for key in ("state", "state_digest", "state_before"):
+                data.pop(key, None)
+        return data
+
+    def key(self) -> tuple[str, str, str, str | None, str | None]:
         """What two outcomes must share to be the same behaviour: the kind, the type, a returned value's
-        text, and the arguments left behind. An exception's message is not compared (a refactoring that
-        rewords the error a nonsense input gets keeps behaviour), nor a crash's reason. A program's output
-        and how it ended are compared (not an exception's message)."""
+        text, the arguments left behind, and the state an instance method left its instance in. An
+        exception's message is not compared (a refactoring that rewords the error a nonsense input gets
+        keeps behaviour), nor a crash's reason. A program's output and how it ended are compared (not an
+        exception's message)."""
         value = (self.digest or self.text) if self.kind in ("return", "exit") else ""
-        return (self.kind, self.type, value, self.mutated_digest)
+        return (self.kind, self.type, value, self.mutated_digest, self.state_digest)
 
     def show(self) -> str:
         """In words: ``returns 2.0``, ``raises ZeroDivisionError: division by zero``, ``timed out``."""
@@ -475,7 +533,10 @@ class CallOutcome(BaseModel):
             text = "runs out of memory"
         else:
             text = "crashes" + (f" ({self.text})" if self.text else "")
-        return text + (f", and leaves its arguments as {self.mutated}" if self.mutated else "")
+        text += f", and leaves its arguments as {self.mutated}" if self.mutated else ""
+        return text + (
+            f", and changes its instance from {self.state_before} to {self.state}" if self.state else ""
+        )
 
     def _ended(self) -> str:
         """A program's run: ``prints '3\\n' and exits with status 0``, ``prints nothing, then raises …``."""
@@ -511,12 +572,14 @@ def outcome(result: TestResult, nonce: str, last: bool = False) -> CallOutcome:
 
 
 def from_mark(data: object) -> CallOutcome:
-    """The outcome a driver's result line holds (``k``, ``t``, ``r``, ``h``, ``m``, ``a``, ``ah``), read as
-    untrusted data; anything else is a crash."""
+    """The outcome a driver's result line holds (``k``, ``t``, ``r``, ``h``, ``m``, ``a``, ``ah``, and an
+    instance method's ``s``, ``sh``, ``sb``), read as untrusted data; anything else is a crash."""
     if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import", "exit", "crash"):
         return CallOutcome(kind="crash", text="no result")
-    mutated = _str(data, "a") or None
+    mutated, state = _str(data, "a") or None, _str(data, "s") or None
     return CallOutcome(
         kind=data["k"], type=_str(data, "t", 200), text=_str(data, "r"), digest=_str(data, "h", 64),
         message=_str(data, "m"), mutated=mutated, mutated_digest=_str(data, "ah", 64) if mutated else None,
+        state=state, state_digest=_str(data, "sh", 64) if state else None,
+        state_before=_str(data, "sb") if state else None,
     )  # fmt: skip

@@ -12,9 +12,10 @@ private ``/tmp`` and then, in one of two modes:
   constructor that throws is ``import``: the method cannot be called, which is no behaviour), the
   constructor as ``new X(...)``. It calls it (awaiting a promise) with its own output discarded, and
   prints one line: :data:`MARK` then the JSON of the outcome (as the Python driver's: ``k``, ``t``,
-  ``r``, ``h``, ``a``, ``ah``). Values are written as canonical text: ``undefined``, ``NaN``,
-  ``Infinity``, ``-0``, ``12n``, Maps and Sets, class names, ``[Circular]``, so that what JSON cannot say
-  is still compared.
+  ``r``, ``h``, ``a``, ``ah``; and, only for an instance method whose call changed its instance's own
+  enumerable fields, ``s``/``sh`` those after the call, sorted by name, and ``sb`` before it). Values are
+  written as canonical text: ``undefined``, ``NaN``, ``Infinity``, ``-0``, ``12n``, Maps and Sets, class
+  names, ``[Circular]``, so that what JSON cannot say is still compared.
 - **a program** (``TARGET``): the program's standard input is the test's; it runs as ``node file`` would
   (``require``, or ``import()`` for an ES module), its output is captured, and at exit the line holds the
   output's text and digest, and how it ended: ``exit status N`` or the uncaught exception's type. A file
@@ -115,6 +116,15 @@ function safeCanon(v) {
   try { return canon(v, 0, []); } catch (e) { return '[unprintable]'; }
 }
 
+function ownState(self) {
+  // An instance's own enumerable fields, sorted by name, each value as canon writes it (itself inside
+  // them [Circular]): what an instance method leaves behind.
+  try {
+    const inner = (k) => JSON.stringify(k) + ': ' + canon(self[k], 1, [self]);
+    return '{' + Object.keys(self).sort().map(inner).join(', ') + '}';
+  } catch (e) { return '[unprintable]'; }
+}
+
 function text(s) {
   return { r: s.slice(0, MAX_TEXT), h: crypto.createHash('sha256').update(s).digest('hex').slice(0, 32) };
 }
@@ -161,33 +171,35 @@ function load(rel, name) {
 }
 
 function callee(req) {
+  // The function to call, and the instance an instance method is called on (null for any other).
   const dot = req.n.indexOf('.');
   const owner = dot < 0 ? req.n : req.n.slice(0, dot);
   const value = load(req.f, owner);
   if (typeof value !== 'function') throw new TypeError(owner + (dot < 0 ? ' is not a function' : ' is not a class'));
-  if (dot < 0) return value;
-  if (req.c === 'constructor') return (...args) => new value(...args);
+  if (dot < 0) return [value, null];
+  if (req.c === 'constructor') return [(...args) => new value(...args), null];
   let self = value;
   if (req.c !== 'staticmethod') {
     try { self = new value(); } catch (e) { throw { name: errType(e), message: 'new ' + owner + '() throws: ' + errMessage(e) }; }
   }
   const fn = self[req.n.slice(dot + 1)];
   if (typeof fn !== 'function') throw new TypeError(req.n + ' is not a method');
-  return fn.bind(self);
+  return [fn.bind(self), req.c === 'staticmethod' ? null : self];
 }
 
 async function callMode() {
   const req = JSON.parse(fs.readFileSync(0, 'utf8'));
   process.stdout.write = function () { return true; };
-  let fn;
+  let fn, self;
   try {
     setup();
-    fn = callee(req);
+    [fn, self] = callee(req);
   } catch (e) {
     return { k: 'import', t: errType(e), ...text(errMessage(e)) };
   }
   const args = JSON.parse(req.a);
   const before = safeCanon(args);
+  const held = self === null ? null : ownState(self);
   let out;
   try {
     let value = fn(...args);
@@ -198,6 +210,8 @@ async function callMode() {
   }
   const after = safeCanon(args);
   if (after !== before) { const a = text(after); out.a = a.r; out.ah = a.h; }
+  const now = self === null ? null : ownState(self);
+  if (now !== held) { const s = text(now); out.s = s.r; out.sh = s.h; out.sb = text(held).r; }
   return out;
 }
 
