@@ -10,7 +10,7 @@ one stopped, so a hostile file costs time linear in its tokens: no recursion, no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from memdoor.review.differential.jsscan import OPEN, Token, matching, statement_end
@@ -39,7 +39,7 @@ class ClassSpan:
 class Member:
     """A method (or accessor) of a top-level class, its tokens ``first``..``last`` (its modifiers to its
     body's ``}``), ``params_at`` its parameters' parentheses, ``skip`` why it cannot be called (None: it
-    can)."""
+    can); ``on_prototype``: an instance member whose class has a static one of the same name."""
 
     cls: str
     name: str
@@ -49,11 +49,14 @@ class Member:
     last: int
     params_at: tuple[int, int]
     skip: str | None
+    on_prototype: bool = False
 
     @property
     def label(self) -> str:
-        """``X.method`` (an accessor's with its word: ``X.get size``)."""
-        return f"{self.cls}.{self.accessor + ' ' if self.accessor else ''}{self.name}"
+        """``X.method`` (an accessor's with its word: ``X.get size``); ``X.prototype.method`` for an instance
+        member whose class has a static one named the same, which keeps ``X.method``."""
+        owner = f"{self.cls}.prototype" if self.on_prototype else self.cls
+        return f"{owner}.{self.accessor + ' ' if self.accessor else ''}{self.name}"
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -194,4 +197,8 @@ def members(toks: list[Token], cls: ClassSpan) -> list[Member]:
             i = max(close + 1, i + 1)
             continue
         i = max(statement_end(toks, key_end) + 1, key_end + 1)  # a field: to its end
-    return out
+    statics = {(m.accessor, m.name) for m in out if m.kind == "staticmethod"}
+    return [
+        replace(m, on_prototype=True) if m.kind != "staticmethod" and (m.accessor, m.name) in statics else m
+        for m in out
+    ]

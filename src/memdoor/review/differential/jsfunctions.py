@@ -2,8 +2,10 @@
 ``const``/``let``/``var f = function ...`` or arrow-function definitions (``export`` and ``async`` allowed) of
 the base and the changed file, compared by their tokens (:mod:`.jsscan`: comments and layout left out).
 
-The methods of top-level classes (:mod:`.jsclasses`) are compared the same way, each named ``X.method``:
-an instance method is called on ``new X()``, a static one on ``X``, the constructor as ``new X(...)``;
+The methods of top-level classes (:mod:`.jsclasses`) are compared the same way, each named ``X.method``
+(an instance method whose class has a static one of the same name: ``X.prototype.method``): an instance
+method is called on ``new X()``, a static one on ``X``, the constructor as ``new X(...)``; a generator
+function or method is compared by what it yields (:mod:`.node`);
 a changed getter, setter, private (``#``) or computed method is listed as skipped with the reason.
 
 As for Python, a function or method whose tokens are the same but that reads a top-level

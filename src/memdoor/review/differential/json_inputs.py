@@ -18,7 +18,7 @@ from typing import Any
 
 from memdoor.review.differential.answers import read_list
 from memdoor.review.differential.inputs import Call, Read
-from memdoor.review.differential.jsscan import Token, matching, tokens
+from memdoor.review.differential.jsscan import Token, partners, tokens
 from memdoor.review.differential.targets import Changed
 
 MAX_CALL_CHARS = 1000
@@ -69,13 +69,15 @@ def _string(t: Token) -> str:
     return str(value)
 
 
-def literal_at(toks: list[Token], i: int, depth: int = 0) -> tuple[Any, int]:
-    """The JavaScript literal starting at token ``i`` as a JSON value, and the index after it."""
+def literal_at(toks: list[Token], i: int, depth: int = 0, pairs: list[int] | None = None) -> tuple[Any, int]:
+    """The JavaScript literal starting at token ``i`` as a JSON value, and the index after it (``pairs``:
+    the tokens' :func:`.jsscan.partners`, found here when not given)."""
+    pairs = partners(toks) if pairs is None else pairs
     if depth > MAX_DEPTH or i >= len(toks):
         raise NotLiteral("too deep")
     t = toks[i]
     if t.text == "-" and i + 1 < len(toks) and toks[i + 1].kind == "number":
-        value, end = literal_at(toks, i + 1, depth)
+        value, end = literal_at(toks, i + 1, depth, pairs)
         return -value, end
     if t.kind == "number":
         try:
@@ -94,11 +96,11 @@ def literal_at(toks: list[Token], i: int, depth: int = 0) -> tuple[Any, int]:
     if t.kind == "name" and t.text in ("true", "false", "null"):
         return {"true": True, "false": False, "null": None}[t.text], i + 1
     if t.text in ("[", "{"):
-        close = matching(toks, i)
-        items = _split(toks, i + 1, close)
+        close = pairs[i]
+        items = _split(toks, i + 1, close, pairs)
         if t.text == "[":
             return [
-                literal_at(toks, a, depth + 1)[0] for a, b in items if _whole(toks, a, b, depth)
+                literal_at(toks, a, depth + 1, pairs)[0] for a, b in items if _whole(toks, a, b, depth, pairs)
             ], close + 1
         out: dict[str, Any] = {}
         for a, b in items:
@@ -106,7 +108,7 @@ def literal_at(toks: list[Token], i: int, depth: int = 0) -> tuple[Any, int]:
             if a + 1 >= b or toks[a + 1].text != ":" or key.kind not in ("name", "string", "number"):
                 raise NotLiteral("an object member that is not key: value")
             name = _string(key) if key.kind == "string" else key.text
-            value, end = literal_at(toks, a + 2, depth + 1)
+            value, end = literal_at(toks, a + 2, depth + 1, pairs)
             if end != b:
                 raise NotLiteral("an object member that is not key: value")
             out[name] = value
@@ -114,18 +116,18 @@ def literal_at(toks: list[Token], i: int, depth: int = 0) -> tuple[Any, int]:
     raise NotLiteral(t.text[:40])
 
 
-def _whole(toks: list[Token], a: int, b: int, depth: int) -> bool:
-    if literal_at(toks, a, depth + 1)[1] != b:
+def _whole(toks: list[Token], a: int, b: int, depth: int, pairs: list[int]) -> bool:
+    if literal_at(toks, a, depth + 1, pairs)[1] != b:
         raise NotLiteral("an element that is not one literal")
     return True
 
 
-def _split(toks: list[Token], start: int, end: int) -> list[tuple[int, int]]:
+def _split(toks: list[Token], start: int, end: int, pairs: list[int]) -> list[tuple[int, int]]:
     """The ``[a, b)`` token spans between ``start`` and ``end`` separated by commas at their depth."""
     spans, a, k = [], start, start
     while k < end:
-        if toks[k].text in ("(", "[", "{"):
-            k = matching(toks, k) + 1
+        if toks[k].kind == "punct" and toks[k].text in ("(", "[", "{"):
+            k = pairs[k] + 1
             continue
         if toks[k].text == ",":
             spans.append((a, k))
@@ -136,10 +138,13 @@ def _split(toks: list[Token], start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def arguments_of(toks: list[Token], open_at: int) -> list[Any]:
-    """The literal arguments of the call whose ``(`` is at ``open_at`` (NotLiteral when one is not)."""
-    close = matching(toks, open_at)
-    return [literal_at(toks, a)[0] for a, b in _split(toks, open_at + 1, close) if _whole(toks, a, b, 0)]
+def arguments_of(toks: list[Token], open_at: int, pairs: list[int] | None = None) -> list[Any]:
+    """The literal arguments of the call whose ``(`` is at ``open_at`` (NotLiteral when one is not;
+    ``pairs``: the tokens' :func:`.jsscan.partners`, found once per file by the caller of many calls)."""
+    pairs = partners(toks) if pairs is None else pairs
+    close = pairs[open_at]
+    spans = _split(toks, open_at + 1, close, pairs)
+    return [literal_at(toks, a, 0, pairs)[0] for a, b in spans if _whole(toks, a, b, 0, pairs)]
 
 
 def _called(toks: list[Token], i: int, name: str, receiver: str | None) -> bool:
@@ -161,11 +166,12 @@ def mined_calls(
     out: list[Call] = []
     for text in texts:
         toks = tokens(text)
+        pairs = partners(toks)  # once per file: bracket partners looked up, not searched, per call
         for i in range(len(toks) - 1):
             if not _called(toks, i, name, receiver):
                 continue
             try:
-                call = json_call(arguments_of(toks, i + 1))
+                call = json_call(arguments_of(toks, i + 1, pairs))
             except (NotLiteral, RecursionError):
                 continue
             if call is not None and call.text not in (c.text for c in out):

@@ -252,6 +252,25 @@ def matching(toks: list[Token], i: int) -> int:
     return len(toks) - 1
 
 
+def partners(toks: list[Token]) -> list[int]:
+    """For each bracket that opens, the index :func:`matching` gives (its closing one, or the last token), all
+    found in one pass with a stack; any other token's entry is its own index. Reading many spans of one file
+    (every call of a function in a test file) with it costs linear time where :func:`matching` per span is
+    quadratic."""
+    out = list(range(len(toks)))
+    open_at: list[int] = []
+    for j, t in enumerate(toks):
+        if t.kind != "punct":
+            continue
+        if t.text in OPEN:
+            open_at.append(j)
+        elif t.text in CLOSE and open_at:
+            out[open_at.pop()] = j
+    for j in open_at:
+        out[j] = len(toks) - 1
+    return out
+
+
 _STATEMENT_WORDS = frozenset(
     {
         "const",

@@ -7,10 +7,13 @@ private ``/tmp`` and then, in one of two modes:
   evaluates the file as CommonJS does (``export`` keywords and re-exports dropped, ``export default x`` an
   assignment, ``require`` relative to it) with a ``return`` of the function added at its end, so top-level
   functions are reached whether exported or not (a file with ``import`` declarations cannot be evaluated
-  so: :func:`module_syntax` says so, and the stage lists it as skipped). A method ``X.m`` is reached
+  so: :func:`module_syntax` says so, and the stage lists it as skipped). A method ``X.m`` (or
+  ``X.prototype.m``: an instance method whose class has a static one of the same name) is reached
   through its class: a static one on ``X``, an instance one on ``new X()`` built afresh for each call (a
   constructor that throws is ``import``: the method cannot be called, which is no behaviour), the
-  constructor as ``new X(...)``. It calls it (awaiting a promise) with its own output discarded, and
+  constructor as ``new X(...)``. It calls it (awaiting a promise; a generator's items read with the
+  built-in ``next``, at most :data:`MAX_ITEMS`, so its outcome is ``Generator [1, 2]``, with what it
+  returns, what it throws after them, or a note where it was cut) with its own output discarded, and
   prints one line: :data:`MARK` then the JSON of the outcome (as the Python driver's: ``k``, ``t``,
   ``r``, ``h``, ``a``, ``ah``; and, only for an instance method whose call changed its instance's own
   enumerable fields, ``s``/``sh`` those after the call, sorted by name, and ``sb`` before it). Values are
@@ -26,6 +29,14 @@ The test's first line is the nonce (:mod:`.seal`): the driver reads standard inp
 under test is loaded, takes that line out (the input file keeps only the rest, and standard input reads it
 again from its start) and prints it in its result line, after :data:`MARK`. Everything printed comes from
 untrusted code and is read as data (:func:`read_js`): only the last line with the nonce is a result.
+
+The code under test runs in the driver's process and may replace any global, prototype method or module
+function (``JSON.stringify``, ``Array.prototype.join``, ``crypto.createHash``, ``Promise.prototype.then``…).
+The driver takes every built-in it uses after loading that code at start-up and calls it with a captured
+``Reflect.apply``; it builds its text by concatenation and index loops (no array method, no iterator), its
+records have no prototype (no setter of ``Object.prototype`` takes a field), it writes its JSON line field
+by field (no ``toJSON`` is looked up), and it never hands a result on through a promise (resolving one
+looks ``then`` up). Freezing the built-ins instead would change the behaviour of the code under test.
 """
 
 from __future__ import annotations
@@ -40,15 +51,68 @@ from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.jsscan import tokens
 from memdoor.review.differential.stdin_inputs import stdin_of
 
+MAX_ITEMS = 100
+"""A generator's items the driver reads, at most (its outcome says when it was cut there)."""
+
 DRIVER = r"""
 const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
+const util = require('util');
 const vm = require('vm');
 const Module = require('module');
 const { pathToFileURL } = require('url');
 const ROOT = path.join('/tmp', TREE);
+
+// Every built-in the driver uses once code under test may have run, taken now, before any is loaded: that
+// code may replace a global, a prototype's method or a module's function, and the result line must not
+// change with it. A captured function is called with Reflect.apply (``call``), on values the driver made;
+// its records have no prototype, its lists are walked by index: no lookup reaches what the code can patch.
+const $apply = Reflect.apply;
+const $construct = Reflect.construct;
+const call = (fn, self, ...args) => $apply(fn, self, args);
+const $String = String;
+const $TypeError = TypeError;
+const $Uint8Array = Uint8Array;
+const { create: $create, getPrototypeOf: $getProto, hasOwn: $hasOwn, is: $is, keys: $keys } = Object;
+const { parse: $parse, stringify: $stringify } = JSON;
+const $isArray = Array.isArray;
+const $isView = ArrayBuffer.isView;
+const $sort = Array.prototype.sort;
+const $slice = String.prototype.slice;
+const $isPrototypeOf = Object.prototype.isPrototypeOf;
+const OBJECT_PROTO = Object.prototype;
+const ERROR_PROTO = Error.prototype;
+const { isDate, isGeneratorObject, isMap, isRegExp, isSet, isTypedArray } = util.types;
+const $mapEntries = Map.prototype.entries;
+const $mapNext = $getProto(new Map().entries()).next;
+const $setValues = Set.prototype.values;
+const $setNext = $getProto(new Set().values()).next;
+const $getTime = Date.prototype.getTime;
+const $toISOString = Date.prototype.toISOString;
+const getter = (proto, name) => { const d = Object.getOwnPropertyDescriptor(proto, name); return d ? d.get : undefined; };
+const $source = getter(RegExp.prototype, 'source');
+const FLAGS = [['hasIndices', 'd'], ['global', 'g'], ['ignoreCase', 'i'], ['multiline', 'm'], ['dotAll', 's'],
+  ['unicode', 'u'], ['unicodeSets', 'v'], ['sticky', 'y']].filter(([n]) => getter(RegExp.prototype, n)).map(([n, c]) => [getter(RegExp.prototype, n), c]);
+const TYPED_PROTO = $getProto(Uint8Array.prototype);
+const $typedLength = getter(TYPED_PROTO, 'length');
+const $typedSet = TYPED_PROTO.set;
+const $utf8Slice = Buffer.prototype.utf8Slice;
+const $bufferFrom = Buffer.from;
+const ERROR_NAMES = [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, AggregateError]
+  .map((C) => [C.prototype, C.prototype.name]);
+const GENERATOR_PROTO = $getProto($getProto((function* () {})()));
+const ASYNC_GENERATOR_PROTO = $getProto($getProto((async function* () {})()));
+const $generatorNext = GENERATOR_PROTO.next;
+const $asyncGeneratorNext = ASYNC_GENERATOR_PROTO.next;
+const $hash = typeof crypto.hash === 'function' ? crypto.hash : null;
+const $createHash = crypto.createHash;
+const HASH_PROTO = $getProto(crypto.createHash('sha256'));
+const $update = HASH_PROTO.update;
+const $digest = HASH_PROTO.digest;
+const $exit = process.exit;
 const writeSync = fs.writeSync;
+const RESULT_FIELDS = ['k', 't', 'r', 'h', 'm', 'a', 'ah', 's', 'sh', 'sb'];
 const NONCE = takeNonce();
 
 function takeNonce() {
@@ -83,76 +147,137 @@ function setup() {
   fs.writeFileSync(ready, '');
 }
 
+function record(k, t, body) {
+  // A result: no prototype, so that no setter or getter of Object.prototype takes a field.
+  const o = $create(null);
+  o.k = k; o.t = t; o.r = body.r; o.h = body.h;
+  return o;
+}
+
+function errorName(e) {
+  // e.name, where a built-in error's prototype gives the name it had at start-up.
+  for (let o = e, n = 0; o !== null && typeof o === 'object' && n < 1000; o = $getProto(o), n++) {
+    for (let i = 0; i < ERROR_NAMES.length; i++) if (ERROR_NAMES[i][0] === o) return ERROR_NAMES[i][1];
+    if ($hasOwn(o, 'name')) break;
+  }
+  return e.name;
+}
+
+function listed(v, each) {
+  // Each of an array's items as ``each`` writes it, separated by commas (by index: no iterator).
+  let out = '';
+  for (let i = 0; i < v.length; i++) out += (i ? ', ' : '') + each(v[i]);
+  return out;
+}
+
 function canon(v, depth, seen) {
+  // ``seen``: the objects this one is inside, a chain of {v, up} records.
   if (depth > 40) return '...';
   const t = typeof v;
   if (v === undefined) return 'undefined';
   if (v === null) return 'null';
-  if (t === 'number') return Object.is(v, -0) ? '-0' : String(v);
-  if (t === 'bigint') return String(v) + 'n';
-  if (t === 'string') return JSON.stringify(v);
-  if (t === 'boolean') return String(v);
-  if (t === 'symbol') return v.toString();
+  if (t === 'number') return $is(v, -0) ? '-0' : $String(v);
+  if (t === 'bigint') return $String(v) + 'n';
+  if (t === 'string') return $stringify(v);
+  if (t === 'boolean') return $String(v);
+  if (t === 'symbol') return $String(v);
   if (t === 'function') return '[Function ' + (v.name || 'anonymous') + ']';
-  if (seen.includes(v)) return '[Circular]';
-  seen = seen.concat([v]);
-  const inner = (x) => canon(x, depth + 1, seen);
-  if (Array.isArray(v)) return '[' + Array.from(v, inner).join(', ') + ']';
-  if (v instanceof Map) return 'Map {' + Array.from(v, ([k, x]) => inner(k) + ' => ' + inner(x)).join(', ') + '}';
-  if (v instanceof Set) return 'Set {' + Array.from(v, inner).join(', ') + '}';
-  if (v instanceof Date) return 'Date ' + (isNaN(v) ? 'Invalid' : v.toISOString());
-  if (v instanceof RegExp) return String(v);
-  if (v instanceof Error) return String(v.name) + ': ' + String(v.message);
-  if (ArrayBuffer.isView(v)) return v.constructor.name + ' [' + Array.from(v, String).join(', ') + ']';
+  for (let s = seen; s !== null; s = s.up) if (s.v === v) return '[Circular]';
+  const inside = { v, up: seen };
+  const inner = (x) => canon(x, depth + 1, inside);
+  if ($isArray(v)) return '[' + listed(v, inner) + ']';
+  if (isMap(v)) {
+    let out = '';
+    for (const it = call($mapEntries, v); ;) {
+      const step = call($mapNext, it);
+      if (step.done) break;
+      out += (out ? ', ' : '') + inner(step.value[0]) + ' => ' + inner(step.value[1]);
+    }
+    return 'Map {' + out + '}';
+  }
+  if (isSet(v)) {
+    let out = '';
+    for (const it = call($setValues, v); ;) {
+      const step = call($setNext, it);
+      if (step.done) break;
+      out += (out ? ', ' : '') + inner(step.value);
+    }
+    return 'Set {' + out + '}';
+  }
+  if (isDate(v)) { const time = call($getTime, v); return 'Date ' + (time !== time ? 'Invalid' : call($toISOString, v)); }
+  if (isRegExp(v)) { let f = ''; for (let i = 0; i < FLAGS.length; i++) if (call(FLAGS[i][0], v)) f += FLAGS[i][1]; return '/' + call($source, v) + '/' + f; }
+  if (call($isPrototypeOf, ERROR_PROTO, v)) return $String(errorName(v)) + ': ' + $String(v.message);
+  if ($isView(v)) {
+    let out = '';
+    if (isTypedArray(v)) for (let i = 0, n = call($typedLength, v); i < n; i++) out += (i ? ', ' : '') + $String(v[i]);
+    return v.constructor.name + ' [' + out + ']';
+  }
   if (typeof v.then === 'function') return '[Promise]';
-  const proto = Object.getPrototypeOf(v);
+  const proto = $getProto(v);
   let name = '';
   if (proto === null) name = '[Object: null prototype] ';
-  else if (proto !== Object.prototype) name = ((proto.constructor && proto.constructor.name) || '?') + ' ';
-  return name + '{' + Object.keys(v).map((k) => JSON.stringify(k) + ': ' + inner(v[k])).join(', ') + '}';
+  else if (proto !== OBJECT_PROTO) name = ((proto.constructor && proto.constructor.name) || '?') + ' ';
+  return name + '{' + listed($keys(v), (k) => $stringify(k) + ': ' + inner(v[k])) + '}';
 }
 
 function safeCanon(v) {
-  try { return canon(v, 0, []); } catch (e) { return '[unprintable]'; }
+  try { return canon(v, 0, null); } catch (e) { return '[unprintable]'; }
 }
 
 function ownState(self) {
   // An instance's own enumerable fields, sorted by name, each value as canon writes it (itself inside
   // them [Circular]): what an instance method leaves behind.
   try {
-    const inner = (k) => JSON.stringify(k) + ': ' + canon(self[k], 1, [self]);
-    return '{' + Object.keys(self).sort().map(inner).join(', ') + '}';
+    const names = $keys(self);
+    call($sort, names);
+    return '{' + listed(names, (k) => $stringify(k) + ': ' + canon(self[k], 1, { v: self, up: null })) + '}';
   } catch (e) { return '[unprintable]'; }
 }
 
+function digest(s) {
+  if ($hash !== null) return $hash('sha256', s, 'hex');
+  return call($digest, call($update, $createHash('sha256'), s), 'hex');
+}
+
 function text(s) {
-  return { r: s.slice(0, MAX_TEXT), h: crypto.createHash('sha256').update(s).digest('hex').slice(0, 32) };
+  return { r: call($slice, s, 0, MAX_TEXT), h: call($slice, digest(s), 0, 32) };
 }
 
 function typeName(v) {
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'Array';
-  if (typeof v === 'object') { const p = Object.getPrototypeOf(v); return p && p.constructor ? String(p.constructor.name) : 'Object'; }
+  if ($isArray(v)) return 'Array';
+  if (typeof v === 'object') { const p = $getProto(v); return p && p.constructor ? $String(p.constructor.name) : 'Object'; }
   return typeof v;
 }
 
 function errType(e) {
   try {
-    if (e instanceof Error || (e && typeof e === 'object' && typeof e.name === 'string')) return String(e.name || 'Error');
+    if (call($isPrototypeOf, ERROR_PROTO, e) || (e && typeof e === 'object' && typeof e.name === 'string')) return $String(errorName(e) || 'Error');
     return 'thrown ' + typeName(e);
   } catch (_) { return 'Error'; }
 }
 
 function errMessage(e) {
-  try { return e && typeof e === 'object' && 'message' in e ? String(e.message) : safeCanon(e); } catch (_) { return ''; }
+  try { return e && typeof e === 'object' && 'message' in e ? $String(e.message) : safeCanon(e); } catch (_) { return ''; }
 }
 
 function missingModule(e) {
   try { return !!e && (e.code === 'MODULE_NOT_FOUND' || e.code === 'ERR_MODULE_NOT_FOUND'); } catch (_) { return false; }
 }
 
+function line(res) {
+  // The result as JSON, its fields in a fixed order, each an own text (no JSON.stringify of an object,
+  // which would look toJSON up).
+  let out = '';
+  for (let i = 0; i < RESULT_FIELDS.length; i++) {
+    const f = RESULT_FIELDS[i];
+    if ($hasOwn(res, f) && typeof res[f] === 'string') out += (out ? ',' : '') + $stringify(f) + ':' + $stringify(res[f]);
+  }
+  return '{' + out + '}';
+}
+
 function finish(res) {
-  writeSync(1, '\n' + MARK + NONCE + ' ' + JSON.stringify(res) + '\n');
+  writeSync(1, '\n' + MARK + NONCE + ' ' + line(res) + '\n');
 }
 
 function load(rel, name) {
@@ -171,48 +296,85 @@ function load(rel, name) {
 }
 
 function callee(req) {
-  // The function to call, and the instance an instance method is called on (null for any other).
+  // How to call the target: ``run(args)``, and the instance an instance method is called on (null for
+  // any other). ``X.m`` (or ``X.prototype.m``, an instance method named as a static one is too) is a
+  // method of class X.
   const dot = req.n.indexOf('.');
   const owner = dot < 0 ? req.n : req.n.slice(0, dot);
+  const method = req.n.slice(req.n.lastIndexOf('.') + 1);
   const value = load(req.f, owner);
-  if (typeof value !== 'function') throw new TypeError(owner + (dot < 0 ? ' is not a function' : ' is not a class'));
-  if (dot < 0) return [value, null];
-  if (req.c === 'constructor') return [(...args) => new value(...args), null];
+  if (typeof value !== 'function') throw new $TypeError(owner + (dot < 0 ? ' is not a function' : ' is not a class'));
+  if (dot < 0) return { run: (args) => $apply(value, undefined, args), self: null };
+  if (req.c === 'constructor') return { run: (args) => $construct(value, args), self: null };
   let self = value;
   if (req.c !== 'staticmethod') {
     try { self = new value(); } catch (e) { throw { name: errType(e), message: 'new ' + owner + '() throws: ' + errMessage(e) }; }
   }
-  const fn = self[req.n.slice(dot + 1)];
-  if (typeof fn !== 'function') throw new TypeError(req.n + ' is not a method');
-  return [fn.bind(self), req.c === 'staticmethod' ? null : self];
+  const fn = self[method];
+  if (typeof fn !== 'function') throw new $TypeError(req.n + ' is not a method');
+  return { run: (args) => $apply(fn, self, args), self: req.c === 'staticmethod' ? null : self };
 }
 
-async function callMode() {
-  const req = JSON.parse(fs.readFileSync(0, 'utf8'));
+async function generated(gen) {
+  // A generator's outcome: what it yields (read with the built-in next, at most MAX_ITEMS items), then
+  // what it returns, or what it throws.
+  const isAsync = call($isPrototypeOf, ASYNC_GENERATOR_PROTO, gen);
+  const kind = isAsync ? 'AsyncGenerator' : 'Generator';
+  const next = isAsync ? $asyncGeneratorNext : $generatorNext;
+  let items = '';
+  let n = 0;
+  try {
+    for (;;) {
+      if (n >= MAX_ITEMS) return record('return', kind, text(kind + ' [' + items + ', ...] (its first ' + MAX_ITEMS + ' items)'));
+      let step = call(next, gen);
+      if (isAsync) step = await step;
+      if (step.done) {
+        const end = step.value === undefined ? '' : ' then returns ' + safeCanon(step.value);
+        return record('return', kind, text(kind + ' [' + items + ']' + end));
+      }
+      items += (n ? ', ' : '') + safeCanon(step.value);
+      n++;
+    }
+  } catch (e) {
+    return record('raise', errType(e), text(errMessage(e) + (n ? ' (after yielding [' + items + '])' : '')));
+  }
+}
+
+async function called() {
+  const req = $parse(fs.readFileSync(0, 'utf8'));
   process.stdout.write = function () { return true; };
-  let fn, self;
+  let target;
   try {
     setup();
-    [fn, self] = callee(req);
+    target = callee(req);
   } catch (e) {
-    return { k: 'import', t: errType(e), ...text(errMessage(e)) };
+    return record('import', errType(e), text(errMessage(e)));
   }
-  const args = JSON.parse(req.a);
+  const args = $parse(req.a);
   const before = safeCanon(args);
+  const self = target.self;
   const held = self === null ? null : ownState(self);
   let out;
   try {
-    let value = fn(...args);
+    let value = target.run(args);
     if (value && typeof value.then === 'function') value = await value;
-    out = { k: 'return', t: typeName(value), ...text(safeCanon(value)) };
+    out = isGeneratorObject(value) ? await generated(value) : record('return', typeName(value), text(safeCanon(value)));
   } catch (e) {
-    out = { k: 'raise', t: errType(e), ...text(errMessage(e)) };
+    out = record('raise', errType(e), text(errMessage(e)));
   }
   const after = safeCanon(args);
   if (after !== before) { const a = text(after); out.a = a.r; out.ah = a.h; }
   const now = self === null ? null : ownState(self);
   if (now !== held) { const s = text(now); out.s = s.r; out.sh = s.h; out.sb = text(held).r; }
   return out;
+}
+
+async function callMode() {
+  // Its result is written here, not handed on through a promise: resolving one looks ``then`` up.
+  let res;
+  try { res = await called(); } catch (e) { res = record('import', errType(e), text(errMessage(e))); }
+  finish(res);
+  call($exit, process, 0);
 }
 
 function packageType(full) {
@@ -228,19 +390,33 @@ function packageType(full) {
   return 'commonjs';
 }
 
+function printed(chunks, count) {
+  // The program's output, its chunks joined and read as UTF-8.
+  let size = 0;
+  for (let i = 0; i < count; i++) size += call($typedLength, chunks[i]);
+  const all = new $Uint8Array(size);
+  for (let i = 0, at = 0; i < count; i++) { call($typedSet, all, chunks[i], at); at += call($typedLength, chunks[i]); }
+  return call($utf8Slice, all, 0, size);
+}
+
 function programMode() {
-  const chunks = [];
+  const chunks = $create(null);
+  let count = 0;
   let error = null;
   let loading = true;
   process.on('exit', (code) => {
-    const o = text(Buffer.concat(chunks).toString('utf8'));
-    if (error && error.load) finish({ k: 'import', t: error.type, ...text(error.message) });
-    else finish({ k: 'exit', t: error ? error.type : 'exit status ' + code, r: o.r, h: o.h, m: error ? error.message.slice(0, MAX_TEXT) : '' });
+    const o = text(printed(chunks, count));
+    if (error && error.load) finish(record('import', error.type, text(error.message)));
+    else {
+      const res = record('exit', error ? error.type : 'exit status ' + code, o);
+      res.m = error ? call($slice, error.message, 0, MAX_TEXT) : '';
+      finish(res);
+    }
     process.exitCode = 0;
   });
   const fail = (e) => {
     if (!error) error = { type: errType(e), message: errMessage(e), load: (loading && e && e.memdoorLoad === true) || missingModule(e) };
-    process.exit(1);
+    call($exit, process, 1);
   };
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
@@ -255,7 +431,7 @@ function programMode() {
       try { new vm.Script(Module.wrap(src), { filename: full }); } catch (e) { e.memdoorLoad = true; throw e; }
     }
     process.stdout.write = function (chunk, enc, cb) {
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof enc === 'string' ? enc : 'utf8') : Buffer.from(chunk));
+      chunks[count++] = typeof chunk === 'string' ? $bufferFrom(chunk, typeof enc === 'string' ? enc : 'utf8') : $bufferFrom(chunk);
       const done = typeof enc === 'function' ? enc : cb;
       if (typeof done === 'function') process.nextTick(done);
       return true;
@@ -269,7 +445,7 @@ function programMode() {
 }
 
 if (TARGET === null) {
-  callMode().then((res) => { finish(res); process.exit(0); }, (e) => { finish({ k: 'import', t: errType(e), ...text(errMessage(e)) }); process.exit(0); });
+  callMode();
 } else {
   programMode();
 }
@@ -297,6 +473,7 @@ def js_program(files: dict[str, str], target: str | None = None) -> str:
     head = (
         f"'use strict';\nconst FILES = {blob};\nconst TREE = {json.dumps(tree)};\n"
         f"const TARGET = {json.dumps(target)};\nconst MARK = {json.dumps(MARK)};\nconst MAX_TEXT = {MAX_TEXT};\n"
+        f"const MAX_ITEMS = {MAX_ITEMS};\n"
     )
     return head + DRIVER
 
