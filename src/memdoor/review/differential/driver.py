@@ -12,8 +12,11 @@ instance's own attributes, ``"s"``/``"sh"`` those after the call, sorted by name
 inside them ``[Circular]``, and ``"sb"`` before it). Values are written as ``repr`` with sets
 sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
 print the same; the digest is of the whole text, the text itself is cut. What the function prints and
-reads is its own (standard input empty, output discarded). An ImportError, at load or escaping the call
-or the program (a module the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
+reads is its own (standard input empty, output discarded). A module that fails to load (it does not parse, a
+module it imports is missing), and a call or program that meets the import system's ModuleNotFoundError (an
+``import`` statement, or ``importlib.import_module``, finding no module: one the sandbox lacks), is
+``import``: the code cannot run here, which is no behaviour. An ImportError the code raises itself is raised
+like any other exception, and compared.
 A request names the module or program as the change has it; the base's program maps the files the change
 renamed back to their old module names and paths (``RENAMED``), so each version runs under its own;
 it shows the classes a renamed module defines under the change's name (``calc_util.ParseError`` as
@@ -28,8 +31,12 @@ memory) and the next starts another. It reports its CPU time with each result an
 call once it has used half its CPU-time limit (the harness's, inherited: at least twice a test's wall-clock
 limit), so the calls before cannot leave a call too little; a call that alone runs past the limit is still
 that call's ``crash``. Each request it gets carries a fresh random key, and only its answer line that
-holds the key is read (the code under test may write on that pipe too, but cannot know the key). Where it
-cannot start, the calls run in the harness's process.
+holds the key is read (the code under test may write on that pipe too, but cannot know the key). The
+process runs the program in a namespace of its own (its ``__main__`` module holds none of it) with a copy of
+the builtins, and binds the library functions it uses (its JSON reader and writer, ``os.write``, its clock,
+``hashlib.sha256``, ``ast.literal_eval``, ``importlib.import_module``) before any code under test is
+imported, so code that patches them, the builtins or ``__main__`` changes no answer; code that reads the
+process's memory (its frames) still could. Where it cannot start, the calls run in the harness's process.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
 malformed line is an outcome (``crash``), never an error of the review.
@@ -60,7 +67,7 @@ MAX_TEXT = 600
 """Characters of a result's text kept (its digest is of the whole)."""
 
 DRIVER = r"""
-import ast, hashlib, importlib, io, itertools, json, os, re, sys
+import ast, hashlib, importlib, io, itertools, json, opcode, os, re, sys
 
 _ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
 _ROOT = os.path.join(os.getcwd(), TREE)
@@ -100,7 +107,7 @@ def _setup():
             sys.path.insert(0, path)
 
 
-def _canon(v, depth=0, seen=None):
+def _canon(v, depth=0, seen=None, _islice=itertools.islice):
     # seen: the ids of the lists and dicts around v, one met again written [Circular] (None: not tracked,
     # as for a function's values, which print as they always have)
     if depth > 40:
@@ -124,7 +131,7 @@ def _canon(v, depth=0, seen=None):
             return "{" + inner + "}" if v else "set()"
         return "frozenset({" + inner + "})" if v else "frozenset()"
     if hasattr(v, "__next__") and hasattr(v, "__iter__") and t.__module__ in ("builtins", "itertools"):
-        return "iterator " + _canon(list(itertools.islice(v, 10000)), depth + 1, seen)
+        return "iterator " + _canon(list(_islice(v, 10000)), depth + 1, seen)
     return _ADDR.sub(" at 0x?", repr(v))
 
 
@@ -148,9 +155,9 @@ def _state(obj):
         return "<unprintable: " + _type(e) + ">"
 
 
-def _text(s):
+def _text(s, _sha256=hashlib.sha256):
     s = _ADDR.sub(" at 0x?", s)
-    return s[:MAX_TEXT], hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return s[:MAX_TEXT], _sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _type(e):
@@ -158,18 +165,18 @@ def _type(e):
     return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
 
 
-def _renamer(module, name):
+def _renamer(module, name, _escape=re.escape, _compile=re.compile):
     # The base runs a file the change renamed under its old module name: the classes it defines are shown
     # under the change's name (``name``), so that the rename alone makes no difference.
     old = module.__name__
     try:
-        own = sorted({re.escape(v.__qualname__.split(".")[0]) for v in vars(module).values()
+        own = sorted({_escape(v.__qualname__.split(".")[0]) for v in vars(module).values()
                       if isinstance(v, type) and v.__module__ == old})
     except BaseException:
         own = []
     if old == name or not own:
         return lambda s: s
-    pattern = re.compile(r"(?<![\w.])" + re.escape(old) + r"\.(?=(?:" + "|".join(own) + r")\b)")
+    pattern = _compile(r"(?<![\w.])" + _escape(old) + r"\.(?=(?:" + "|".join(own) + r")\b)")
     return lambda s: pattern.sub(lambda _: name + ".", s)
 
 
@@ -177,6 +184,20 @@ def _cannot_run(e):
     # The code cannot run here (it does not parse, or a module it imports is missing): not behaviour.
     r, h = _text(str(e))
     return {"k": "import", "t": _type(e), "r": r, "h": h}
+
+
+def _missing(e, _import=bytes([opcode.opmap["IMPORT_NAME"]]),
+             _finder=getattr(importlib._bootstrap, "_find_and_load_unlocked", None)):
+    # Whether an exception a call or a program raised is the import system's for a module the sandbox lacks
+    # (an import statement, or importlib.import_module, that found no module): the code cannot run here. An
+    # ImportError the code raises itself is behaviour, compared like any other exception.
+    if type(e) is not ModuleNotFoundError or e.__traceback__ is None:
+        return False
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return code is getattr(_finder, "__code__", None) or code.co_code[tb.tb_lasti : tb.tb_lasti + 1] == _import
 
 
 def _program(req):
@@ -212,10 +233,11 @@ def _program(req):
         code = e.code
         end = "exit status " + str(code if isinstance(code, int) else (0 if code is None else 1))
         message = "" if code is None or isinstance(code, int) else str(code)
-    except ImportError as e:
-        missing = e
     except BaseException as e:
-        end, message = _type(e), str(e)
+        if _missing(e):
+            missing = e
+        else:
+            end, message = _type(e), str(e)
     finally:
         try:
             stdout.flush()
@@ -230,12 +252,12 @@ def _program(req):
     return {"k": "exit", "t": end, "r": r, "h": h, "m": _text(message)[0]}
 
 
-def _call(req):
+def _call(req, _load=importlib.import_module, _literal=ast.literal_eval):
     if "p" in req:
         return _program(req)
     try:
         _setup()
-        module = importlib.import_module(RENAMED["m"].get(req["m"], req["m"]))
+        module = _load(RENAMED["m"].get(req["m"], req["m"]))
         named = _renamer(module, req["m"])
         target = module
         parts = req["f"].split(".")
@@ -247,7 +269,7 @@ def _call(req):
         fn = getattr(target, parts[-1])
     except BaseException as e:
         return _cannot_run(e)
-    args = ast.literal_eval(req["a"])
+    args = _literal(req["a"])
     before = _canon(args)
     held = _state(target) if method else None
     try:
@@ -257,11 +279,12 @@ def _call(req):
             value = asyncio.run(value)
         r, h = _text(named(_canon(value)))
         out = {"k": "return", "t": named(_type(value)), "r": r, "h": h}
-    except ImportError as e:  # a module the function imports when called
-        out = _cannot_run(e)
     except BaseException as e:
-        r, h = _text(named(str(e)))
-        out = {"k": "raise", "t": named(_type(e)), "r": r, "h": h}
+        if _missing(e):  # a module the function imports when called, which the sandbox lacks
+            out = _cannot_run(e)
+        else:
+            r, h = _text(named(str(e)))
+            out = {"k": "raise", "t": named(_type(e)), "r": r, "h": h}
     try:
         after = _canon(args)
     except BaseException:
@@ -275,10 +298,10 @@ def _call(req):
     return out
 
 
-def _isolated(req):
+def _isolated(req, _input=io.StringIO):
     # The call with an empty standard input, what it prints discarded.
     out, err = sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), _Sink(), _Sink()
+    sys.stdin, sys.stdout, sys.stderr = _input(""), _Sink(), _Sink()
     try:
         return _call(req)
     except BaseException as e:
@@ -297,14 +320,18 @@ def _worker():
         if not _spent(w):
             return w
         _retire(w)
-    names = {"FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE, "MARK": MARK,
-             "MAX_TEXT": MAX_TEXT, "WORKER": True}
-    head = "import sys\nsys.path.pop(0)\nSOURCE = ''\n"  # the script's folder is no import root
+    # The program runs in a namespace of its own, with a copy of the builtins taken before any code under
+    # test runs: its __main__ module holds none of its functions, and patching builtins or __main__ changes
+    # no answer. The script's folder is no import root.
+    names = {"__name__": "__main__", "FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE,
+             "MARK": MARK, "MAX_TEXT": MAX_TEXT, "SOURCE": "", "WORKER": True}
+    script = ("import builtins, sys\nsys.path.pop(0)\nexec(compile(" + repr(SOURCE) + ", __file__, 'exec'), dict("
+              + repr(names) + ", __builtins__=dict(vars(builtins))))\n")
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
     try:
         _setup()
         with open(path, "w", encoding="utf-8") as f:
-            f.write(head + "".join(k + " = " + repr(v) + "\n" for k, v in names.items()) + SOURCE)
+            f.write(script)
         env = {"PATH": "/usr/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONHASHSEED": "0"}
         # as the harness's interpreter (-I -S: no site, no user site, no PYTHON* variable but this one's,
         # which -I would ignore)
@@ -393,22 +420,33 @@ def _ended(w):
     return w.returncode
 
 
+def _encode(out, _quote=json.encoder.encode_basestring_ascii, _dumps=json.dumps):
+    # A result as json.dumps writes it, by functions bound before any code under test runs (a result is a
+    # dict of strings; anything else, which only a patched driver could make, goes to json.dumps).
+    if type(out) is dict and all(type(k) is str and type(v) is str for k, v in out.items()):
+        return ("{" + ", ".join(_quote(k) + ": " + _quote(v) for k, v in out.items()) + "}").encode("ascii")
+    return _dumps(out).encode("ascii")
+
+
 def _serve():
     # The worker: a request a line on standard input, its result a line on standard output; both moved
     # aside first, so what the code under test writes to file descriptors 0 to 2 goes nowhere. Each result
-    # line starts with the worker's CPU time so far (a clock taken before any call: the code under test
-    # cannot replace it).
+    # line starts with the worker's CPU time so far. What the loop uses (the clock, the JSON reader and
+    # writer, os.write, the call) is bound here, before any code under test is imported: patching json,
+    # time or os changes no answer.
     import time
-    cpu = time.process_time
-    requests, results = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    cpu, write, call, encode = time.process_time, os.write, _isolated, _encode
+    scan = json.JSONDecoder().scan_once
+    requests, results = os.fdopen(os.dup(0), "rb"), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     for line in requests:
         key, _, req = line.partition(b" ")
-        out = json.dumps(_isolated(json.loads(req))).encode("ascii")
-        results.write(key + b" " + b"%.3f " % cpu() + out + b"\n")
-        results.flush()
+        out = encode(call(scan(req.decode("utf-8", "surrogatepass"), 0)[0]))
+        data = key + b" " + b"%.3f " % cpu() + out + b"\n"
+        while data:
+            data = data[write(results, data) :]
 
 
 def main():

@@ -14,8 +14,9 @@ output may be **nondeterministic** (a Rust ``HashMap``'s order, a coin toss, a r
 group's inputs that agreed with themselves run :data:`RECHECKS` times more: one counts only when every run
 gives both its outcomes again (a deterministic difference beside one random input is kept; a coin toss that
 agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept.
-A call that cannot run on a version (an ``import`` outcome: a module the sandbox lacks) shows no behaviour
-there and is no difference; a target none of whose calls ran on both versions gets a note saying why.
+A call that cannot run on a version (an ``import`` outcome: its module does not load, or it imports one the
+sandbox lacks; an ImportError it raises itself is an exception like any other) shows no behaviour there and
+is no difference; a target none of whose calls ran on both versions gets a note saying why.
 """
 
 from __future__ import annotations
