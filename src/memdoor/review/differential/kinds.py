@@ -41,7 +41,8 @@ from memdoor.review.files import inspect
 
 NOT_YET = {".ts": "TypeScript is not compared (it would need compiling)"}
 LANGUAGE_NAME = {"python": "Python", "javascript": "JavaScript", "rust": "Rust"}
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)?$")  # f, or X.method
+# f, X.method, or X.prototype.m (an instance method beside a static one of its name)
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.prototype)?\.[A-Za-z_$][\w$]*)?$")
 
 
 def _python(
@@ -182,6 +183,7 @@ def _mined_js(tests: list[str], name: str, kind: str = "function") -> list[Call]
     read gives none, the others still do. A method ``X.m``'s are ``X.m(...)`` for a static one,
     ``new X(...)`` for the constructor, else ``.m(...)`` on anything in the files that name ``X``."""
     cls, _, method = name.rpartition(".")
+    cls = cls.removesuffix(".prototype")  # an instance method named apart from a static one of its name
     out: list[Call] = []
     for text in tests:
         if (cls or name) not in text:
