@@ -23,6 +23,13 @@ works too. A function of an impl is called as ``Type::f(...)``, a method on ``Ty
 self`` method's value is kept, and its ``{:?}`` text after the call follows the result's. When the
 harness's own code for one function's calls does not compile (:func:`harness_failed`), the stage makes one
 harness per function instead (:mod:`.plan`), so that the others are still compared.
+
+The files come from a pull request, and our code is compiled with them, so it sits in a module of its own
+after both (:data:`HARNESS`): no item, trait or ``use`` of the file at the crate root is in scope there,
+every path it writes is absolute (``::std::println!``, ``::std::string::String``, the inputs' literals
+too: a ``macro_rules! println``, a ``struct String`` or a trait of the file is never what it calls), and it
+names the file's functions by ``crate::``. A pair whose files could run code before ``main`` or take the
+name ``std`` is not compiled with it at all (:func:`.rust_pair.refusal`: a note, not a difference).
 """
 
 from __future__ import annotations
@@ -35,89 +42,120 @@ from typing import Any
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
 from memdoor.review.differential.rust_inputs import arguments
-from memdoor.review.differential.rust_pair import HARNESS_FAILED, Layout, Side, compile_failure, pair
+from memdoor.review.differential.rust_pair import (
+    HARNESS_FAILED,
+    Layout,
+    Side,
+    compile_failure,
+    pair,
+    refusal,
+    refused_harness,
+)
 from memdoor.review.differential.rustfunctions import MUT_METHOD
 from memdoor.review.differential.seal import head
 from memdoor.sandbox.lang.rust_call import Unsupported
 
-WRAPPER = r"""
+HARNESS = "__memdoor_harness"
+"""The module of the harness's own code."""
 
-#[allow(non_camel_case_types, dead_code)]
-trait __MemdoorEnd { fn __memdoor_end(self) -> String; }
-impl __MemdoorEnd for () { fn __memdoor_end(self) -> String { String::from("exit status 0") } }
-impl<E: ::std::fmt::Debug> __MemdoorEnd for ::std::result::Result<(), E> {
-    fn __memdoor_end(self) -> String {
-        match self { Ok(()) => String::from("exit status 0"), Err(e) => format!("main returned Err({:?})", e) }
-    }
-}
-impl __MemdoorEnd for ::std::process::ExitCode {
-    fn __memdoor_end(self) -> String { format!("{:?}", self) }
-}
-fn __memdoor_json(s: &str) -> String {
-    let mut o = String::from("\"");
+_COMMON = r"""
+fn __memdoor_json(s: &str) -> ::std::string::String {
+    let mut o = ::std::string::String::from("\"");
     for c in s.chars() {
         match c {
             '"' => o.push_str("\\\""),
             '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => o.push_str(&::std::format!("\\u{:04x}", c as u32)),
             c => o.push(c),
         }
     }
     o.push('"');
     o
 }
-fn __memdoor_nonce() -> String {
+fn __memdoor_nonce() -> ::std::string::String {
     // The test's first line, read before the code under test runs; the input file keeps only the rest,
     // which standard input reads from its start (from a pipe, only that line is read).
     use ::std::io::{Read, Seek, Write};
     use ::std::os::unix::io::AsFd;
     let mut input = match ::std::io::stdin().as_fd().try_clone_to_owned() {
-        Ok(fd) => ::std::fs::File::from(fd),
-        Err(_) => return String::new(),
+        ::std::result::Result::Ok(fd) => ::std::fs::File::from(fd),
+        ::std::result::Result::Err(_) => return ::std::string::String::new(),
     };
-    let mut line = Vec::new();
+    let mut line = ::std::vec::Vec::new();
     if input.metadata().map(|m| m.is_file()).unwrap_or(false) {
-        let mut all = Vec::new();
+        let mut all = ::std::vec::Vec::new();
         let _ = input.read_to_end(&mut all);
         let at = all.iter().position(|&b| b == b'\n').unwrap_or(all.len());
-        let next = (at + 1).min(all.len());
+        let next = ::std::cmp::min(at + 1, all.len());
         line.extend_from_slice(&all[..at]);
         let kept = ::std::fs::OpenOptions::new().write(true).truncate(true).open("/proc/self/fd/0")
             .and_then(|mut f| f.write_all(&all[next..]));
         let _ = input.seek(::std::io::SeekFrom::Start(if kept.is_ok() { 0 } else { next as u64 }));
     } else {
         let mut byte = [0u8; 1];
-        while let Ok(1) = input.read(&mut byte) {
+        while let ::std::result::Result::Ok(1) = input.read(&mut byte) {
             if byte[0] == b'\n' { break; }
             line.push(byte[0]);
         }
     }
-    String::from_utf8_lossy(&line).into_owned()
+    ::std::string::String::from_utf8_lossy(&line).into_owned()
 }
-fn main() {
-    let __memdoor_n = __memdoor_nonce();
-    ::std::panic::set_hook(Box::new(|_| {}));
-    let ran = ::std::panic::catch_unwind(|| __memdoor_main());
-    let (end, message) = match ran {
-        Ok(v) => (__MemdoorEnd::__memdoor_end(v), String::new()),
-        Err(p) => {
-            let m = p.downcast_ref::<&str>().map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-            (String::from("panic"), m)
+fn __memdoor_panic_text(p: &::std::boxed::Box<dyn ::std::any::Any + ::std::marker::Send>) -> ::std::string::String {
+    p.downcast_ref::<&str>().map(|s| ::std::string::String::from(*s))
+        .or_else(|| p.downcast_ref::<::std::string::String>().cloned()).unwrap_or_default()
+}
+"""
+
+WRAPPER = r"""
+trait __MemdoorEnd { fn __memdoor_end(self) -> ::std::string::String; }
+impl __MemdoorEnd for () {
+    fn __memdoor_end(self) -> ::std::string::String { ::std::string::String::from("exit status 0") }
+}
+impl<E: ::std::fmt::Debug> __MemdoorEnd for ::std::result::Result<(), E> {
+    fn __memdoor_end(self) -> ::std::string::String {
+        match self {
+            ::std::result::Result::Ok(()) => ::std::string::String::from("exit status 0"),
+            ::std::result::Result::Err(e) => ::std::format!("main returned Err({:?})", e),
         }
+    }
+}
+impl __MemdoorEnd for ::std::process::ExitCode {
+    fn __memdoor_end(self) -> ::std::string::String { ::std::format!("{:?}", self) }
+}
+pub(crate) fn main() {
+    let __memdoor_n = __memdoor_nonce();
+    ::std::panic::set_hook(::std::boxed::Box::new(|_| {}));
+    let ran = ::std::panic::catch_unwind(|| crate::__memdoor_main());
+    let (end, message) = match ran {
+        ::std::result::Result::Ok(v) => (__MemdoorEnd::__memdoor_end(v), ::std::string::String::new()),
+        ::std::result::Result::Err(p) => (::std::string::String::from("panic"), __memdoor_panic_text(&p)),
     };
-    use ::std::io::Write;
-    let _ = ::std::io::stdout().flush();
-    let m: String = message.chars().take(MAX_TEXT).collect();
-    println!("\n{}{} {{\"k\": \"exit\", \"t\": {}, \"m\": {}}}", MARK_TEXT, __memdoor_n, __memdoor_json(&end), __memdoor_json(&m));
+    let _ = ::std::io::Write::flush(&mut ::std::io::stdout());
+    let m: ::std::string::String = message.chars().take(MAX_TEXT).collect();
+    ::std::println!("\n{}{} {{\"k\": \"exit\", \"t\": {}, \"m\": {}}}", MARK_TEXT, __memdoor_n, __memdoor_json(&end), __memdoor_json(&m));
 }
 """
 
 
+def _harness(old: str, new: str, side: Side, body: str) -> str:
+    """``side``'s harness: the pair of files (:func:`.rust_pair.pair`), then our code in a module of its own,
+    where no item, trait or ``use`` of the files is in scope, every path is absolute (``::std::...``: a
+    ``macro_rules! println`` of a file, textually before it, is never the one called) and the files' items
+    are named by ``crate::``; then the ``main`` that calls ours. A pair :func:`.rust_pair.refusal` refuses is
+    only a harness that does not compile, saying why."""
+    if (why := refusal(old, new)) is not None:
+        return refused_harness(why)
+    code = (_COMMON + body).replace("MAX_TEXT", str(MAX_TEXT)).replace("MARK_TEXT", json.dumps(MARK))
+    return (
+        f"{pair(old, new, side)}\n#[allow(warnings, unused_qualifications)]\n"
+        f"mod {HARNESS} {{\nuse ::std::prelude::rust_2021::*;\n{code}}}\n"
+        f"#[allow(warnings, unused_qualifications)]\nfn main() {{ crate::{HARNESS}::main() }}\n"
+    )
+
+
 def wrap_program(old: str, new: str, side: Side) -> str:
     """``side``'s program with its ``main`` renamed and ours after it (the other version compiled beside it)."""
-    tail = WRAPPER.replace("MAX_TEXT", str(MAX_TEXT)).replace("MARK_TEXT", json.dumps(MARK))
-    return pair(old, new, side) + tail
+    return _harness(old, new, side, WRAPPER)
 
 
 def _digest(text: str) -> str:
@@ -161,49 +199,46 @@ def read_rust(result: TestResult, nonce: str, where: Layout) -> CallOutcome:
 
 
 CALLS = r"""
-
-#[allow(non_camel_case_types, dead_code)]
 struct __MemdoorValue<T>(T);
-#[allow(non_camel_case_types, dead_code)]
-trait __MemdoorDebug { fn __memdoor_show(&self) -> (String, &'static str); }
+trait __MemdoorDebug { fn __memdoor_show(&self) -> (::std::string::String, &'static str); }
 impl<T: ::std::fmt::Debug> __MemdoorDebug for &__MemdoorValue<T> {
-    fn __memdoor_show(&self) -> (String, &'static str) {
-        (format!("{:?}", self.0), ::std::any::type_name::<T>())
+    fn __memdoor_show(&self) -> (::std::string::String, &'static str) {
+        (::std::format!("{:?}", self.0), ::std::any::type_name::<T>())
     }
 }
-#[allow(non_camel_case_types, dead_code)]
-trait __MemdoorNoDebug { fn __memdoor_show(&self) -> (String, &'static str); }
+trait __MemdoorNoDebug { fn __memdoor_show(&self) -> (::std::string::String, &'static str); }
 impl<T> __MemdoorNoDebug for __MemdoorValue<T> {
-    fn __memdoor_show(&self) -> (String, &'static str) {
-        (format!("<{} without Debug>", ::std::any::type_name::<T>()), ::std::any::type_name::<T>())
+    fn __memdoor_show(&self) -> (::std::string::String, &'static str) {
+        (::std::format!("<{} without Debug>", ::std::any::type_name::<T>()), ::std::any::type_name::<T>())
     }
 }
-fn __memdoor_report(nonce: &str, f: impl FnOnce() -> (String, &'static str) + ::std::panic::UnwindSafe) {
-    ::std::panic::set_hook(Box::new(|_| {}));
+fn __memdoor_report(
+    nonce: &str,
+    f: impl ::std::ops::FnOnce() -> (::std::string::String, &'static str) + ::std::panic::UnwindSafe,
+) {
+    ::std::panic::set_hook(::std::boxed::Box::new(|_| {}));
     let line = match ::std::panic::catch_unwind(f) {
-        Ok((text, type_name)) => {
+        ::std::result::Result::Ok((text, type_name)) => {
             let mut h = ::std::collections::hash_map::DefaultHasher::new();
             ::std::hash::Hasher::write(&mut h, text.as_bytes());
-            let digest = format!("{:016x}{}", ::std::hash::Hasher::finish(&h), text.len());
-            let cut: String = text.chars().take(MAX_TEXT).collect();
-            format!("{{\"k\": \"return\", \"t\": {}, \"r\": {}, \"h\": {}}}",
+            let digest = ::std::format!("{:016x}{}", ::std::hash::Hasher::finish(&h), text.len());
+            let cut: ::std::string::String = text.chars().take(MAX_TEXT).collect();
+            ::std::format!("{{\"k\": \"return\", \"t\": {}, \"r\": {}, \"h\": {}}}",
                 __memdoor_json(type_name), __memdoor_json(&cut), __memdoor_json(&digest))
         }
-        Err(p) => {
-            let m = p.downcast_ref::<&str>().map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-            let cut: String = m.chars().take(MAX_TEXT).collect();
-            format!("{{\"k\": \"raise\", \"t\": \"panic\", \"r\": {}}}", __memdoor_json(&cut))
+        ::std::result::Result::Err(p) => {
+            let cut: ::std::string::String = __memdoor_panic_text(&p).chars().take(MAX_TEXT).collect();
+            ::std::format!("{{\"k\": \"raise\", \"t\": \"panic\", \"r\": {}}}", __memdoor_json(&cut))
         }
     };
-    println!("\n{}{} {}", MARK_TEXT, nonce, line);
+    ::std::println!("\n{}{} {}", MARK_TEXT, nonce, line);
 }
 fn __memdoor_refused(nonce: &str, why: &str) {
-    println!("\n{}{} {{\"k\": \"import\", \"t\": \"unsupported input\", \"r\": {}}}", MARK_TEXT, nonce, __memdoor_json(why));
+    ::std::println!("\n{}{} {{\"k\": \"import\", \"t\": \"unsupported input\", \"r\": {}}}", MARK_TEXT, nonce, __memdoor_json(why));
 }
-fn main() {
+pub(crate) fn main() {
     let __memdoor_n = __memdoor_nonce();
-    let mut s = String::new();
+    let mut s = ::std::string::String::new();
     let _ = ::std::io::Read::read_to_string(&mut ::std::io::stdin(), &mut s);
     match s.trim() {
 ARMS
@@ -213,22 +248,18 @@ ARMS
 """
 
 
-def _json_fn() -> str:
-    start = WRAPPER.index("fn __memdoor_json")
-    return WRAPPER[start : WRAPPER.index("fn main()", start)]
-
-
 def _call(name: str, arguments: str) -> str:
-    """The closure's body that calls the target ``name`` and shows its result; a ``&mut self`` method's
-    (:data:`.rustfunctions.MUT_METHOD`) on a value kept, shown after the call too."""
+    """The closure's body that calls the target ``name`` (an item of the file, named by ``crate::`` from the
+    harness's module) and shows its result; a ``&mut self`` method's (:data:`.rustfunctions.MUT_METHOD`) on
+    a value kept, shown after the call too."""
     m = MUT_METHOD.fullmatch(name)
     if m is None:
-        return f"(&&__MemdoorValue({name}({arguments}))).__memdoor_show()"
+        return f"(&&__MemdoorValue(crate::{name}({arguments}))).__memdoor_show()"
     owner, method = m.groups()
     return (
-        f"{{ let mut __s = {owner}::default(); "
+        f"{{ let mut __s = crate::{owner}::default(); "
         f"let (__r, __t) = (&&__MemdoorValue(__s.{method}({arguments}))).__memdoor_show(); "
-        f'(format!("{{}} (self after: {{}})", __r, (&&__MemdoorValue(&__s)).__memdoor_show().0), __t) }}'
+        f'(::std::format!("{{}} (self after: {{}})", __r, (&&__MemdoorValue(&__s)).__memdoor_show().0), __t) }}'
     )
 
 
@@ -245,8 +276,7 @@ def function_harness(
             arms.append(f'        "{k}" => __memdoor_report(&__memdoor_n, || {_call(name, text)}),')
         except Unsupported as e:
             arms.append(f'        "{k}" => __memdoor_refused(&__memdoor_n, {json.dumps(str(e)[:200])}),')
-    tail = CALLS.replace("ARMS", "\n".join(arms)).replace("MAX_TEXT", str(MAX_TEXT))
-    return pair(old, new, side) + _json_fn() + tail.replace("MARK_TEXT", json.dumps(MARK))
+    return _harness(old, new, side, CALLS.replace("ARMS", "\n".join(arms)))
 
 
 def read_rust_call(result: TestResult, nonce: str, where: Layout) -> CallOutcome:

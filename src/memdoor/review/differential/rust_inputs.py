@@ -2,6 +2,10 @@
 types (the changed lines' literals that fit, their neighbours, generic ones), and each JSON argument as a
 Rust literal of its declared type (:mod:`memdoor.sandbox.lang.rust_call`).
 
+Every path in a literal is absolute (``::std::string::String::from``, ``::std::vec!``,
+``::std::option::Option::Some``): the harness's code is compiled with the file under review, whose
+``macro_rules! vec`` or ``struct String`` would otherwise be the one called.
+
 A value that would not compile is refused here, before it reaches a harness: an integer outside its type's
 range (``256`` for ``u8``), a float beyond ``f32``, a lone surrogate (``"\\ud800"``: no Rust ``char`` or
 ``str`` holds one). One input that does not compile would otherwise stop every call of its file.
@@ -27,6 +31,10 @@ RANGES: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 F32_MAX = 3.4028234663852886e38
 _REFERENCE = re.compile(r"^&\s*(?:'\w+\s+)?(?:mut\s+)?")
+_MUTABLE = re.compile(r"&\s*(?:'\w+\s+)?mut\s")
+_VEC = re.compile(r"Vec\s*<(.+)>")
+_OPTION = re.compile(r"Option\s*<(.+)>")
+_NONE = "::std::option::Option::None"
 _POOLS: dict[str, list[Any]] = {
     "int": [0, 1, -1, 2, 10, 100],
     "float": [0.0, 1.0, -1.5, 0.5, 1e9],
@@ -94,11 +102,33 @@ def fits(value: Any, t: str, depth: int = 0) -> bool:
     return True
 
 
+def _absolute(value: Any, t: str) -> str:
+    """As :func:`.rust_call.literal`, every path absolute: the containers and ``String`` written here, the
+    scalars (which hold no path) there; what it cannot write, Unsupported from there."""
+    t = t.strip()
+    if t.startswith("&") and not t.startswith("&str"):
+        inner = bare(t)
+        if inner.startswith("[") and inner.endswith("]"):
+            inner = f"Vec<{inner[1:-1]}>"
+        return ("&mut " if _MUTABLE.match(t) else "&") + _absolute(value, inner)
+    if t == "String" and isinstance(value, str):
+        return f"::std::string::String::from({rust_call.literal(value, '&str')})"
+    if (m := _VEC.fullmatch(t)) and isinstance(value, list):
+        return "::std::vec![" + ", ".join(_absolute(v, m.group(1)) for v in value) + "]"
+    if m := _OPTION.fullmatch(t):
+        return _NONE if value is None else f"::std::option::Option::Some({_absolute(value, m.group(1))})"
+    if t.startswith("(") and t.endswith(")") and isinstance(value, list):
+        types = split_commas(t[1:-1])
+        if len(types) == len(value):
+            return "(" + "".join(f"{_absolute(v, ty)}, " for v, ty in zip(value, types, strict=True)) + ")"
+    return rust_call.literal(value, t)
+
+
 def literal(value: Any, t: str) -> str:
     """``value`` (from JSON) as a Rust expression of the type ``t`` that compiles; Unsupported otherwise."""
     if not fits(value, t):
         raise Unsupported(f"{json.dumps(value)[:40]} does not fit {t}")
-    return rust_call.literal(value, t)
+    return _absolute(value, t)
 
 
 def arguments(name: str, types: list[str], args: list[Any]) -> list[str]:

@@ -8,13 +8,23 @@ The two harnesses place each version on the same lines — line 1 the root file'
 (``#![...]``, moved up), then the base, then the changed file — so a compile error's line says which file
 it is in, whichever side reported it (:func:`compile_failure`).
 
-Inside the module the other file reads as on its own: ``crate::`` paths point into the module, and the
-attributes that name something crate-wide (``#[macro_export]``, ``#[no_mangle]``, ``#[export_name]``) are
-blanked, so the two copies never collide.
+Inside the module the other file reads as on its own: ``crate::`` paths point into the module, and its
+``#[macro_export]`` is blanked, so the two copies never collide.
+
+Both versions come from a pull request, which may try to run before the harness takes the nonce out of its
+input (:mod:`.seal`), or to stand in for what the harness calls. So in both copies the attributes that
+place an item where the linker or the runtime finds it (``#[used]``, ``#[link_section]``, ``#[no_mangle]``,
+``#[export_name]``, also as ``#[unsafe(...)]``: a function in ``.init_array`` runs before ``main``, one
+named ``write`` replaces libc's) are blanked; a file that still names one of them (``#[cfg_attr(...,
+link_section = ...)]``, a macro's argument), or that holds ``global_asm!``, ``#[global_allocator]``,
+``#![no_main]``, ``include!``, or an ``extern crate`` that could take the name ``std`` (``extern crate self
+as std;`` would make the harness's ``::std::println!`` its own) is not compiled with the harness at all
+(:func:`refusal`). No crate the sandbox provides brings a ``#[ctor]``-like attribute.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Literal
 
@@ -25,9 +35,19 @@ from memdoor.review.differential.rustscan import RUST_MAIN, blank, closing, mask
 OTHER = "__memdoor_other"
 Side = Literal["old", "new"]
 _CRATE_PATH = re.compile(r"(?<![\w$])crate\s*::")
-_CRATE_WIDE = re.compile(
-    r"#\[\s*(?:macro_export\b[^\]\n]{0,80}|(?:unsafe\s*\(\s*)?(?:no_mangle|export_name\b[^\]\n]{0,200})\s*\)?)\s*\]"
+_MACRO_EXPORT = re.compile(r"#\s*\[\s*macro_export\b[^\]\n]{0,80}\]")
+_LINKAGE = re.compile(
+    r"#\s*\[\s*(?:unsafe\s*\(\s*)?(?:no_mangle|used|(?:export_name|link_section)\b[^\]\n]{0,200})\s*\)?\s*\]"
 )
+_REFUSED = re.compile(
+    r"\b(no_mangle|export_name|link_section|no_main|global_asm|global_allocator)\b|\b(include)\s*!"
+)
+_EXTERN = re.compile(r"\bextern\b")
+# what may follow ``extern``: an ABI, a block, a function, a crate (``extern crate name as alias;``)
+_EXTERN_KNOWN = re.compile(r'\s*(?:"|fn\b|\{|crate\s+(\w+)\s*(?:as\s+(\w+)\s*)?;)')
+_STANDARD = ("std", "core", "alloc")
+REFUSED = "not compiled with the harness: "
+"""How :func:`compile_failure` begins for a file :func:`refusal` refused (and its note for the file)."""
 _INNER_ATTRIBUTE = re.compile(r"\s*(#\s*!\s*)\[")
 _SPACE = re.compile(r"\s*")
 _ERROR_LINE = re.compile(r"-->\s*[^\s:]*main\.rs:(\d+):")
@@ -45,12 +65,44 @@ class Layout(BaseModel):
 
 
 def _edit(src: str, edits: list[tuple[int, int, str]]) -> str:
-    """``src`` with each ``[start, end)`` replaced (the edits do not overlap)."""
+    """``src`` with each ``[start, end)`` replaced (an edit that overlaps an earlier one is left out)."""
     out, at = [], 0
     for start, end, text in sorted(edits):
+        if start < at:
+            continue
         out += [src[at:start], text]
         at = end
     return "".join([*out, src[at:]])
+
+
+def _linkage(text: str, after: int = 0) -> list[tuple[int, int, str]]:
+    """The edits that blank the linkage attributes (:data:`_LINKAGE`) of masked ``text`` from ``after``."""
+    return [(m.start(), m.end(), blank(m.group())) for m in _LINKAGE.finditer(text, after)]
+
+
+def _refused(src: str) -> str | None:
+    """What in ``src`` keeps it from being compiled with the harness (None: nothing)."""
+    text = _LINKAGE.sub(lambda m: blank(m.group()), masked(src))
+    if (m := _REFUSED.search(text)) is not None:
+        return f"{m.group(1) or m.group(2) + '!'}, which could run code outside the calls or replace the harness's own"
+    for m in _EXTERN.finditer(text):
+        known = _EXTERN_KNOWN.match(text, m.end())
+        if known is None or (known.group(2) in _STANDARD and known.group(2) != known.group(1)):
+            return "an extern crate the harness cannot check (one named std, core or alloc stands in for it)"
+    return None
+
+
+def refusal(old: str, new: str) -> str | None:
+    """Why the pair cannot be compiled with the harness (module docstring), None when it can."""
+    for which, src in (("the changed file", new), ("the base", old)):
+        if (why := _refused(src)) is not None:
+            return f"{which} holds {why}"
+    return None
+
+
+def refused_harness(why: str) -> str:
+    """A harness that does not compile and says why, never compiling either file (:func:`refusal`)."""
+    return f"::std::compile_error!({json.dumps(REFUSED + why)});\nfn main() {{}}\n"
 
 
 def _shebang(src: str) -> list[tuple[int, int, str]]:
@@ -66,6 +118,7 @@ def _root(src: str) -> tuple[str, str]:
     comments before its first item blanked (lines kept), its ``fn main`` renamed ``__memdoor_main``."""
     text = masked(src)
     edits = _shebang(src)
+    edits += _linkage(text, edits[0][1] if edits else 0)
     attributes: list[str] = []
     i = edits[0][1] if edits else 0
     while (m := _INNER_ATTRIBUTE.match(text, i)) is not None:
@@ -87,9 +140,10 @@ def _root(src: str) -> tuple[str, str]:
 def _module(src: str) -> str:
     """The file as the body of ``mod __memdoor_other`` (its first line shares the module's line)."""
     text = masked(src)
-    edits = [(m.start(), m.end(), blank(m.group())) for m in _CRATE_WIDE.finditer(text)]
+    edits = _shebang(src)
+    edits += _linkage(text, edits[0][1] if edits else 0)
+    edits += [(m.start(), m.end(), blank(m.group())) for m in _MACRO_EXPORT.finditer(text)]
     edits += [(m.start(), m.end(), f"crate::{OTHER}::") for m in _CRATE_PATH.finditer(text)]
-    edits += _shebang(src)
     return f"mod {OTHER} {{ " + _edit(src, edits) + "\n}"
 
 
@@ -110,6 +164,8 @@ def pair(old: str, new: str, side: Side) -> str:
 def compile_failure(detail: str, where: Layout) -> str:
     """What did not compile, from the compiler's first error: the base, the changed file (and its line), a
     moved inner attribute, or the harness's own code."""
+    if (refused := detail.find(REFUSED)) >= 0:
+        return detail[refused:].split("\n", 1)[0].rstrip('"')
     m = _ERROR_LINE.search(detail)
     line = int(m.group(1)) if m is not None else 0
     if where.base_first <= line < where.base_first + where.base_lines:

@@ -6,7 +6,12 @@ compared by its text without comments and layout. As for Python, a function whos
 that reads a top-level ``const``/``static`` whose definition changed counts too. Only functions the harness
 can call are compared: not generic, not ``async`` or ``unsafe``, not built only under ``#[cfg]`` or
 ``#[test]``, and of parameters all of simple types (:func:`.rust_inputs.simple`); the others are skipped
-with the reason.
+with the reason. An item may follow attributes on its own line (``#[inline] pub extern "C" fn f``,
+``#[allow(dead_code)] impl Foo {``). A file the harness refuses to compile (:func:`.rust_pair.refusal`:
+what could run outside the calls) has its changed functions skipped with that note.
+
+Each bracket's partner is found once (:func:`.rustscan.partners`) and text inside a ``{`` never closed is no
+top-level text: a hostile file costs its length to scan, never its length times its number of functions.
 
 In an inherent impl of a type named by a plain name (not ``impl<T> ...``, not ``impl Trait for Type``), an
 associated function is called as ``Type::f(args)``; a method (``&self``, ``&mut self``, ``self``) on a value
@@ -18,21 +23,27 @@ harness shows the value after the call too.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memdoor.review.context import Skipped
 from memdoor.review.differential.programs import line_literals
 from memdoor.review.differential.rust_inputs import simple
-from memdoor.review.differential.rustscan import closing, masked, words
+from memdoor.review.differential.rust_pair import refusal
+from memdoor.review.differential.rustscan import masked, partners, words
 from memdoor.review.differential.targets import Changed, changed_lines
 from memdoor.sandbox.lang.rust_call import split_commas
 
-_VISIBLE = r"^[ \t]*(?:pub(?:\([^)\n]{0,64}\))?\s+)?"  # at a line's start; bounded: no quadratic search
+_LINE_START = r"^[ \t]*(?:#\s*\[[^\]\n]{0,200}\][ \t]*)*"  # at a line's start, after attributes on that line
+_VISIBLE = _LINE_START + r"(?:pub(?:\([^)\n]{0,64}\))?\s+)?"  # bounded: no quadratic search
+_ABI = r'(?:extern(?:\s*"[^"\n]{0,40}")?\s+)?'  # ``extern "C"`` read in masked text: its quotes, "C" blanked
 _HEAD = re.compile(
-    _VISIBLE + r"(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\S+\s+)?fn\s+(\w+)\s*([<(])", re.M
+    _VISIBLE + r"(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?" + _ABI + r"fn\s+(\w+)\s*([<(])", re.M
 )
 _VALUE = re.compile(_VISIBLE + r"(?:const|static)\s+(?:mut\s+)?(\w+)\s*:", re.M)
-_IMPL = re.compile(r"^[ \t]*(?:unsafe\s+)?impl\b", re.M)
+_IMPL = re.compile(_LINE_START + r"(?:unsafe\s+)?impl\b", re.M)
+_CONDITION = re.compile(r"#\[\s*(?:cfg\s*\(|test\s*\])")
 _TRAIT_FOR = re.compile(r"\bfor\b(?!\s*<)")  # not a ``for<'a>`` bound
 _FN = re.compile(r"\bfn\b")
 _WHERE = re.compile(r"\bwhere\b")
@@ -45,6 +56,9 @@ _SELF_TYPE = re.compile(r"(&\s*(?:'\w+\s+)?)?(mut\s+)?Self")
 _BODY_OR_END = re.compile(r"[{;]")
 _BRACKET_OR_END = re.compile(r"[()\[\]{};]")
 _WORD = re.compile(r"\b\w+\b")
+_NEWLINE = re.compile(r"\n")
+MAX_NAMES = 400
+"""Characters of the list of functions a refused file's note names."""
 MAX_ATTRIBUTE_LINES = 16
 MAX_IMPL_NAME = 80
 """Characters of an impl's type (or trait) kept in its functions' names."""
@@ -53,7 +67,8 @@ MUT_METHOD = re.compile(r"\(&mut (\w+)::default\(\)\)\.(\w+)")
 
 
 def _top(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """The ``[start, end)`` spans of ``text[start:end]`` at brace depth 0 (in it)."""
+    """The ``[start, end)`` spans of ``text[start:end]`` at brace depth 0 (in it): the text after a ``{``
+    that is never closed is in none."""
     end = len(text) if end is None else end
     spans, depth = [], 0
     for k in range(start, end):
@@ -66,8 +81,23 @@ def _top(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, i
             depth = max(depth - 1, 0)
             if depth == 0:
                 start = k + 1
-    spans.append((start, end))
+    if depth == 0:
+        spans.append((start, end))
     return spans
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A file read once: its text, the text :func:`.rustscan.masked`, and each bracket's partner in it."""
+
+    src: str
+    text: str
+    pairs: dict[int, int]
+
+    @classmethod
+    def of(cls, src: str) -> _Text:
+        text = masked(src)
+        return cls(src, text, partners(text))
 
 
 @dataclass(frozen=True)
@@ -120,18 +150,20 @@ def _attributes(text: str, at: int) -> str:
     return " ".join(out)
 
 
-def _conditional(text: str, at: int) -> bool:
-    return re.search(r"#\[\s*(?:cfg\s*\(|test\s*\])", _attributes(text, at)) is not None
+def _conditional(text: str, m: re.Match[str]) -> bool:
+    """Whether the item whose line ``m`` matched (from its start) is built only under ``#[cfg]`` or
+    ``#[test]``: by the attributes on the lines above it or on its own line."""
+    return _CONDITION.search(_attributes(text, m.start()) + " " + m.group()) is not None
 
 
 def _uncallable(text: str, m: re.Match[str]) -> str | None:
     """Why the harness cannot call the function whose head ``m`` matched (None: it can)."""
-    head = m.group().split()
+    head = m.group()[m.group().rfind("]") + 1 :].split()  # after the attributes on its line
     if m.group(2) == "<":
         return "a generic function"
     if "async" in head or "unsafe" in head:
         return "an async or unsafe function"
-    if _conditional(text, m.start()):
+    if _conditional(text, m):
         return "a function built only under a condition (#[cfg], #[test])"
     return None
 
@@ -169,13 +201,14 @@ def _impl(text: str, m: re.Match[str], brace: int) -> _Impl:
         return _Impl(f"{self_type}::", None, "a function of a generic impl (impl<...>)")
     if re.fullmatch(r"\w+", self_type) is None:
         return _Impl(f"{self_type}::", None, "a function of an impl of a type that is no plain name")
-    if _conditional(text, m.start()):
+    if _conditional(text, m):
         return _Impl(f"{self_type}::", None, "a function built only under a condition (#[cfg], #[test])")
     return _Impl(f"{self_type}::", self_type, None)
 
 
-def _functions(src: str, text: str, spans: list[tuple[int, int]], impl: _Impl | None, out: Scan) -> None:
-    """The functions whose heads are in ``spans`` of masked ``text`` (``impl``: the block they are in)."""
+def _functions(file: _Text, spans: list[tuple[int, int]], impl: _Impl | None, out: Scan) -> None:
+    """The functions whose heads are in ``spans`` of the masked text (``impl``: the block they are in)."""
+    src, text = file.src, file.text
     read_to = 0  # a function's text holds no other item: each part of the text is read once
     for a, b in spans:
         for m in _HEAD.finditer(text, a, b):
@@ -185,14 +218,14 @@ def _functions(src: str, text: str, spans: list[tuple[int, int]], impl: _Impl | 
             if open_at < 0:
                 read_to = len(text)
                 continue
-            close = closing(text, open_at)
+            close = file.pairs[open_at]
             found = _BODY_OR_END.search(text, close)
             read_to = found.start() if found is not None else len(text)
             if found is None or found.group() == ";":
                 continue  # a declaration without a body
             params = [(p.split(":", 1)[0].strip(), p.split(":", 1)[1].strip()) if ":" in p else (p.strip(), "")
                       for p in split_commas(src[open_at + 1 : close])]  # fmt: skip
-            end = closing(text, found.start()) + 1
+            end = file.pairs[found.start()] + 1
             if impl is None:
                 out.fns[m.group(1)] = Fn(m.start(), end, params, _uncallable(text, m))
                 continue
@@ -202,9 +235,10 @@ def _functions(src: str, text: str, spans: list[tuple[int, int]], impl: _Impl | 
             out.fns[impl.prefix + m.group(1)] = Fn(m.start(), end, params, blocked, impl.owner, receiver)
 
 
-def _impls(src: str, text: str, spans: list[tuple[int, int]], out: Scan) -> None:
+def _impls(file: _Text, spans: list[tuple[int, int]], out: Scan) -> None:
     """The functions of the impl blocks whose headers are in the top-level ``spans``, and the ``impl
     Default for Type`` among them."""
+    text = file.text
     for a, b in spans:
         last = None
         for m in _IMPL.finditer(text, a, b):
@@ -216,7 +250,7 @@ def _impls(src: str, text: str, spans: list[tuple[int, int]], out: Scan) -> None
         impl = _impl(text, last, b)
         if impl.default_for is not None:
             out.defaults.add(impl.default_for)
-        _functions(src, text, _top(text, b + 1, closing(text, b)), impl, out)
+        _functions(file, _top(text, b + 1, file.pairs[b]), impl, out)
 
 
 def _derived_defaults(text: str, spans: list[tuple[int, int]], out: Scan) -> None:
@@ -234,11 +268,12 @@ def _derived_defaults(text: str, spans: list[tuple[int, int]], out: Scan) -> Non
 def items(src: str) -> Scan:
     """The top-level functions and those of top-level impl blocks, the top-level ``const``/``static``
     items and the types with ``Default``."""
-    text = masked(src)
+    file = _Text.of(src)
+    text = file.text
     out = Scan()
     top = _top(text)
-    _functions(src, text, top, None, out)
-    _impls(src, text, top, out)
+    _functions(file, top, None, out)
+    _impls(file, top, out)
     _derived_defaults(text, top, out)
     value_to = 0
     for a, b in top:
@@ -271,8 +306,17 @@ def _close_angle(text: str, i: int) -> int:
     return len(text) - 1
 
 
-def _line(src: str, at: int) -> int:
-    return src.count("\n", 0, at) + 1
+def _rows(src: str, start: int, end: int) -> str:
+    """The lines of ``src`` that ``[start, end)`` is on (``start`` is a line's start, out of any comment or
+    literal: the text is read for its comments as the whole file is)."""
+    stop = src.find("\n", max(end - 1, start))
+    return src[start : len(src) if stop < 0 else stop]
+
+
+def _lines(src: str) -> Callable[[int], int]:
+    """The line (from 1) of an index of ``src``, its line breaks found once (not counted again each time)."""
+    breaks = [m.start() for m in _NEWLINE.finditer(src)]
+    return lambda at: bisect_left(breaks, at) + 1
 
 
 def _target(name: str, fn: Fn, defaults: set[str]) -> tuple[str, str | None]:
@@ -303,6 +347,7 @@ def compare_rust(old: str, new: str, *, file: str) -> tuple[list[Changed], list[
     defaults = before.defaults & after.defaults
     out: list[Changed] = []
     skipped: list[Skipped] = []
+    new_line, old_line = _lines(new), _lines(old)
     for name, fn in after.fns.items():
         if name == "main" or name not in before.fns:
             continue
@@ -319,13 +364,21 @@ def compare_rust(old: str, new: str, *, file: str) -> tuple[list[Changed], list[
             skipped.append(Skipped(file=file, reason=f"{name}: {blocked}: not compared"))
             continue
         old_src, new_src = old[was.start : was.end], new[start:end]
-        first, o_first = _line(new, start), _line(old, was.start)
+        first, o_first = new_line(start), old_line(was.start)
         o_lines, n_lines = changed_lines(old_src, new_src, first)
+        # the literals of the changed lines, read in the two functions' lines (not the files: one pass
+        # over a file per changed function would cost a file of many its length times their number)
+        rows = [n - first + 1 for n in n_lines]
+        old_rows, new_rows = _rows(old, was.start, was.end), _rows(new, start, end)
+        literals = line_literals("rust", old_rows, new_rows, o_lines, rows)
         o_lines = [o_first + k - 1 for k in o_lines]
-        literals = line_literals("rust", old, new, o_lines, n_lines)
         out.append(Changed(
             target="function", language="rust", file=file, old_file=file, name=called, params=fn.params,
-            old_source=old_src, new_source=new_src, line=first, end_line=_line(new, end - 1),
+            old_source=old_src, new_source=new_src, line=first, end_line=new_line(end - 1),
             changed_lines=n_lines, literals=literals, why=why,
         ))  # fmt: skip
+    why = refusal(old, new)
+    if why is not None and out:
+        names = ", ".join(c.name for c in out)[:MAX_NAMES]
+        return [], [Skipped(file=file, reason=f"{why}: not compared ({names})"), *skipped]
     return out, skipped
