@@ -9,7 +9,7 @@ Finding targets, per language:
 - :mod:`.functions`: Python functions and methods the change altered, by syntax tree;
 - :mod:`.jsfunctions`: JavaScript functions and class methods the change altered, by tokens (:mod:`.jsscan`:
   the scanner; :mod:`.jsclasses`: top-level classes and their members);
-- :mod:`.rustfunctions`: Rust functions the change altered, by masked text (:mod:`.rustscan`: the masks);
+- :mod:`.rustfunctions`: Rust functions the change altered, by masked text (``sandbox.lang.rustscan``: masks);
 - :mod:`.programs`: changed standard-input programs (Python, JavaScript, Rust).
 
 Inputs:

@@ -20,11 +20,11 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memdoor.review.context import Skipped
-from memdoor.review.differential import rustscan
 from memdoor.review.differential.functions import is_test_file, literals_on
 from memdoor.review.differential.jsscan import tokens
-from memdoor.review.differential.rustscan import RUST_MAIN
 from memdoor.review.differential.targets import Changed, Language, changed_lines
+from memdoor.sandbox.lang import rustscan
+from memdoor.sandbox.lang.rustscan import RUST_MAIN
 
 MAX_LITERALS = 12
 JS_SUFFIXES = (".js", ".mjs", ".cjs")

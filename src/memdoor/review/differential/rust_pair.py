@@ -19,7 +19,8 @@ named ``write`` replaces libc's) are blanked; a file that still names one of the
 link_section = ...)]``, a macro's argument), or that holds ``global_asm!``, ``#[global_allocator]``,
 ``#![no_main]``, ``include!``, or an ``extern crate`` that could take the name ``std`` (``extern crate self
 as std;`` would make the harness's ``::std::println!`` its own) is not compiled with the harness at all
-(:func:`refusal`). No crate the sandbox provides brings a ``#[ctor]``-like attribute.
+(:func:`refusal`, by :func:`memdoor.sandbox.lang.rust_untrusted.refused`, which the grader applies too). No
+crate the sandbox provides brings a ``#[ctor]``-like attribute.
 """
 
 from __future__ import annotations
@@ -30,22 +31,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from memdoor.review.differential.rustscan import RUST_MAIN, blank, closing, masked, spans
+from memdoor.sandbox.lang.rust_untrusted import LINKAGE, refused
+from memdoor.sandbox.lang.rustscan import RUST_MAIN, blank, closing, masked, spans
 
 OTHER = "__memdoor_other"
 Side = Literal["old", "new"]
 _CRATE_PATH = re.compile(r"(?<![\w$])crate\s*::")
 _MACRO_EXPORT = re.compile(r"#\s*\[\s*macro_export\b[^\]\n]{0,80}\]")
-_LINKAGE = re.compile(
-    r"#\s*\[\s*(?:unsafe\s*\(\s*)?(?:no_mangle|used|(?:export_name|link_section)\b[^\]\n]{0,200})\s*\)?\s*\]"
-)
-_REFUSED = re.compile(
-    r"\b(no_mangle|export_name|link_section|no_main|global_asm|global_allocator)\b|\b(include)\s*!"
-)
-_EXTERN = re.compile(r"\bextern\b")
-# what may follow ``extern``: an ABI, a block, a function, a crate (``extern crate name as alias;``)
-_EXTERN_KNOWN = re.compile(r'\s*(?:"|fn\b|\{|crate\s+(\w+)\s*(?:as\s+(\w+)\s*)?;)')
-_STANDARD = ("std", "core", "alloc")
 REFUSED = "not compiled with the harness: "
 """How :func:`compile_failure` begins for a file :func:`refusal` refused (and its note for the file)."""
 _INNER_ATTRIBUTE = re.compile(r"\s*(#\s*!\s*)\[")
@@ -76,26 +68,15 @@ def _edit(src: str, edits: list[tuple[int, int, str]]) -> str:
 
 
 def _linkage(text: str, after: int = 0) -> list[tuple[int, int, str]]:
-    """The edits that blank the linkage attributes (:data:`_LINKAGE`) of masked ``text`` from ``after``."""
-    return [(m.start(), m.end(), blank(m.group())) for m in _LINKAGE.finditer(text, after)]
-
-
-def _refused(src: str) -> str | None:
-    """What in ``src`` keeps it from being compiled with the harness (None: nothing)."""
-    text = _LINKAGE.sub(lambda m: blank(m.group()), masked(src))
-    if (m := _REFUSED.search(text)) is not None:
-        return f"{m.group(1) or m.group(2) + '!'}, which could run code outside the calls or replace the harness's own"
-    for m in _EXTERN.finditer(text):
-        known = _EXTERN_KNOWN.match(text, m.end())
-        if known is None or (known.group(2) in _STANDARD and known.group(2) != known.group(1)):
-            return "an extern crate the harness cannot check (one named std, core or alloc stands in for it)"
-    return None
+    """The edits that blank the linkage attributes (:data:`.rust_untrusted.LINKAGE`) of masked ``text`` from
+    ``after``."""
+    return [(m.start(), m.end(), blank(m.group())) for m in LINKAGE.finditer(text, after)]
 
 
 def refusal(old: str, new: str) -> str | None:
     """Why the pair cannot be compiled with the harness (module docstring), None when it can."""
     for which, src in (("the changed file", new), ("the base", old)):
-        if (why := _refused(src)) is not None:
+        if (why := refused(src, linkage_blanked=True)) is not None:
             return f"{which} holds {why}"
     return None
 

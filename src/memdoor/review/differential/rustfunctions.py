@@ -1,7 +1,7 @@
 """Which Rust functions a change altered.
 
-The file is read with its comments, strings and character literals blanked (:mod:`.rustscan`), so braces
-in them never count; a top-level ``fn``, or one directly in a top-level ``impl Type { ... }`` block, is
+The file is read with its comments, strings and character literals blanked (``sandbox.lang.rustscan``), so
+braces in them never count; a top-level ``fn``, or one directly in a top-level ``impl Type { ... }`` block, is
 compared by its text without comments and layout. As for Python, a function whose text is the same but
 that reads a top-level ``const``/``static`` whose definition changed counts too. Only functions the harness
 can call are compared: not generic, not ``async`` or ``unsafe``, not built only under ``#[cfg]`` or
@@ -10,7 +10,7 @@ with the reason. An item may follow attributes on its own line (``#[inline] pub 
 ``#[allow(dead_code)] impl Foo {``). A file the harness refuses to compile (:func:`.rust_pair.refusal`:
 what could run outside the calls) has its changed functions skipped with that note.
 
-Each bracket's partner is found once (:func:`.rustscan.partners`) and text inside a ``{`` never closed is no
+Each bracket's partner is found once (``rustscan.partners``) and text inside a ``{`` never closed is no
 top-level text: a hostile file costs its length to scan, never its length times its number of functions.
 
 In an inherent impl of a type named by a plain name (not ``impl<T> ...``, not ``impl Trait for Type``), an
@@ -31,9 +31,9 @@ from memdoor.review.context import Skipped
 from memdoor.review.differential.programs import line_literals
 from memdoor.review.differential.rust_inputs import simple
 from memdoor.review.differential.rust_pair import refusal
-from memdoor.review.differential.rustscan import masked, partners, words
 from memdoor.review.differential.targets import Changed, changed_lines
 from memdoor.sandbox.lang.rust_call import split_commas
+from memdoor.sandbox.lang.rustscan import masked, partners, words
 
 _LINE_START = r"^[ \t]*(?:#\s*\[[^\]\n]{0,200}\][ \t]*)*"  # at a line's start, after attributes on that line
 _VISIBLE = _LINE_START + r"(?:pub(?:\([^)\n]{0,64}\))?\s+)?"  # bounded: no quadratic search

@@ -3,8 +3,9 @@ exit status and the output, so a program that ends its process early (``process.
 ``std::process::exit(0)``), swallows the test's failure (an exception handler or a panic hook that exits 0)
 or disarms its assertions passes there. Here a test passes only when the harness has seen it complete: for
 JavaScript the harness's end line carrying the run's secret (``js_harness``), for Rust libtest's own result
-line for each expected test and its summary (``rust_report``). A run that would pass the official rule but
-lacks that proof is a ``runtime_error`` whose detail says so (:data:`OFFICIAL_PASSES`)."""
+line for each expected test and its summary, and each test's completion line with the run's secret
+(``rust_report``). A run that would pass the official rule but lacks that proof is a ``runtime_error`` whose
+detail says so (:data:`OFFICIAL_PASSES`)."""
 
 from __future__ import annotations
 

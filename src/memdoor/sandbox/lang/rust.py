@@ -18,6 +18,10 @@ compiler run, the test build comes first and the check only runs when it fails:
 - the check passes but the tests do not build: ``runtime_error`` (cargo test fails, the official "failed");
 - a test fails (an assertion, or a panic in the candidate): the test binary exits 101: ``wrong_answer``;
 - the binary ends otherwise (a signal, ``process::exit``): ``runtime_error``; limits as everywhere.
+
+A program built with test code is first read for what could stand in for the harness (``rust_untrusted``:
+``extern crate self as std``, ``.init_array`` code, ``#[no_mangle]``...): such a program is a
+``compile_error`` saying why, never compiled. Binaries are built with their symbols stripped.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import secrets
 import shlex
 
 from memdoor.core.verdict import TestResult
-from memdoor.sandbox.lang import completion, rust_call, rust_report
+from memdoor.sandbox.lang import completion, rust_call, rust_report, rust_untrusted
 from memdoor.sandbox.lang.javascript import called_result, stdin_result
 from memdoor.sandbox.lang.process import (
     CommandLimits,
@@ -44,6 +48,7 @@ COMPILE_MEMORY_MB = 2048
 MAX_BINARY_BYTES = 256 << 20
 EDITION = "2021"
 TEST_FAILED = 101  # the exit status of a Rust test binary (and of a panicking program) when a test failed
+REFUSED = "not compiled with the tests: the program holds "
 
 
 def _flags(rustc: Tool) -> str:
@@ -54,7 +59,7 @@ def _flags(rustc: Tool) -> str:
         "-C",
         "debuginfo=0",
         "-C",
-        "strip=debuginfo",
+        "strip=symbols",
         "-C",
         "opt-level=0",
         "-A",
@@ -124,7 +129,10 @@ def build(
     sandbox: Isolation, rustc: Tool, source: str, *, test: bool, tests: str | None = None
 ) -> bytes | TestResult:
     """The compiled binary, or the result that ends the test (compile error, limits). ``tests``: the test
-    code, built with ``source`` but out of its reach at compile time (:func:`_with_tests`)."""
+    code, built with ``source`` but out of its reach at compile time (:func:`_with_tests`); a ``source`` that
+    could stand in for that harness (:func:`.rust_untrusted.refused`) is not compiled with it."""
+    if tests is not None and (why := rust_untrusted.refused(source, linkage_blanked=False)) is not None:
+        return TestResult(status="compile_error", detail=REFUSED + why)
     outcome = run_isolated(
         sandbox,
         ["/bin/sh", "-c", compile_script(rustc, test)],
@@ -158,8 +166,12 @@ def build(
     return outcome.stdout
 
 
-def _execute(sandbox: Isolation, binary: bytes, args: list[str], stdin: str | None) -> CommandResult:
+def _execute(
+    sandbox: Isolation, binary: bytes, args: list[str], stdin: str | None, secret: bytes | None = None
+) -> CommandResult:
     files = [("bin", binary, 0o755)]
+    if secret is not None:
+        files.append((rust_report.SECRET_FILE, secret, 0o600))
     if stdin is not None:
         files.append(("input.txt", stdin.encode("utf-8", "surrogatepass"), 0o644))
     return run_isolated(
@@ -185,16 +197,19 @@ def _ended(outcome: CommandResult, sandbox: Isolation) -> TestResult | None:
 
 def run_check(sandbox: Isolation, rustc: Tool, program: str, test_code: str) -> TestResult:
     """``cargo check`` then ``cargo test``: the program with the test module, built with ``--test``, run;
-    passed only when libtest reports each of the test's tests as ok (``rust_report``)."""
+    passed only when libtest reports each of the test's tests as ok and each wrote its completion line with
+    the run's secret (``rust_report``)."""
     test_code, expected = rust_report.prepare(test_code)
     binary = build(sandbox, rustc, program, test=True, tests=test_code)
     if isinstance(binary, TestResult):
         return binary
-    outcome = _execute(sandbox, binary, [], None)
+    secret = secrets.token_bytes(rust_report.SECRET_BYTES)
+    outcome = _execute(sandbox, binary, [], None, secret)
+    outcome.stderr, done = rust_report.completed(outcome.stderr, secret)
     ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
-    absent = rust_report.missing(outcome.stdout, expected)
+    absent = rust_report.missing(outcome.stdout, expected) or rust_report.unfinished(expected, done)
     if absent is not None:
         return completion.never_completed(outcome.seconds, absent)
     return TestResult(status="passed", seconds=outcome.seconds)

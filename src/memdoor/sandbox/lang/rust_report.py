@@ -11,19 +11,34 @@ standard one in the test module, textually after it) pass there. Here the test m
   prelude item the test uses (a ``struct String`` of its own with an always-true ``PartialEq``) makes the
   name ambiguous, so the tests do not build, instead of replacing it;
 - each ``#[test]`` function gets a random suffix per run, so the names libtest will report are not in the
-  prompt (the program would have to read its own binary to learn them).
+  prompt (the program would have to read its own binary to learn them);
+- each ``#[test]`` function first binds a guard of the harness's own (:func:`harness`: a module of a random
+  name, every path in it absolute, no item of the program in scope) that writes the run's secret and the
+  test's name on stderr (its completion line) when the function returns without panicking.
 
 Then the run must show libtest's own lines (:func:`missing`): ``test <module>::<name> ... ok`` for every
-expected test and ``test result: ok. N passed; 0 failed`` with N at least their number (the program's own tests run
-too, as officially). An early exit, a panic hook
-that exits, an abort: libtest never writes them. A program that writes libtest's report itself after
-finding the names in its own binary is not stopped: it runs as native code in the test's process.
+expected test and ``test result: ok. N passed; 0 failed`` with N at least their number (the program's own
+tests run too, as officially); and each expected test's completion line (:func:`unfinished`). An early
+exit, a panic hook that exits, an abort: libtest never writes its lines, the guard never its own.
+
+libtest's lines alone can be forged: the names are in the binary, so a program can read ``/proc/self/exe``,
+write the report and exit 0. The completion line cannot be written without the secret, which is not in the
+binary: the grader puts it in ``/tmp/`` :data:`SECRET_FILE`, and the harness's function in ``.init_array``
+reads and deletes it before ``main``, before any code of the program can run (a program that could run
+earlier, by ``.init_array``, ``#[no_mangle]``, ``asm!``..., or that renames a crate to ``std``, is not
+compiled at all: :mod:`.rust_untrusted`). What stays open is native code of the program reading the secret
+out of the process's memory (the binary's symbols are stripped): reverse engineering, not a trick. Also
+open, since the tests then run and hold: the types the program gives its function (a whole answer returning
+a type of its own whose ``PartialEq`` is always true, a ``struct bool`` of its own under the prompt's
+signature); the official harness passes those too.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+
+from memdoor.sandbox.lang.rustscan import closing
 
 STD_MACROS = (
     "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne", "panic",
@@ -36,7 +51,47 @@ _GAP = r"(?:\s|//[^\n]*\n|#\[[^\]]*\])*"  # blanks, line comments, other attribu
 _TEST_FN = re.compile(rf"(#\[test\]{_GAP}(?:pub(?:\([^)]*\))?\s+)?fn\s+)([A-Za-z_]\w*)")
 _MODULE = re.compile(r"\bmod\s+([A-Za-z_]\w*)\s*\{")
 _SUMMARY = re.compile(r"^test result: ok\. (\d+) passed; 0 failed;")
+_INNER_ATTRIBUTES = re.compile(r"(?:\s*#\s*!\s*\[[^\]]*\])*")
 PRELUDE = "use ::std::prelude::rust_2021::*;"
+SECRET_FILE = "memdoor-secret"
+"""The file of ``/tmp`` the run's secret is in when the test binary starts (16 bytes)."""
+SECRET_BYTES = 16
+_HARNESS = """
+mod __memdoor_h{suffix} {{
+    static SECRET: ::std::sync::OnceLock<[u8; {size}]> = ::std::sync::OnceLock::new();
+    #[used]
+    #[link_section = ".init_array"]
+    static TAKE: extern "C" fn() = take;
+    extern "C" fn take() {{
+        let mut secret = [0u8; {size}];
+        let read = match ::std::fs::File::open("/tmp/{file}") {{
+            ::std::result::Result::Ok(mut f) => ::std::io::Read::read_exact(&mut f, &mut secret).is_ok(),
+            ::std::result::Result::Err(_) => false,
+        }};
+        if ::std::fs::remove_file("/tmp/{file}").is_ok() && read {{
+            let _ = SECRET.set(secret);
+        }}
+    }}
+    pub(crate) struct Done(pub(crate) &'static str);
+    impl ::std::ops::Drop for Done {{
+        fn drop(&mut self) {{
+            let secret = match SECRET.get() {{
+                ::std::option::Option::Some(s) if !::std::thread::panicking() => s,
+                _ => return,
+            }};
+            let mut hex = [0u8; {hex}];
+            for (i, b) in secret.iter().enumerate() {{
+                hex[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
+                hex[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
+            }}
+            let mut e = ::std::io::stderr().lock();
+            for part in [&b"\\n"[..], &hex[..], &b" "[..], self.0.as_bytes(), &b" ok\\n"[..]] {{
+                let _ = ::std::io::Write::write_all(&mut e, part);
+            }}
+        }}
+    }}
+}}
+"""
 
 
 def _mask(code: str) -> str:
@@ -115,20 +170,49 @@ def _modules_at(masked: str, at: int) -> list[str]:
     return [name for name, _ in opened]
 
 
+def harness(suffix: str) -> str:
+    """The harness's own module: the completion guard and the function that takes the secret."""
+    return _HARNESS.format(suffix=suffix, size=SECRET_BYTES, hex=2 * SECRET_BYTES, file=SECRET_FILE)
+
+
+def _body(masked: str, name_end: int) -> int | None:
+    """Where the statements of the function whose name ends at ``name_end`` begin (after its ``{`` and any
+    inner attributes), None when it has no body there."""
+    params = masked.find("(", name_end)
+    if params < 0:
+        return None
+    brace = masked.find("{", closing(masked, params))
+    if brace < 0 or ";" in masked[params:brace]:
+        return None
+    return _INNER_ATTRIBUTES.match(masked, brace + 1).end()  # type: ignore[union-attr]  # matches empty text
+
+
 def prepare(test_code: str) -> tuple[str, list[str]]:
-    """The test code as it is built here, and the full names of the tests libtest must report."""
+    """The test code as it is built here (with the harness's module), and the full names of the tests libtest
+    must report, each of which must also write its completion line."""
     suffix = "_m" + secrets.token_hex(8)
     masked = _mask(test_code)
     edits: list[tuple[int, str]] = [(m.start(), "::std::") for m in _MACRO_CALL.finditer(masked)]
     edits += [(m.end(), " " + PRELUDE) for m in _USE_SUPER.finditer(masked)]
     names: list[str] = []
     for m in _TEST_FN.finditer(masked):
-        names.append("::".join([*_modules_at(masked, m.start()), m.group(2) + suffix]))
+        name = "::".join([*_modules_at(masked, m.start()), m.group(2) + suffix])
+        names.append(name)
         edits.append((m.end(), suffix))
+        if (body := _body(masked, m.end())) is not None:
+            edits.append((body, f' let _memdoor_done = crate::__memdoor_h{suffix}::Done("{name}");'))
     code = test_code
     for at, text in sorted(edits, reverse=True):
         code = code[:at] + text + code[at:]
-    return code, names
+    return code + harness(suffix), names
+
+
+def completed(stderr: bytes, secret: bytes) -> tuple[bytes, set[str]]:
+    """``stderr`` without the harness's completion lines, and the names of the tests whose line carries the
+    run's ``secret``."""
+    line = re.compile(rb"\n" + secret.hex().encode() + rb" ([^\n]*) ok\n")
+    names = {m.group(1).decode(errors="replace") for m in line.finditer(stderr)}
+    return line.sub(b"", stderr), names
 
 
 def missing(stdout: bytes, expected: list[str]) -> str | None:
@@ -141,4 +225,12 @@ def missing(stdout: bytes, expected: list[str]) -> str | None:
     counts = [int(m.group(1)) for line in lines if (m := _SUMMARY.match(line))]
     if not any(n >= len(expected) for n in counts):  # the program's own tests, if any, run too (officially)
         return f"libtest's summary 'test result: ok. {len(expected)} passed; 0 failed' is missing"
+    return None
+
+
+def unfinished(expected: list[str], done: set[str]) -> str | None:
+    """The first of the ``expected`` tests that wrote no completion line (``done``: :func:`completed`)."""
+    for name in expected:
+        if name not in done:
+            return f"{name} never wrote its completion line with the run's secret: libtest's report is forged"
     return None
