@@ -6,17 +6,21 @@ point on the measured cost–accuracy frontier — and says which run it comes f
 chosen row then runs as it was measured, with its run's own budget (``--budget-compute`` of that bench),
 not with X as a per-problem cap (a row whose mean is X spends more than X on some problems).
 
-The measurement is the one shipped with memdoor (:data:`SHIPPED`, built by :func:`combine` from the
-committed runs :data:`SHIPPED_RUNS`, each row saying its run), or the user's own bench directory
-(``--from DIR``: any models, remote ones included, with the sizes the run was given; a committed run is
-rebuilt from its portable files first). Only rows today's code would run as they ran are measured
-(:func:`stale`: the settings a resumed bench compares, and the revision); the others are listed in
-``skipped``. A measurement holds for the suite it was made on; it does not say a cascade saves compute on
-other problems (measure your own with ``memdoor bench``).
+The measurement is the one shipped with memdoor for the problem's language (:data:`PRESETS`, each built by
+:func:`combine` from committed runs, each row saying its run: HumanEval's, :data:`SHIPPED` from
+:data:`SHIPPED_RUNS`, for Python problems; HumanEval-X JavaScript's, :data:`SHIPPED_JS` from
+:data:`SHIPPED_JS_RUNS`, for JavaScript ones; HumanEval's, saying so, for a language with none:
+:func:`shipped_for`), or the user's own bench directory (``--from DIR``: any models, remote ones included,
+with the sizes the run was given; a committed run is rebuilt from its portable files first). Only rows
+today's code would run as they ran are measured (:func:`stale`: the settings a resumed bench compares, and
+the revision); the others are listed in ``skipped``. A measurement holds for the suite it was made on; it
+does not say a cascade saves compute on other problems (measure your own with ``memdoor bench``).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -24,12 +28,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from memdoor.bench import portable
 from memdoor.bench.analysis import Analysis, analyse
 from memdoor.bench.config import BenchConfig, RowSpec, settings_diff, solve_config
 from memdoor.bench.rebuild import rebuild, rebuildable
 from memdoor.bench.revision import row_revision
 from memdoor.bench.store import ResultsStore
 from memdoor.core.errors import ResultsStoreError, UsageError
+from memdoor.prompts.languages import NAMES
 
 SHIPPED = "presets/humaneval.json"
 """The measurement shipped with memdoor (beside this module)."""
@@ -40,6 +46,27 @@ whose mixed rows sampled by rank within their model, as today's code does; ``hum
 1.5B given more compute — two and three draws, repairing its own drafts, ``adaptive:5`` — and the
 strong-repair team, so they are chosen among too: e.g. a user with only the 1.5B gets ``adaptive:5``
 from 3.75× its compute)."""
+SHIPPED_JS = "presets/humaneval-js.json"
+"""The measurement shipped with memdoor for JavaScript problems (HumanEval-X JavaScript, 161 problems)."""
+SHIPPED_JS_RUNS = (
+    "humaneval-js-strong-repair",
+    "humaneval-js-inputs",
+    "humaneval-js-clean",
+    "humaneval-js-matched",
+)
+"""The committed runs :data:`SHIPPED_JS` is built from, in order of precedence, as BENCHMARKS.md's JavaScript
+table takes its rows: the 1.5B alone and the mixed ``parallel:5`` and strong-repair ``hybrid:5`` from
+``humaneval-js-strong-repair``; the 0.5B's ``parallel:5``, ``hybrid:5`` and ``sstar:5`` from
+``humaneval-js-inputs`` (the same ``hybrid:5`` in ``humaneval-js-clean`` read its inputs as Python, as
+today's code no longer does, though its recorded settings are the same), its ``single`` from
+``humaneval-js-clean``; ``humaneval-js-matched`` adds the mixed ``cascade:5`` and the 1.5B given the same
+compute (two and three draws, repairing its own drafts, ``adaptive:5``)."""
+PRESETS = {"python": (SHIPPED, SHIPPED_RUNS), "javascript": (SHIPPED_JS, SHIPPED_JS_RUNS)}
+"""The shipped measurement of each problem language: its file and the committed runs it is built from."""
+FALLBACK = "python"
+"""The language whose measurement a problem of a language without one is given (HumanEval's)."""
+SUITE_NAMES = {"humaneval": "HumanEval", "humaneval-js": "HumanEval-X JavaScript"}
+"""The shipped measurements' suites as the output names them."""
 
 
 class MeasuredRun(BaseModel):
@@ -169,10 +196,19 @@ def combine(parts: Sequence[Measurement]) -> Measurement:
     return Measurement(suite=first.suite, runs=runs, rows=rows, skipped=skipped)
 
 
-def shipped() -> Measurement:
-    """The measurement shipped with memdoor."""
-    text = (resources.files(__package__) / SHIPPED).read_text(encoding="utf-8")
+def shipped(language: str = FALLBACK) -> Measurement:
+    """The measurement shipped with memdoor for ``language`` (one of :data:`PRESETS`; default HumanEval's)."""
+    text = (resources.files(__package__) / PRESETS[language][0]).read_text(encoding="utf-8")
     return Measurement.model_validate_json(text)
+
+
+def shipped_for(language: str | None) -> tuple[Measurement, str | None]:
+    """The shipped measurement a problem in ``language`` chooses from (None: not known, HumanEval's), and a
+    line saying it is another language's when ``language`` has none of its own (else None)."""
+    if language is None or language in PRESETS:
+        return shipped(language or FALLBACK), None
+    name, fallback = NAMES.get(language, language), shipped(FALLBACK)
+    return fallback, f"no measurement on {name}; using {SUITE_NAMES.get(fallback.suite, fallback.suite)}'s"
 
 
 def from_directory(directory: str, source: str | None = None) -> Measurement:
@@ -189,9 +225,42 @@ def from_directory(directory: str, source: str | None = None) -> Measurement:
 
 def build(directories: Sequence[tuple[str, str | Path]]) -> Measurement:
     """The measurement of several runs, each given as (its name in the measurement, its directory), in
-    order of precedence (:func:`combine`). The shipped one is ``build([(f"benchmarks/results/{n}", ...)
-    for n in SHIPPED_RUNS])`` written to :data:`SHIPPED`."""
+    order of precedence (:func:`combine`). The shipped ones are ``build([(f"benchmarks/results/{n}", ...)
+    for n in runs])`` written to their file, for each ``(file, runs)`` of :data:`PRESETS`
+    (:func:`build_shipped`)."""
     return combine([from_directory(str(path), source) for source, path in directories])
+
+
+def build_shipped(language: str, repo: Path, scratch: Path) -> Measurement:
+    """The shipped measurement of ``language`` made anew from the committed runs of the checkout ``repo``:
+    each run's portable files are copied under ``scratch`` and rebuilt there (the committed directories are
+    left as they are). ResultsStoreError when a run is not in the checkout."""
+    directories = []
+    for name in PRESETS[language][1]:
+        source = f"benchmarks/results/{name}"
+        copy = scratch / name
+        copy.mkdir(parents=True)
+        for file in (portable.RUN_JSON, portable.RESULTS_JSONL, portable.CALLS_JSONL):
+            if not (repo / source / file).is_file():
+                raise ResultsStoreError(f"{source}/{file} is not in {repo}")
+            shutil.copy(repo / source / file, copy / file)
+        directories.append((source, copy))
+    return build(directories)
+
+
+def shipped_text(m: Measurement) -> str:
+    """A shipped measurement's file as it is written."""
+    return m.model_dump_json(indent=1) + "\n"
+
+
+def write_shipped(language: str, repo: Path) -> Path:
+    """Write the shipped measurement of ``language`` anew (beside this module) from the committed runs of the
+    checkout ``repo`` (:func:`build_shipped`, in a scratch directory); the file written."""
+    with tempfile.TemporaryDirectory() as scratch:
+        m = build_shipped(language, repo, Path(scratch))
+    path = Path(__file__).parent / PRESETS[language][0]
+    path.write_text(shipped_text(m), encoding="utf-8")
+    return path
 
 
 def choose(m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -> MeasuredRow:

@@ -13,10 +13,11 @@ Examples:
   memdoor solve humaneval --problem HumanEval/0 --team best --budget-compute 3e12
 
 --team best picks the configuration that solved the most at a mean compute per problem of at most
---budget-compute in a measurement (the one shipped with memdoor, HumanEval with the local models whose
-weights are installed; or your own bench directory, --from DIR, remote models included), and says
-which; --model restricts it to configurations of those models. The chosen configuration then runs as it
-was measured, with the compute budget of its bench run (not --budget-compute as a cap). See
+--budget-compute in a measurement (the one shipped with memdoor for the problem's language, with the local
+models whose weights are installed: HumanEval for Python, HumanEval-X JavaScript for JavaScript, HumanEval
+for another language, saying so; or your own bench directory, --from DIR, remote models included), and
+says which; --model restricts it to configurations of those models. The chosen configuration then runs as
+it was measured, with the compute budget of its bench run (not --budget-compute as a cap). See
 docs/benchmarks.md.
 
 The trace is kept in $MEMDOOR_HOME/traces (default ~/.cache/memdoor/traces): memdoor trace ID.
@@ -145,12 +146,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_config(args: argparse.Namespace):
+def build_config(args: argparse.Namespace, language: str | None = None):
+    """The run's configuration; with --team best, chosen for a problem in ``language`` (None: HumanEval's)."""
     from memdoor.problems.languages import parse_languages
     from memdoor.run.config import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
 
-    if getattr(args, "team", None) == "best":
-        return best_config(args)
+    if team_best(args):
+        return best_config(args, language)
     if getattr(args, "measured_from", None):
         raise UsageError("--from DIR goes with --team best")
     spec = StrategySpec.parse(args.strategy, agents=args.agents)
@@ -202,11 +204,12 @@ def usable_models(args: argparse.Namespace) -> Callable[[list[str]], bool]:
     return lambda models: set(models) <= have
 
 
-def best_config(args: argparse.Namespace):
-    """--team best: the measured configuration that solved the most within --budget-compute."""
-    from memdoor.bench import preset
-    from memdoor.run.config import SolveConfig, StrategySpec
+def team_best(args: argparse.Namespace) -> bool:
+    return getattr(args, "team", None) == "best"
 
+
+def check_best(args: argparse.Namespace) -> None:
+    """UsageError for flags --team best cannot take (checked before the problems are loaded)."""
     if args.budget_compute is None:
         raise UsageError("--team best needs --budget-compute FLOPS (e.g. 3e12): the compute it may spend")
     given = [
@@ -221,9 +224,22 @@ def best_config(args: argparse.Namespace):
     ]
     if given:
         raise UsageError(f"--team best chooses the team: leave out {', '.join(given)}")
-    m = preset.from_directory(args.measured_from) if args.measured_from else preset.shipped()
+
+
+def best_config(args: argparse.Namespace, language: str | None = None):
+    """--team best: the measured configuration that solved the most within --budget-compute, from --from DIR
+    or the measurement shipped for a problem in ``language``."""
+    from memdoor.bench import preset
+    from memdoor.run.config import SolveConfig, StrategySpec
+
+    check_best(args)
+    m, note = (
+        (preset.from_directory(args.measured_from), None)
+        if args.measured_from
+        else preset.shipped_for(language)
+    )
     row = preset.choose(m, args.budget_compute, usable_models(args))
-    args.preset_line = preset.describe(row, m, args.budget_compute)
+    args.preset_line = "\n".join(filter(None, (note, preset.describe(row, m, args.budget_compute))))
     run = m.run_of(row)
     # --budget-compute only chose the row (by its mean): it runs with the budget it was measured with
     budget = Budget(
@@ -318,9 +334,10 @@ def run(args: argparse.Namespace) -> int:
     from memdoor.problems.languages import check_mixable, in_language
     from memdoor.problems.load import find_problem, load_problems
 
-    config = build_config(args)
-    if getattr(args, "preset_line", None):
-        print(args.preset_line, file=sys.stderr)
+    best = team_best(args)  # its team is chosen for the problem's language, once the problem is loaded
+    if best:
+        check_best(args)
+    config = None if best else build_config(args)
     problems = in_language(load_problems(args.problems), args.language)
     if args.problem is None:
         if len(problems) != 1:
@@ -328,6 +345,9 @@ def run(args: argparse.Namespace) -> int:
         problem = problems[0]
     else:
         problem = find_problem(problems, args.problem)
+    if config is None:
+        config = build_config(args, problem.language)
+        print(args.preset_line, file=sys.stderr)
     check_mixable(problem, config.languages)
     live = sys.stderr.isatty() and not args.json and not args.no_live
     solution = asyncio.run(_solve(problem, config, live, args.redis))
