@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from review_helpers import diff_of, git
 
@@ -52,3 +55,20 @@ async def review_diff(
     report = await run_review(prepare(diff, root, cfg, workdir), cfg, env)
     assert report.error is None, report.error
     return report, pool
+
+
+def finishes(call: Callable[[], Any], seconds: float = 20.0) -> Any:
+    """What ``call`` returns; it runs in a child process (a regular expression holds the interpreter's lock,
+    so a thread could not be waited for), and one still running after ``seconds`` — a search whose time
+    grows with the square of the text or worse — is stopped and fails the test instead of hanging it."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=lambda: results.put(call()), daemon=True)
+    child.start()
+    try:
+        return results.get(timeout=seconds)
+    except queue.Empty:
+        raise AssertionError(f"still running after {seconds:g} s") from None
+    finally:
+        child.kill()
+        child.join()

@@ -15,7 +15,7 @@ from memdoor.review.differential.driver import MARK, outcome, program, request
 from memdoor.review.differential.execute import differences, run_version
 from memdoor.review.differential.functions import compare_files
 from memdoor.review.differential.inputs import Call
-from memdoor.review.differential.jsfunctions import compare_js
+from memdoor.review.differential.jsfunctions import compare_javascript
 from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
 from memdoor.review.differential.plan import rust_batches
 from memdoor.review.differential.programs import program_of
@@ -123,7 +123,7 @@ async def test_a_python_function_printing_the_base_s_result_line_still_differs(s
 
 @needs_node
 async def test_a_javascript_function_printing_the_base_s_result_line_last_still_differs(sandbox):
-    (fn,) = [t for t in compare_js(JS_OLD, JS_NEW, file="lib/calc.js") if t.name == "addOne"]
+    (fn,) = [t for t in compare_javascript(JS_OLD, JS_NEW, file="lib/calc.js")[0] if t.name == "addOne"]
     work = [(0, fn, [Call(text="[1]")])]
     old, new = js_program({"lib/calc.js": JS_OLD}), js_program({"lib/calc.js": JS_NEW})
     batch = Batch("javascript", old, new, work, lambda t, c, _k: js_call_request(t.file, t.name, c), read_js)

@@ -4,11 +4,10 @@ while the others are compared."""
 
 from __future__ import annotations
 
-import multiprocessing
-import queue
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from differential_helpers import finishes
 
 from memdoor.review.diff import FileDiff, Hunk
 from memdoor.review.differential import kinds
@@ -88,23 +87,6 @@ def test_a_template_nested_in_a_mined_test_file_does_not_stop_mining():
 
     test = "f([1, 2]);\nconst t = " + "`${" * 2000 + "\n"
     assert [c.text for c in mined_calls([test], "f")] == ["[[1, 2]]"]
-
-
-def finishes(call: Callable[[], Any], seconds: float = 20.0) -> Any:
-    """What ``call`` returns; it runs in a child process (a regular expression holds the interpreter's lock,
-    so a thread could not be waited for), and one still running after ``seconds`` — a search whose time
-    grows with the square of the text or worse — is stopped and fails the test instead of hanging it."""
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    child = context.Process(target=lambda: results.put(call()), daemon=True)
-    child.start()
-    try:
-        return results.get(timeout=seconds)
-    except queue.Empty:
-        raise AssertionError(f"still running after {seconds:g} s") from None
-    finally:
-        child.kill()
-        child.join()
 
 
 PROGRAM = """use std::io::Read;

@@ -11,7 +11,7 @@ import pytest
 from differential_helpers import review_change
 from review_helpers import git, make_repo
 
-from memdoor.review.differential.jsfunctions import compare_js, definitions
+from memdoor.review.differential.jsfunctions import compare_javascript, definitions
 from memdoor.review.differential.json_inputs import mined_calls, read_json_answer
 from memdoor.review.differential.programs import program_of
 from memdoor.review.differential.stdin_inputs import read_stdin_answer, stdin_of
@@ -65,13 +65,13 @@ def test_a_comment_or_layout_change_is_no_change_and_a_constant_change_reaches_i
     reformatted = TRICKY.replace("x => x + 1;", "x =>  x + 1; // next").replace(
         "/* function", "/* a function"
     )
-    assert compare_js(TRICKY, reformatted, file="a.js") == []
-    moved = compare_js(TRICKY, TRICKY.replace("const LIMIT = 3;", "const LIMIT = 4;"), file="a.js")
+    assert compare_javascript(TRICKY, reformatted, file="a.js")[0] == []
+    moved = compare_javascript(TRICKY, TRICKY.replace("const LIMIT = 3;", "const LIMIT = 4;"), file="a.js")[0]
     assert {c.name: c.why for c in moved} == {
         "pad": "it reads LIMIT, whose top-level value changed",
         "named": "it reads LIMIT, whose top-level value changed",
     }
-    (changed,) = compare_js(STATS, BROKEN, file="lib/stats.js")
+    (changed,) = compare_javascript(STATS, BROKEN, file="lib/stats.js")[0]
     assert (changed.name, changed.line, changed.changed_lines, changed.params) == (
         "spread",
         2,
@@ -187,7 +187,7 @@ async def test_a_function_beside_a_default_export_and_re_exports_is_called(sandb
 def test_a_long_functions_excerpt_marks_its_gaps_as_javascript_comments():
     body = "".join(f"  const x{i} = {i};\n" for i in range(400))
     old = f"function big() {{\n{body}  return 0;\n}}\n"
-    (changed,) = compare_js(old, old.replace("x200 = 200", "x200 = 201"), file="a.js")
+    (changed,) = compare_javascript(old, old.replace("x200 = 200", "x200 = 201"), file="a.js")[0]
     _, new = changed.excerpts()
     gaps = [line for line in new.splitlines() if "…" in line]
     assert gaps and all(line.lstrip().startswith("// …") for line in gaps)

@@ -6,11 +6,10 @@ refactoring is none."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from differential_helpers import commit, review_change
+from differential_helpers import commit, finishes, review_change
 from review_helpers import make_repo
 
 from memdoor.review.differential.rustfunctions import compare_rust
@@ -109,10 +108,11 @@ def test_hostile_impls_and_derives_are_read_in_linear_time():
     k = 20_000
     hostile = "#[derive(Default)]\n" * k + "impl X {\n" * k + "}\n" * k + "impl<" * k + ";\n"
     tail = "#[derive(Default)]\nstruct C;\nimpl C {\n    fn get(&self) -> i32 { 1 }\n}\n"
-    started = time.monotonic()
-    found, _ = compare_rust(hostile + tail, hostile + tail.replace("{ 1 }", "{ 2 }"), file="src/lib.rs")
+    # a search growing with the square of the text takes minutes
+    found, _ = finishes(
+        lambda: compare_rust(hostile + tail, hostile + tail.replace("{ 1 }", "{ 2 }"), file="src/lib.rs")
+    )
     assert [c.name for c in found] == ["C::default().get"]
-    assert time.monotonic() - started < 10  # a search growing with the square of the text takes minutes
 
 
 CALLED = ("Counter::new", "Counter::default().get", "(&mut Counter::default()).bump")

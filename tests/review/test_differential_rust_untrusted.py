@@ -6,11 +6,11 @@ behind an attribute on their own line, or ``extern "C"``, are compared."""
 
 from __future__ import annotations
 
-import time
 from functools import partial
 from pathlib import Path
 
 import pytest
+from differential_helpers import finishes
 
 from memdoor.judging.judge import Judge
 from memdoor.review.differential.execute import differences, run_version
@@ -168,10 +168,8 @@ HOSTILE = {"unclosed bodies": "fn f() {\n" * 4000, "impl after ->": "fn f() ->\n
 
 @pytest.mark.parametrize("src", HOSTILE.values(), ids=HOSTILE.keys())
 def test_a_hostile_file_costs_its_length_to_scan(src):
-    start = time.perf_counter()
-    compare_rust(src, src + "\nfn z() {}", file="a.rs")
     # it took 10 s and 24 s when each function was scanned to the end of the file
-    assert time.perf_counter() - start < 3.0
+    finishes(lambda: compare_rust(src, src + "\nfn z() {}", file="a.rs"))
 
 
 def test_text_inside_a_brace_never_closed_is_not_top_level():

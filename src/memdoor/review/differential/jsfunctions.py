@@ -245,8 +245,3 @@ def compare_javascript(old: str, new: str, *, file: str) -> tuple[list[Changed],
             _changed(o, old_span, n, span, file=file, name=m.label, params=params, kind=m.kind, why=why)
         )
     return out, skipped
-
-
-def compare_js(old: str, new: str, *, file: str) -> list[Changed]:
-    """The functions and class methods of ``new`` that :func:`compare_javascript` compares."""
-    return compare_javascript(old, new, file=file)[0]

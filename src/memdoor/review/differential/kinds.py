@@ -34,7 +34,7 @@ from memdoor.review.differential.rust_inputs import refused, rust_pool
 from memdoor.review.differential.rustfunctions import compare_rust
 from memdoor.review.differential.sources import base_texts, is_regular
 from memdoor.review.differential.stdin_inputs import mined_stdin, own_stdin, read_stdin_answer
-from memdoor.review.differential.targets import FENCE_TAG, Changed, Target
+from memdoor.review.differential.targets import FENCE_TAG, Changed, JsKind, Target
 from memdoor.review.differential.trees import touched_paths
 from memdoor.review.fence import fence, inline
 from memdoor.review.files import inspect
@@ -178,7 +178,7 @@ def own_for(others: list[Changed], changed: Path, base_dir: Path, files: list[Fi
     return out
 
 
-def _mined_js(tests: list[str], name: str, kind: str = "function") -> list[Call]:
+def _mined_js(tests: list[str], name: str, kind: JsKind) -> list[Call]:
     """The calls of ``name`` in the base's JavaScript tests, read file by file: a test file that cannot be
     read gives none, the others still do. A method ``X.m``'s are ``X.m(...)`` for a static one,
     ``new X(...)`` for the constructor, else ``.m(...)`` on anything in the files that name ``X``."""
