@@ -119,7 +119,8 @@ def test_a_lead_without_a_model_orchestrates_while_answer_workers_answer(tmp_pat
         assert answer["status"] == "done", answer
         assert len(answer["agents"]) == 1  # one answering worker → a team of one by default
         assert answer["workers"] == {"a1": 2}  # the tests call and the draft; the lead answered nothing
-        assert "seed task t: done" in procs[0].log
+        # the lead logs after it writes memory:t: wait for the line rather than race it
+        wait_for(lambda: "seed task t: done" in procs[0].log, 60, "the lead's log line", procs=procs)
     finally:
         for p in procs:
             p.stop()

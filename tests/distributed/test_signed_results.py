@@ -196,7 +196,12 @@ def test_the_worker_replaces_a_result_planted_at_the_result_key(server, r, start
     assert stored_result(r, job)["response"]["completions"][0]["text"] == "genuine"
     assert stats(r)["forged_replaced"] == 1
     assert json.loads(r.lpop(f"memdoor:reply:{job.id}"))["response"]["completions"][0]["text"] == "genuine"
-    assert "replacing a result the team key does not vouch for" in worker.log
+    wait_for(
+        lambda: "replacing a result the team key does not vouch for" in worker.log,
+        60,
+        "the log line",
+        procs=[worker],
+    )
 
 
 def forge_then_serve(run: RemoteRun, job: Job, forge, serve) -> ModelResponse:
@@ -242,7 +247,7 @@ def test_a_job_forged_under_the_leads_id_is_not_answered(tmp_path, server, r, st
     assert s["forged_jobs"] == 1 and s["results"] == s["done:w1"] == 1 and "duplicates" not in s
     assert s["requeued"] >= 1  # the lead put its own request back: nothing lost
     assert r.xlen(stream) == 0 and r.xpending(stream, GROUP)["pending"] == 0
-    assert "dropped job entry" in served[0][0].log
+    wait_for(lambda: "dropped job entry" in served[0][0].log, 60, "the log line", procs=[served[0][0]])
 
 
 def test_a_job_copied_onto_another_models_stream_is_not_answered(tmp_path, server, r, start_worker):
@@ -286,7 +291,7 @@ def test_a_planted_seed_answer_is_replaced_by_the_teams_signed_one(server, r, st
     )
     answer = KEY.open(ANSWER, "memory:t1", raw)
     assert answer["status"] == "done" and "s == s[::-1]" in answer["code"]
-    assert "is not signed with the team key" in worker.log
+    wait_for(lambda: "is not signed with the team key" in worker.log, 60, "the log line", procs=[worker])
     # a signed answer is not vouched for under another task's key (no replay across tasks)
     assert not KEY.vouches(ANSWER, "memory:t2", raw)
 

@@ -132,7 +132,12 @@ def test_the_orchestrating_worker_dies_and_another_takes_the_task_over(tmp_path,
 
     answer = answer_of(r, "lead", workers)
     assert answer["status"] == "done", answer
-    new_lead = next(p for p in workers if p is not proc and "seed task lead: done" in p.log)
+    new_lead = wait_for(  # logged just after the answer is written: wait for it rather than race it
+        lambda: next((p for p in workers if p is not proc and "seed task lead: done" in p.log), None),
+        60,
+        "the new lead's log line",
+        procs=workers,
+    )
     assert new_lead.agent_id != lead
     stats = {k.decode(): int(v) for k, v in r.hgetall("memdoor:stats").items()}
     assert stats["results"] == len(result_keys(r)) == 4  # the takeover reused the stored results
@@ -201,7 +206,9 @@ def test_redis_restart_mid_run(tmp_path, cluster, server, persist):
         assert answer["error"]
     else:
         assert "def is_palindrome" in answer["code"]
-    assert any("Redis unreachable" in p.log for p in workers)
+    wait_for(
+        lambda: any("Redis unreachable" in p.log for p in workers), 60, "the outage logged", procs=workers
+    )
     # the workers are still serving: a new task is solved after the restart
     wait_for(lambda: r.hlen("memdoor:agents") == 2, 60, "workers registered again", procs=workers)
     r.set("task:after", json.dumps({"id": "after", "prompt": ISSUE_PROMPT, "agents": 1}))
