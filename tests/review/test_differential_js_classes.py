@@ -70,6 +70,38 @@ def test_changed_methods_of_a_top_level_class_are_targets_named_by_their_class()
     assert compare_javascript(RANGE, same, file="a.js") == ([], [])
 
 
+WIDE = """const LIMIT = 3;
+const g = 1;
+class Box {
+  cap() { return LIMIT; }
+  get full() { return LIMIT; }
+  same() { return 0; }
+}
+const Shape = class {
+  area() { return 1; }
+  twin() { return Shape; }
+};
+function f() { return 1; }
+function h() { return 2; }
+"""
+
+
+def test_a_method_that_reads_a_changed_value_is_a_target_after_the_functions_and_one_side_only_is_not():
+    new = WIDE.replace("LIMIT = 3", "LIMIT = 4").replace("area() { return 1; }", "area() { return 2; }")
+    new = new.replace("const g = 1;", "const g = () => 1;").replace(
+        "function f() { return 1; }", "const f = 1;"
+    )
+    new = new.replace("function h() { return 2; }", "function h() { return 3; }\nfunction k() { return 4; }")
+    new = new.replace("same() { return 0; }", "same() { return 0; }\n  added() { return LIMIT; }")
+    found, skipped = compare_javascript(WIDE, new, file="w.js")
+    assert [(c.name, c.kind, c.why) for c in found] == [
+        ("h", "function", "its code changed"),
+        ("Box.cap", "method", "it reads LIMIT, whose top-level value changed"),
+        ("Shape.area", "method", "its code changed"),
+    ]  # Shape.twin reads only its own class's name; g, f, k and Box.added are on one side as functions
+    assert [s.reason for s in skipped] == ["Box.get full: a getter: not compared"]
+
+
 def test_a_methods_calls_are_mined_on_any_object_and_a_static_ones_on_its_class():
     test = "const r = new Range();\nr.clamp(12);\nclamp(3);\nRange.span(1, 4);\nother.span(2, 2);\n"
     assert [c.text for c in mined_calls([test], "clamp", receiver="*")] == ["[12]"]

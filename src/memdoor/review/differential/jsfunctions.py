@@ -183,12 +183,21 @@ def _side(src: str) -> _Side:
     return _Side(src, toks, defs, found)
 
 
+def _span(d: Definition | Member) -> tuple[int, int]:
+    return d.first, d.last
+
+
+def _differ(old: _Side, o: tuple[int, int], new: _Side, n: tuple[int, int]) -> bool:
+    """Whether the tokens of span ``o`` in the base and span ``n`` in the change differ."""
+    return _texts(old.toks, *o) != _texts(new.toks, *n)
+
+
 def _why(
     old: _Side, o: tuple[int, int], new: _Side, n: tuple[int, int], moved: set[str], own: str
 ) -> str | None:
     """Why the code at token spans ``o`` (base) and ``n`` (change) is compared: its tokens changed, or it
     reads a changed top-level declaration other than ``own``; None when neither."""
-    if _texts(old.toks, *o) != _texts(new.toks, *n):
+    if _differ(old, o, new, n):
         return "its code changed"
     body = {t.text for t in new.toks[n[0] : n[1] + 1] if t.kind == "name"}
     reads = sorted((body & moved) - {own})
@@ -220,28 +229,24 @@ def compare_javascript(old: str, new: str, *, file: str) -> tuple[list[Changed],
     values = {k for k, d in [*o.defs.items(), *n.defs.items()] if not d.is_function}
     moved = {
         k for k in values
-        if k not in o.defs or k not in n.defs
-        or _texts(o.toks, o.defs[k].first, o.defs[k].last) != _texts(n.toks, n.defs[k].first, n.defs[k].last)
+        if k not in o.defs or k not in n.defs or _differ(o, _span(o.defs[k]), n, _span(n.defs[k]))
     }  # fmt: skip
+    # on both sides: (base, change, the name it may read though changed, its name, kind); functions first
+    pairs: list[tuple[Definition | Member, Definition | Member, str, str, JsKind]] = [
+        (o.defs[k], d, k, k, "function")
+        for k, d in n.defs.items()
+        if d.is_function and k in o.defs and o.defs[k].is_function
+    ]
+    pairs += [(o.members[k], m, m.cls, m.label, m.kind) for k, m in n.members.items() if k in o.members]
     out, skipped = [], []
-    for name, d in n.defs.items():
-        if not d.is_function or name not in o.defs or not o.defs[name].is_function:
+    for was, now, own, name, kind in pairs:
+        if (why := _why(o, _span(was), n, _span(now), moved, own)) is None:
             continue
-        span, old_span = (d.first, d.last), (o.defs[name].first, o.defs[name].last)
-        if (why := _why(o, old_span, n, span, moved, name)) is not None:
-            out.append(_changed(o, old_span, n, span, file=file, name=name, params=d.params, kind="function",
-                                why=why))  # fmt: skip
-    for key, m in n.members.items():
-        if key not in o.members:
+        if isinstance(now, Member) and now.skip is not None:
+            skipped.append(Skipped(file=file, reason=f"{name}: {now.skip}: not compared"))
             continue
-        span, old_span = (m.first, m.last), (o.members[key].first, o.members[key].last)
-        if (why := _why(o, old_span, n, span, moved, m.cls)) is None:
-            continue
-        if m.skip is not None:
-            skipped.append(Skipped(file=file, reason=f"{m.label}: {m.skip}: not compared"))
-            continue
-        params = _params(n.toks, *m.params_at)
+        params = now.params if isinstance(now, Definition) else _params(n.toks, *now.params_at)
         out.append(
-            _changed(o, old_span, n, span, file=file, name=m.label, params=params, kind=m.kind, why=why)
+            _changed(o, _span(was), n, _span(now), file=file, name=name, params=params, kind=kind, why=why)
         )
     return out, skipped
