@@ -20,7 +20,15 @@ from typing import Any
 from memdoor.review.differential.inputs import Read
 from memdoor.review.differential.targets import Changed
 from memdoor.sandbox.lang import rust_call
-from memdoor.sandbox.lang.rust_call import INTS, Unsupported, split_commas
+from memdoor.sandbox.lang.rust_call import INTS, Paths, Unsupported, split_commas
+
+ABSOLUTE = Paths(
+    string_from="::std::string::String::from",
+    vec="::std::vec!",
+    some="::std::option::Option::Some",
+    none="::std::option::Option::None",
+)
+"""The standard items a literal writes, by paths the file under review cannot take (module docstring)."""
 
 MAX_TYPE_DEPTH = 6
 """Types nested deeper (``Vec<Vec<...>>``) are not simple: their functions are not compared."""
@@ -31,10 +39,6 @@ RANGES: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 F32_MAX = 3.4028234663852886e38
 _REFERENCE = re.compile(r"^&\s*(?:'\w+\s+)?(?:mut\s+)?")
-_MUTABLE = re.compile(r"&\s*(?:'\w+\s+)?mut\s")
-_VEC = re.compile(r"Vec\s*<(.+)>")
-_OPTION = re.compile(r"Option\s*<(.+)>")
-_NONE = "::std::option::Option::None"
 _POOLS: dict[str, list[Any]] = {
     "int": [0, 1, -1, 2, 10, 100],
     "float": [0.0, 1.0, -1.5, 0.5, 1e9],
@@ -102,33 +106,11 @@ def fits(value: Any, t: str, depth: int = 0) -> bool:
     return True
 
 
-def _absolute(value: Any, t: str) -> str:
-    """As :func:`.rust_call.literal`, every path absolute: the containers and ``String`` written here, the
-    scalars (which hold no path) there; what it cannot write, Unsupported from there."""
-    t = t.strip()
-    if t.startswith("&") and not t.startswith("&str"):
-        inner = bare(t)
-        if inner.startswith("[") and inner.endswith("]"):
-            inner = f"Vec<{inner[1:-1]}>"
-        return ("&mut " if _MUTABLE.match(t) else "&") + _absolute(value, inner)
-    if t == "String" and isinstance(value, str):
-        return f"::std::string::String::from({rust_call.literal(value, '&str')})"
-    if (m := _VEC.fullmatch(t)) and isinstance(value, list):
-        return "::std::vec![" + ", ".join(_absolute(v, m.group(1)) for v in value) + "]"
-    if m := _OPTION.fullmatch(t):
-        return _NONE if value is None else f"::std::option::Option::Some({_absolute(value, m.group(1))})"
-    if t.startswith("(") and t.endswith(")") and isinstance(value, list):
-        types = split_commas(t[1:-1])
-        if len(types) == len(value):
-            return "(" + "".join(f"{_absolute(v, ty)}, " for v, ty in zip(value, types, strict=True)) + ")"
-    return rust_call.literal(value, t)
-
-
 def literal(value: Any, t: str) -> str:
     """``value`` (from JSON) as a Rust expression of the type ``t`` that compiles; Unsupported otherwise."""
     if not fits(value, t):
         raise Unsupported(f"{json.dumps(value)[:40]} does not fit {t}")
-    return _absolute(value, t)
+    return rust_call.literal(value, t, ABSOLUTE)
 
 
 def arguments(name: str, types: list[str], args: list[Any]) -> list[str]:

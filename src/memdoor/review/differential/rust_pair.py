@@ -19,14 +19,17 @@ named ``write`` replaces libc's) are blanked; a file that still names one of the
 link_section = ...)]``, a macro's argument), or that holds ``global_asm!``, ``#[global_allocator]``,
 ``#![no_main]``, ``include!``, or an ``extern crate`` that could take the name ``std`` (``extern crate self
 as std;`` would make the harness's ``::std::println!`` its own) is not compiled with the harness at all
-(:func:`refusal`, by :func:`memdoor.sandbox.lang.rust_untrusted.refused`, which the grader applies too). No
-crate the sandbox provides brings a ``#[ctor]``-like attribute.
+(:func:`refusal`, by :func:`memdoor.sandbox.lang.rust_untrusted.refused`, which the grader applies too); nor
+is a file two of whose rewrites here overlap (:class:`OverlappingEdits`: an inner attribute never closed, a
+``crate::`` inside ``#[macro_export(...)]``), in either harness. No crate the sandbox provides brings a
+``#[ctor]``-like attribute.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel
@@ -56,12 +59,18 @@ class Layout(BaseModel):
     changed_lines: int
 
 
+class OverlappingEdits(ValueError):
+    """Two parts of a file the harness rewrites overlap (an inner attribute never closed around ``fn main``,
+    a linkage attribute inside another): no harness places the file (:func:`refusal` says so)."""
+
+
 def _edit(src: str, edits: list[tuple[int, int, str]]) -> str:
-    """``src`` with each ``[start, end)`` replaced (an edit that overlaps an earlier one is left out)."""
+    """``src`` with each ``[start, end)`` replaced; OverlappingEdits when two of them overlap."""
     out, at = [], 0
     for start, end, text in sorted(edits):
         if start < at:
-            continue
+            line = src.count("\n", 0, start) + 1
+            raise OverlappingEdits(f"parts the harness rewrites that overlap (its line {line})")
         out += [src[at:start], text]
         at = end
     return "".join([*out, src[at:]])
@@ -73,11 +82,21 @@ def _linkage(text: str, after: int = 0) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), blank(m.group())) for m in LINKAGE.finditer(text, after)]
 
 
+@lru_cache(maxsize=8)
 def refusal(old: str, new: str) -> str | None:
-    """Why the pair cannot be compiled with the harness (module docstring), None when it can."""
-    for which, src in (("the changed file", new), ("the base", old)):
+    """Why the pair cannot be compiled with the harness (module docstring), or placed in it (its edits of a
+    file overlap: :class:`OverlappingEdits`); None when it can. Worked out once per pair (kept for the last
+    few): the stage asks when it finds a file's changed functions, then each harness of the pair asks."""
+    files = (("the changed file", new), ("the base", old))
+    for which, src in files:
         if (why := refused(src, linkage_blanked=True)) is not None:
             return f"{which} holds {why}"
+    for which, src in files:
+        try:
+            _root(src)
+            _module(src)
+        except OverlappingEdits as e:
+            return f"{which} holds {e}"
     return None
 
 

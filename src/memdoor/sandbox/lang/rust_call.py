@@ -10,11 +10,26 @@ import json
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 INTS = {"i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"}
 
 
 class Unsupported(ValueError):
     """An argument type (or value) this module cannot write as a Rust literal."""
+
+
+class Paths(BaseModel, frozen=True):
+    """How a literal names the standard library's items it writes (:func:`literal`)."""
+
+    string_from: str = "String::from"
+    vec: str = "vec!"
+    some: str = "Some"
+    none: str = "None"
+
+
+PRELUDE = Paths()
+"""The prelude's short names, as the grader's test module (:func:`call_test`) writes them."""
 
 
 def split_commas(text: str) -> list[str]:
@@ -67,15 +82,16 @@ def _string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def literal(value: Any, rust_type: str) -> str:
-    """``value`` (from JSON) as a Rust expression of ``rust_type``; Unsupported otherwise."""
+def literal(value: Any, rust_type: str, paths: Paths = PRELUDE) -> str:
+    """``value`` (from JSON) as a Rust expression of ``rust_type``, naming the standard items it writes as
+    ``paths`` says; Unsupported otherwise."""
     t = rust_type.strip()
     if t.startswith("&") and not t.startswith("&str"):
         inner = re.sub(r"^&\s*(?:'\w+\s+)?(?:mut\s+)?", "", t)
         if inner.startswith("[") and inner.endswith("]"):
             inner = f"Vec<{inner[1:-1]}>"
         mutable = re.match(r"&\s*(?:'\w+\s+)?mut\s", t) is not None
-        return ("&mut " if mutable else "&") + literal(value, inner)
+        return ("&mut " if mutable else "&") + literal(value, inner, paths)
     if t in INTS and isinstance(value, int) and not isinstance(value, bool):
         return f"({value}{t})" if value >= 0 or t.startswith("i") else _bad(t, value)
     if t in ("f32", "f64") and isinstance(value, int | float) and not isinstance(value, bool):
@@ -85,19 +101,21 @@ def literal(value: Any, rust_type: str) -> str:
     if t in ("&str", "&'static str") and isinstance(value, str):
         return _string(value)
     if t == "String" and isinstance(value, str):
-        return f"String::from({_string(value)})"
+        return f"{paths.string_from}({_string(value)})"
     if t == "char" and isinstance(value, str) and len(value) == 1:
         return f"'\\u{{{ord(value):x}}}'"
     m = re.fullmatch(r"Vec\s*<(.+)>", t)
     if m and isinstance(value, list):
-        return "vec![" + ", ".join(literal(v, m.group(1)) for v in value) + "]"
+        return f"{paths.vec}[" + ", ".join(literal(v, m.group(1), paths) for v in value) + "]"
     m = re.fullmatch(r"Option\s*<(.+)>", t)
     if m:
-        return "None" if value is None else f"Some({literal(value, m.group(1))})"
+        return paths.none if value is None else f"{paths.some}({literal(value, m.group(1), paths)})"
     if t.startswith("(") and t.endswith(")") and isinstance(value, list):
         types = split_commas(t[1:-1])
         if len(types) == len(value):
-            return "(" + "".join(f"{literal(v, ty)}, " for v, ty in zip(value, types, strict=True)) + ")"
+            return (
+                "(" + "".join(f"{literal(v, ty, paths)}, " for v, ty in zip(value, types, strict=True)) + ")"
+            )
     return _bad(t, value)
 
 
