@@ -162,6 +162,28 @@ def test_bad_preset_input_is_one_line(measured, problem_file):
     assert alone.returncode == 2 and "--from DIR goes with --team best" in alone.stderr
 
 
+def test_the_flags_team_best_cannot_take_are_refused_where_its_config_is_built():
+    """build_config itself refuses them (not only the CLI), each flag named, before any measurement is read."""
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    base = ["p.jsonl", "--team", "best"]
+    for extra, words in (
+        ([], "--team best needs --budget-compute FLOPS"),
+        (["--strategy", "parallel:3"], "leave out --strategy"),
+        (["--agents", "3"], "leave out --agents"),
+        (["--option", "rounds=2"], "leave out --option"),
+        (["--languages", "python,rust"], "leave out --languages"),
+        (
+            ["--strategy", "vote", "--agents", "3", "--option", "k=1", "--languages", "python"],
+            "leave out --strategy, --agents, --option, --languages",
+        ),
+    ):
+        flags = extra if not extra else [*extra, "--budget-compute", "1e15", "--from", "/nonexistent"]
+        with pytest.raises(UsageError) as e:
+            build_config(parser.parse_args([*base, *flags]))
+        assert words in str(e.value) and "\n" not in str(e.value)
+
+
 def test_the_chosen_row_runs_with_the_budget_it_was_measured_with(measured, problem_file):
     """--budget-compute chooses the row by its mean compute; it is not then a per-problem cap the row was
     never measured under (a row whose mean is X spends more than X on some problems)."""

@@ -209,7 +209,7 @@ def team_best(args: argparse.Namespace) -> bool:
 
 
 def check_best(args: argparse.Namespace) -> None:
-    """UsageError for flags --team best cannot take (checked before the problems are loaded)."""
+    """UsageError for flags --team best cannot take."""
     if args.budget_compute is None:
         raise UsageError("--team best needs --budget-compute FLOPS (e.g. 3e12): the compute it may spend")
     given = [
@@ -334,10 +334,8 @@ def run(args: argparse.Namespace) -> int:
     from memdoor.problems.languages import check_mixable, in_language
     from memdoor.problems.load import find_problem, load_problems
 
-    best = team_best(args)  # its team is chosen for the problem's language, once the problem is loaded
-    if best:
-        check_best(args)
-    config = None if best else build_config(args)
+    # --team best's team is chosen for the problem's language, once the problem is loaded
+    config = None if team_best(args) else build_config(args)
     problems = in_language(load_problems(args.problems), args.language)
     if args.problem is None:
         if len(problems) != 1:
