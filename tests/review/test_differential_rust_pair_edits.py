@@ -10,6 +10,7 @@ from memdoor.review.differential import rust_pair
 from memdoor.review.differential.rust_driver import function_harness, wrap_program
 from memdoor.review.differential.rust_inputs import ABSOLUTE, literal
 from memdoor.review.differential.rust_pair import (
+    OTHER,
     REFUSED,
     OverlappingEdits,
     _edit,
@@ -39,6 +40,8 @@ OVERLAPPING = {
         "#[macro_export(crate::m)]\nmacro_rules! m { () => {} }\n",
         "its line 1",
     ),
+    # a linkage attribute inside an inner attribute, both blanked (in the root)
+    "#[used] inside #![...]": ("#![cfg_attr(all(), doc = 1,\n#[used])]\n", "its line 2"),
 }
 
 
@@ -95,3 +98,15 @@ def test_the_inputs_literals_are_the_grader_s_with_every_path_absolute():
     )
     with pytest.raises(rust_call.Unsupported, match=r"does not fit &mut \["):
         literal([["c", 256]], t)
+
+
+def test_a_linkage_attribute_does_not_keep_the_file_s_inner_attributes_from_moving_to_line_1():
+    # they stayed in the root file's text, after the other file's module: "an inner attribute is not
+    # permitted in this context", so the new side's harness never compiled
+    lib = '#![allow(dead_code)]\n#[no_mangle]\npub extern "C" fn g() {}\n' + OLD
+    new = lib.replace("x + 1", "x + 2")
+    for side in ("old", "new"):
+        first, rest = pair(lib, new, side).split("\n", 1)
+        assert first == "#![allow(dead_code)]" and "no_mangle" not in rest
+        # only the other file's copy keeps its own, at the start of its module, where one is allowed
+        assert "#!" not in rest.replace(f"mod {OTHER} {{ #![allow(dead_code)]", "")

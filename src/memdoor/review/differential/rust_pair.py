@@ -118,9 +118,9 @@ def _root(src: str) -> tuple[str, str]:
     comments before its first item blanked (lines kept), its ``fn main`` renamed ``__memdoor_main``."""
     text = masked(src)
     edits = _shebang(src)
-    edits += _linkage(text, edits[0][1] if edits else 0)
+    i = edits[0][1] if edits else 0  # after the shebang, if any
+    edits += _linkage(text, i)
     attributes: list[str] = []
-    i = edits[0][1] if edits else 0
     while (m := _INNER_ATTRIBUTE.match(text, i)) is not None:
         start, end = m.start(1), closing(text, m.end() - 1) + 1
         attributes.append(" ".join(src[start:end].split()))
