@@ -94,7 +94,9 @@ async def test_the_scoring_reads_a_real_reports_json(sandbox, tmp_path, workdir)
         "rest (reading, set-up)",
     }
     marks = sorted((f["source"], f["verified"], f["counterexample"]) for f in row["findings"])
-    assert marks == [("agents", False, False), ("differential", True, True), ("tests", True, False)]
+    assert marks == [("differential", True, True), ("tests", True, False)]  # the agents': merged, below
+    (shown,) = [f for f in out["findings"] if f["source"] == "differential"]
+    assert [a["line"] for a in shown["also_read"]] == [6]  # the agents read the loop the input shows broken
     assert lost_stage(out) == "shown, reported below high"  # read from the differential record's outcome
     # every field of a finding the scoring reads, by its name in the report
     for f in out["findings"]:

@@ -99,9 +99,10 @@ def test_json_consensus_and_a_tested_patch_exit_1(home):
     assert r.returncode == 1, r.stderr
     out = json.loads(r.stdout)
     assert out["complete"] is True and out["incomplete_reason"] is None
-    (t, f) = out["findings"]  # the test stage's, then the agents'
-    assert t["source"] == "tests" and "test_calc.T.test_mean" in t["message"] and f["source"] == "agents"
-    assert (f["file"], f["line"], f["severity"], f["agents"]) == ("calc.py", 5, "high", ["agent0", "agent1"])
+    (t,) = out["findings"]  # the test stage's, with the agents' finding on the one changed line merged in
+    assert t["source"] == "tests" and "test_calc.T.test_mean" in t["message"] and t["verified"]
+    (f,) = t["also_read"]
+    assert (t["file"], f["line"], f["severity"], f["agents"]) == ("calc.py", 5, "high", ["agent0", "agent1"])
     assert out["patch"]["tests"]["passed"] is True and FIX in out["patch"]["diff"]
     assert out["tests"]["passed"] is False  # the change itself breaks the tests
     assert out["unusable"][0]["agent"] == "agent2"

@@ -37,9 +37,9 @@ def test_base_reviews_the_range_with_its_commit_messages(committed):
     )  # fmt: skip
     assert r.returncode == 1, r.stderr  # test_mean passes on the base, fails after: verified, high
     out = json.loads(r.stdout)
-    (t, read) = out["findings"]
+    (t,) = out["findings"]  # the agents' finding on the one changed line is merged into the test's
     assert (t["source"], t["verified"]) == ("tests", True) and "test_calc.T.test_mean" in t["message"]
-    assert (read["source"], read["verified"]) == ("agents", False)
+    assert [(a["agents"], a["severity"]) for a in t["also_read"]] == [(["agent0"], "low")]
     assert out["config"]["description"] == "Refactor the mean, no behaviour change."
     assert out["config"]["commit_messages"] == "Commit messages of HEAD~1..HEAD:\nmean: divide by n - 1"
     assert out["config"]["stages"] == ["tests", "reading"]

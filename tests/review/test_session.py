@@ -65,18 +65,19 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
         test=TEST,
     )
     assert report.error is None and report.quorum == 2 and report.complete
-    (t, g) = report.findings  # the test stage's finding first: test_mean passes on base, fails after
+    (t,) = report.findings  # the test stage's: test_mean passes on base, fails after; the agents' too
     assert t.agents == [] and t.severity == "high" and "test_calc.T.test_mean" in t.message
     assert "3.0 != 2" in t.message and "calc.py:6" in t.message  # failure text and changed lines
     assert [f.name for f in report.pre_existing] == ["test_calc.T.test_empty"]  # fails on base already
-    assert (g.file, g.line, g.kind, g.agents) == ("calc.py", 6, "bug", ["agent0", "agent1"])
-    assert g.confidence == pytest.approx(0.8187, abs=1e-3)  # exp(-0.2): logprobs over stated confidence
-    assert [m.agents for m in report.minority] == [["agent2"]]
+    (g,) = t.also_read  # the agents' consensus on the one changed line the failing test shows: merged
+    assert (g.line, g.agents, g.consensus, g.severity) == (6, ["agent0", "agent1"], True, "critical")
+    assert [m.agents for m in report.minority] == [["agent2"]]  # a style remark elsewhere: its own
+    assert report.minority[0].confidence == pytest.approx(0.8187, abs=1e-3)  # exp(-0.2): logprobs first
     assert [u.agent for u in report.unusable] == ["agent3"]
     assert report.tests is not None and not report.tests.passed  # the change breaks the tests
     assert report.patch is not None and FIX in report.patch.diff
     assert report.patch.tests is not None and report.patch.tests.passed, report.patch.tests.output
-    assert t.verified and not g.verified  # the failing test reproduces; the agents' reading does not
+    assert t.verified and not report.minority[0].verified  # the failing test reproduces; a style remark not
     assert report.fails()  # the test stage's verified finding is high >= the default fail-on high
     t = report.ledger.totals()
     assert t.calls == 5 and t.failed_calls == 0 and t.prompt_tokens > 0  # agent3 was asked for the JSON again

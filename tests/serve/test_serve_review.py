@@ -84,8 +84,9 @@ def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
             model="memdoor/review-3", messages=user(f"Review this:\n```diff\n{diff}```"), extra_body=reading
         )
         content = r.choices[0].message.content
-        # the test stage's finding (test_mean passes on the base, fails after) and the agents'
-        assert "# Review: 2 consensus finding(s)" in content and "agreed by 3 of 3" in content
+        # the test stage's finding (test_mean passes on the base, fails after), the agents' merged into it
+        assert "# Review: 1 consensus finding(s)" in content
+        assert "also raised by the reading review (3 of 3: agent0, agent1, agent2)" in content
         extra = r.model_extra["memdoor"]
         assert extra["findings"][0]["line"] == 5 and extra["patch"]["tests"]["passed"] is True
         assert (
@@ -103,7 +104,7 @@ def test_a_review_answer_and_its_stream(sandbox, repo_and_diff, tmp_path):
             )
         )
         text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
-        assert "# Review: 2 consensus finding(s)" in text
+        assert "# Review: 1 consensus finding(s)" in text
         assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
         memory = srv.server.config.app.state.reviews.env.memory
         assert asyncio.run(memory.tasks()) == []  # nothing kept in memory per request (the trace is on disk)
@@ -356,7 +357,8 @@ def test_a_review_request_carries_its_description_and_stages_and_gets_verified_m
         assert extra["config"]["description"] == review["description"]
         assert extra["config"]["stages"] == ["tests", "reading"]  # in the pipeline's order
         marks = {f["source"]: f["verified"] for f in extra["findings"]}
-        assert marks == {"tests": True, "agents": False}
+        assert marks == {"tests": True}  # the agents' finding on the changed line: merged into the test's
+        assert extra["findings"][0]["also_read"][0]["agents"] == ["agent0", "agent1", "agent2"]
         assert "(verified)" in r.choices[0].message.content
         bad = [
             ("review.descripton", {"descripton": "typo"}),

@@ -27,6 +27,7 @@ from memdoor.review.findings import (
     SEVERITIES,
     VERIFIED_TEXT,
     AgentReview,
+    AlsoRead,
     Counterexample,
     Finding,
     Kind,
@@ -95,6 +96,10 @@ class Group(BaseModel):
     )
     test: str | None = Field(
         default=None, description="The test the change breaks (tests; None for a broken test run)."
+    )
+    also_read: list[AlsoRead] = Field(
+        default_factory=list,
+        description="Reading-review findings of the same problem, merged into this execution finding.",
     )
     members: list[Raised] = Field(default_factory=list, exclude=True)
 

@@ -120,6 +120,20 @@ class Counterexample(BaseModel):
         return _cut(v, MAX_EXAMPLE_TEXT)
 
 
+class AlsoRead(BaseModel):
+    """A reading-review finding merged into the execution finding that shows the same problem
+    (:mod:`memdoor.review.corroborate`): who raised it, where, and what they said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: list[str] = Field(description="The reading agents that raised it.")
+    consensus: bool = Field(description="Raised by ⌈N/2⌉ of the agents (else it was a minority finding).")
+    line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    severity: Severity
+    message: str
+
+
 VERIFIED_TEXT = (
     "a finding reproduced by execution: a failing test or an input whose old and new results differ"
 )

@@ -2,7 +2,9 @@
 
 Each finding says plainly whether it is **verified** (an execution reproduced it: a test that passes on
 the base and fails after the change, or an input whose old and new results differ, shown as its
-counterexample) or **unverified** (the agents read it in the code; nothing ran it).
+counterexample) or **unverified** (the agents read it in the code; nothing ran it). A reading finding an
+execution reproduced is no finding of its own: it is merged into that execution finding
+(:mod:`memdoor.review.corroborate`), which says "also raised by the reading review" (``also_read``).
 
 In Markdown, text from outside (messages that quote a program's output, test output, paths, the
 suggested code, the patch) cannot add Markdown or HTML of its own: a line of it is escaped
@@ -37,9 +39,16 @@ UNVERIFIED = "unverified: read by the agents, not run"
 
 def finding_json(g: Group) -> dict[str, Any]:
     """A finding; ``verified`` says whether an execution reproduced it, ``source`` which stage showed it
-    (agents, tests, differential), ``counterexample`` the input with its old and new results (or None)."""
+    (agents, tests, differential), ``counterexample`` the input with its old and new results (or None),
+    ``also_read`` the reading review's findings of the same problem merged into it."""
     example = g.counterexample.model_dump() if g.counterexample is not None else None
-    return {**{k: getattr(g, k) for k in FINDING_FIELDS}, "source": g.source, "counterexample": example}
+    also = [a.model_dump() for a in g.also_read]
+    return {
+        **{k: getattr(g, k) for k in FINDING_FIELDS},
+        "source": g.source,
+        "counterexample": example,
+        "also_read": also,
+    }
 
 
 def tests_json(run: TestRun | None) -> dict[str, Any] | None:
@@ -119,6 +128,19 @@ def _shown_by(g: Group, quorum_of: str) -> str:
     return f"  {agreed}"
 
 
+def also_read_md(g: Group, quorum_of: str) -> list[str]:
+    """One line per reading-review finding merged into ``g``: who raised it, where, what (first line)."""
+    out = []
+    for a in g.also_read:
+        where = f"{g.file}:{a.line}" + (f"-{a.end_line}" if a.end_line != a.line else "")
+        who = f"{len(a.agents)} of {quorum_of}" + ("" if a.consensus else ", a minority")
+        said = escape(LINE_BREAK.split(a.message, maxsplit=1)[0])
+        out.append(
+            f"  also raised by the reading review ({who}: {', '.join(a.agents)}) at {code(where)}: {said}"
+        )
+    return out
+
+
 def fenced_md(text: str, info: str = "", indent: str = "") -> list[str]:
     """``text`` in a fence it cannot close, each line (a carriage return ends one too) indented by
     ``indent`` (under a list item: a line left unindented would end the item, and the fence with it)."""
@@ -142,6 +164,7 @@ def _finding_md(g: Group, quorum_of: str) -> list[str]:
     lines = [
         f"- **{g.severity} {g.kind}** ({mark}) {code(where)} — {escape(head)}",
         _shown_by(g, quorum_of),
+        *also_read_md(g, quorum_of),
     ]
     if rest and rest[0].strip():
         lines += fenced_md(rest[0].rstrip(), indent="  ")

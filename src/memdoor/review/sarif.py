@@ -10,7 +10,10 @@ what the team agreed on); the run's ``properties`` count them and name the trace
 
 Each result's message starts with ``[verified]`` (an execution reproduced it: a failing test, or an
 input whose old and new results differ, given after the message as its counterexample) or
-``[unverified]`` (the agents read it; nothing ran it); ``properties.verified`` says the same.
+``[unverified]`` (the agents read it; nothing ran it); ``properties.verified`` says the same. A reading
+finding an execution reproduced is merged into that result (:mod:`memdoor.review.corroborate`): its
+message ends "Also raised by the reading review", ``properties.also_read`` says who, where and what,
+and the fingerprint stays the execution finding's.
 
 ``partialFingerprints["memdoor/v1"]`` keeps one code-scanning alert per problem across pushes: a sha256
 of the rule, the file and what the problem is, never a line number. What the problem is: for the
@@ -89,6 +92,9 @@ def message_text(g: Group) -> str:
     c = g.counterexample
     if c is not None:
         text += f"\nCall: {c.function}({c.input})\nBase: {c.old}\nChange: {c.new}"
+    if g.also_read:
+        agents = sorted({a for r in g.also_read for a in r.agents})
+        text += f"\nAlso raised by the reading review ({len(agents)} agent(s): {', '.join(agents)})."
     return text
 
 
@@ -137,6 +143,7 @@ def result(g: Group, source: Path | None = None) -> dict[str, Any]:
             "agents": g.agents,
             "confidence": g.confidence,
             "counterexample": example,
+            "also_read": [a.model_dump() for a in g.also_read],
         },
     }
     if g.suggestion is not None:

@@ -2,7 +2,8 @@
 names, in order — the test command on base and head (``tests``), the changed functions run on both
 versions and their differences judged against the description (``differential``), and the agents'
 reading of every part decided by consensus, with its patch built and tested (``reading``) — and record
-config, ledger and trace like a solve run.
+config, ledger and trace like a solve run. A reading finding an execution finding shows is merged into
+it (:mod:`memdoor.review.corroborate`).
 
     prepared = prepare(diff_text, Path("."), config, workdir)   # ReviewInputError: exit 2
     async with open_env(trace_dir=...) as env:
@@ -32,6 +33,7 @@ from memdoor.judging.judge import Judge
 from memdoor.models.catalog import parameters_of
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
+from memdoor.review.corroborate import merge
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
 from memdoor.review.differential.execute import Difference
 from memdoor.review.differential.stage import (
@@ -202,12 +204,16 @@ class ReviewReport(BaseModel):
 
     def fails(self) -> bool:
         """Whether a consensus finding is at or above ``config.fail_on``: a verified one (reproduced by
-        execution), or any with ``config.fail_on_unverified``."""
+        execution), or any with ``config.fail_on_unverified`` — then the reading review's consensus
+        findings merged into an execution finding count at their own severity too, as they would have
+        unmerged (merging never changes the exit code)."""
         if self.config.fail_on == "never":
             return False
         bar = severity_rank(self.config.fail_on)
-        counted = [g for g in self.findings if g.verified or self.config.fail_on_unverified]
-        return any(severity_rank(g.severity) >= bar for g in counted)
+        counted = [g.severity for g in self.findings if g.verified or self.config.fail_on_unverified]
+        if self.config.fail_on_unverified:
+            counted += [a.severity for g in self.findings for a in g.also_read if a.consensus]
+        return any(severity_rank(s) >= bar for s in counted)
 
 
 class Prepared(BaseModel):
@@ -466,9 +472,11 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             consensus = decide(reviews, config.agents)
         _completion(report, reviews, stage is not None or compared(differential))
         executed = (stage.findings if stage else []) + differential_findings(differential)
-        report.findings = executed + consensus.findings
-        report.minority = consensus.minority
-        await ctx.event("consensus", None, findings=len(report.findings), minority=len(report.minority))
+        merged = merge(executed, consensus, prepared.files)  # a reading finding an execution shows joins it
+        report.findings, report.minority = merged.findings, merged.minority
+        await ctx.event(
+            "consensus", None, findings=len(report.findings), minority=len(report.minority), merged=merged.merged
+        )  # fmt: skip
         if "reading" in config.stages:
             report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
