@@ -3,7 +3,10 @@
 A case is **flagged** (SWR-Bench's counting) when the report has a consensus finding at high severity or
 worse that is verified (an execution reproduced it: a failing test or a counterexample). Bugs (``missed``,
 ``caught``, ``mixed``) should be flagged; refactorings and intended changes should not. The reading review's
-findings are unverified: ``flagged_any`` counts them too, so its row can be read both ways.
+findings are unverified: ``flagged_any`` counts them too, so its row can be read both ways. Both count what
+``memdoor review --fail-on high`` (with ``--fail-on-unverified`` for ``flagged_any``) would fail on, by the
+review's own rule (memdoor.review.counting): ``flagged_any`` counts a reading review's consensus finding
+merged into an execution finding (``also_read``) at its own severity.
 
 The report's fields are read tolerantly: a report from before ``verified`` existed counts the test stage's
 findings (``source`` "tests") and findings with a counterexample as verified; the differential stage's
@@ -18,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from memdoor.bench.stats import wilson_ci
-from memdoor.review.findings import severity_rank
+from memdoor.review.counting import at_or_above, counted_severities
 from review_cases.records import BUGS
 
 NEAR = 3
@@ -35,16 +38,32 @@ def is_verified(finding: dict[str, Any]) -> bool:
 
 
 def severe(finding: dict[str, Any], at_least: str = "high") -> bool:
-    try:
-        return severity_rank(str(finding.get("severity", "info"))) >= severity_rank(at_least)
-    except ValueError:
-        return False
+    return at_or_above([str(finding.get("severity", "info"))], at_least)
+
+
+def merged_reading(finding: dict[str, Any]) -> list[tuple[str, bool]]:
+    """(severity, consensus) of each reading finding merged into ``finding`` (none in a report from before
+    merging)."""
+    also = finding.get("also_read")
+    if not isinstance(also, list):
+        return []
+    return [(str(a.get("severity", "info")), a.get("consensus") is True) for a in also if isinstance(a, dict)]
+
+
+def counted(finding: dict[str, Any], *, verified_only: bool) -> list[str]:
+    """The severities the review's exit code counts ``finding`` at (verified findings only, or all)."""
+    severity = str(finding.get("severity", "info"))
+    return counted_severities(
+        severity, is_verified(finding), merged_reading(finding), unverified=not verified_only
+    )
 
 
 def flagged(report: dict[str, Any], *, verified_only: bool = True) -> bool:
-    """Whether the report flags the change: a consensus finding at high or worse (verified, unless not
-    ``verified_only``)."""
-    return any(severe(f) and (is_verified(f) or not verified_only) for f in report.get("findings") or [])
+    """Whether the report flags the change: what ``--fail-on high`` fails on — a consensus finding at high
+    or worse, verified (unless not ``verified_only``: then any, and the consensus reading findings merged
+    into one at their own severity)."""
+    findings = report.get("findings") or []
+    return at_or_above((s for f in findings for s in counted(f, verified_only=verified_only)), "high")
 
 
 def at_place(report: dict[str, Any], changed: list[int]) -> bool:

@@ -34,6 +34,7 @@ from memdoor.models.catalog import parameters_of
 from memdoor.review.consensus import Consensus, Group, decide, quorum
 from memdoor.review.context import Part, Skipped, build_parts
 from memdoor.review.corroborate import merge
+from memdoor.review.counting import at_or_above, counted_severities
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
 from memdoor.review.differential.execute import Difference
 from memdoor.review.differential.stage import (
@@ -43,7 +44,7 @@ from memdoor.review.differential.stage import (
     findings_of,
     run_stage,
 )
-from memdoor.review.findings import AgentReview, severity_rank
+from memdoor.review.findings import AgentReview
 from memdoor.review.patch import Patch, assemble
 from memdoor.review.reading import ask_agent, reason, test_text
 from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
@@ -206,14 +207,17 @@ class ReviewReport(BaseModel):
         """Whether a consensus finding is at or above ``config.fail_on``: a verified one (reproduced by
         execution), or any with ``config.fail_on_unverified`` — then the reading review's consensus
         findings merged into an execution finding count at their own severity too, as they would have
-        unmerged (merging never changes the exit code)."""
+        unmerged (merging never changes the exit code); the rule is memdoor.review.counting's."""
         if self.config.fail_on == "never":
             return False
-        bar = severity_rank(self.config.fail_on)
-        counted = [g.severity for g in self.findings if g.verified or self.config.fail_on_unverified]
-        if self.config.fail_on_unverified:
-            counted += [a.severity for g in self.findings for a in g.also_read if a.consensus]
-        return any(severity_rank(s) >= bar for s in counted)
+
+        def counted(g: Group) -> list[str]:
+            merged = [(a.severity, a.consensus) for a in g.also_read]
+            return counted_severities(
+                g.severity, g.verified, merged, unverified=self.config.fail_on_unverified
+            )
+
+        return at_or_above((s for g in self.findings for s in counted(g)), self.config.fail_on)
 
 
 class Prepared(BaseModel):
