@@ -113,8 +113,9 @@ async def test_a_broken_uncovered_function_described_as_a_refactoring_is_a_findi
     assert g.verified and g.severity == "high" and g.kind == "bug" and (g.file, g.line) == ("stats.py", 9)
     ce = g.counterexample
     assert ce is not None and ce.function == "spread"
-    assert (ce.input, ce.old, ce.new) == ("[1, 2, 3]", "returns 2", "returns 1")  # the smallest input
-    assert "spread([1, 2, 3])" in g.message and "keeps behaviour" in g.message
+    # the smallest input ([1, 2, 3]), made smaller still (differential.shrink)
+    assert (ce.input, ce.old, ce.new) == ("[0, 1]", "returns 1", "returns 0")
+    assert "spread([0, 1])" in g.message and "keeps behaviour" in g.message
     fn = only(report, "spread")
     assert fn.outcome == "reported" and fn.unintended == 1 and fn.reproduced >= 2  # [1, 2, 3] and [5, 1, 9]
     assert fn.inputs_agents == 1 and fn.rejected == 2  # each agent's __import__ text is refused
@@ -253,7 +254,7 @@ async def test_our_own_inputs_find_the_bug_whatever_the_agents_write(
     report, _ = await review(sandbox, repo, BROKEN, workdir, tmp_path, "refactor", inputs="I would test it.",
                              differential_inputs=written)  # fmt: skip
     (g,) = report.findings
-    assert g.counterexample is not None and g.counterexample.input == "[1, 2, 3]"
+    assert g.counterexample is not None and g.counterexample.input == "[0, 1]"  # [1, 2, 3], made smaller
     assert len(report.ledger.calls) == (2 if written else 0)
     assert report.differential is not None
     assert len(report.differential.unusable) == (2 if written else 0)  # "no list of inputs"
@@ -292,6 +293,6 @@ async def test_every_stage_on_a_change_that_breaks_a_covered_function(sandbox, r
         for g in diffs
         if g.counterexample
     }
-    assert ("[1, 2]", "returns 1.5", "returns 3.0") in shown and len(shown) == len(diffs) <= 3
+    assert ("[0, 1]", "returns 0.5", "returns 1.0") in shown and len(shown) == len(diffs) <= 3
     assert all(g.verified and g.severity == "high" for g in diffs)
     assert {c.role for c in report.ledger.calls} == {"differential-inputs", "review"}

@@ -13,7 +13,10 @@ exception's type); a version that gave another value of the same kind on its sec
 output may be **nondeterministic** (a Rust ``HashMap``'s order, a coin toss, a random token), so the
 group's inputs that agreed with themselves run :data:`RECHECKS` times more: one counts only when every run
 gives both its outcomes again (a deterministic difference beside one random input is kept; a coin toss that
-agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept.
+agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept,
+then made smaller still (:mod:`.shrink`: simpler inputs derived from it, run in a few bounded batches; one
+that shows the same kind of difference and reproduces takes its place), unless its group showed the output
+nondeterministic or a version ran out of time or memory on it.
 A call that cannot run on a version (an ``import`` outcome: its module does not load, or it imports one the
 sandbox lacks; an ImportError it raises itself is an exception like any other) shows no behaviour there and
 is no difference; a target none of whose calls ran on both versions gets a note saying why.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -34,6 +38,7 @@ from memdoor.core.verdict import TestResult, Verdict
 from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.seal import new_nonce, sealed
+from memdoor.review.differential.shrink import Goal, candidates, shrink, size
 from memdoor.review.differential.targets import Batch, Target, kind_of, language_of
 
 MAX_DIFFERENCES = 3
@@ -144,19 +149,24 @@ def _note(old: list[CallOutcome], new: list[CallOutcome], program: bool = False)
     return f"it cannot {verb} in the sandbox on {where}: {first.type}: {first.text}"[:300]
 
 
-def _group(d: Difference) -> tuple[str, str, str, str]:
-    """What kind of difference: the old and the new outcome's kind, with the exception's type (a value's
+def _kinds(old: CallOutcome, new: CallOutcome) -> tuple[str, str, str, str]:
+    """What kind of difference two outcomes make: each one's kind, with the exception's type (a value's
     type is left out: returning 2 instead of 3 and "b" instead of "c" is one difference)."""
 
     def side(o: CallOutcome) -> tuple[str, str]:
         return o.kind, o.type if o.kind in ("raise", "import") else ""
 
-    return (*side(d.old), *side(d.new))
+    return (*side(old), *side(new))
+
+
+def _group(d: Difference) -> tuple[str, str, str, str]:
+    """What kind of difference ``d`` is (:func:`_kinds`)."""
+    return _kinds(d.old, d.new)
 
 
 def _size(d: Difference) -> tuple[int, str]:
     """An input's size: its text's length, then its text."""
-    return len(d.input.text), d.input.text
+    return size(d.input)
 
 
 def smallest(differences: list[Difference], limit: int = MAX_DIFFERENCES) -> list[Difference]:
@@ -242,7 +252,44 @@ async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
         ran = Ran(inputs=len(span), note=_note([old[i] for i in span], [new[i] for i in span], program))
         _judge(ran, found, held)
         out.append(ran)
+    await _shrunk(runner, batch, founds, out)
     return out
+
+
+def _shows(d: Difference) -> Callable[[CallOutcome, CallOutcome], bool]:
+    """Whether two outcomes show the difference ``d`` shows: they differ, and in the same way."""
+    return lambda o, n: o.key() != n.key() and _compared(o, n) and _kinds(o, n) == _group(d)
+
+
+async def _shrunk(
+    runner: CodeRunner, batch: Batch, founds: list[list[tuple[int, Difference]]], rans: list[Ran]
+) -> None:
+    """Each target's kept differences with their inputs made smaller (:mod:`.shrink`) where a smaller one
+    shows the same and reproduces; not those of a group that showed the output nondeterministic, nor those
+    on which a version ran out of time or memory."""
+    goals: list[Goal] = []
+    kept: list[tuple[Target, Ran, int]] = []
+    for k, ((fn, _), found, ran) in enumerate(zip(_spans(batch), founds, rans, strict=True)):
+        wavering = {_group(d) for _, d in found if d.nondeterministic}
+        made = partial(candidates, language=language_of(fn), program=kind_of(fn) == "program")
+        for j, d in enumerate(ran.differences):
+            slow = {d.old.kind, d.new.kind} & {"timeout", "memory"}
+            if _group(d) not in wavering and not slow and made(d.input):
+                goals.append(Goal(d.input, k, made, _shows(d)))
+                kept.append((fn, ran, j))
+    if not goals:
+        return
+
+    async def run(calls: list[tuple[int, Call]]) -> Outcomes:
+        return await run_both(runner, batch, [batch.request(kept[i][0], c, 0) for i, c in calls])
+
+    for (_, ran, j), s in zip(kept, await shrink(goals, run), strict=True):
+        if s is not None:
+            ran.differences[j] = ran.differences[j].model_copy(
+                update={"input": s.call, "old": s.old, "new": s.new}
+            )
+    for ran in rans:
+        ran.differences.sort(key=_size)
 
 
 def _spans(batch: Batch) -> list[tuple[Target, range]]:

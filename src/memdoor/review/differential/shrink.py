@@ -1,0 +1,262 @@
+"""A difference's input made smaller: simpler inputs derived from it, tried in a few bounded rounds.
+
+Candidates (:func:`candidates`): each argument of a call made simpler in turn, the number of arguments
+kept — an integer toward 0 (0, ±1, halved, a digit fewer, one step nearer, its sign dropped), a float
+toward 0 or rounded, a string or bytes shortened (empty, either half, one character dropped), a list or
+tuple shortened (empty, either half, one element alone, one element dropped) and its elements made simpler,
+a dict's entries dropped (all, all but one, one) and its values made simpler, a set's elements dropped, True
+to False; None stays. A standard-input program's input loses lines as a list loses elements. Only inputs
+smaller than the one they come from (:func:`size`: the length of the input's text — a Python literal, or
+JSON for JavaScript — then the text) are candidates, the smallest first.
+
+:func:`shrink` runs them, one batch per round for every difference at once (the caller's ``run``: both
+versions on a list of inputs, as the stage runs its own), and keeps, per difference, the smallest candidate
+that still shows it (its ``shows``: the same kind of difference). At most :data:`ROUNDS` rounds, and at most
+:data:`MAX_RUNS` inputs run per function, the re-runs included: the smallest input found runs once more, and
+replaces the original only if both versions give the same outcomes again. A sandbox that fails, or a
+shrunk input that does not reproduce, leaves the original: shrinking never loses a difference.
+
+Python and JavaScript functions and programs shrink (their inputs are the tests' text); Rust does not: a
+harness of Rust functions has its inputs compiled in, and a Rust program is compiled again on every run.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from memdoor.core.errors import SandboxError
+from memdoor.review.differential.driver import CallOutcome
+from memdoor.review.differential.inputs import LITERAL_ERRORS, Call, make_call
+from memdoor.review.differential.json_inputs import json_call
+from memdoor.review.differential.stdin_inputs import stdin_call, stdin_of
+
+ROUNDS = 3
+"""Rounds of candidates at most (each one batch on both versions)."""
+MAX_RUNS = 64
+"""Inputs run per function at most while shrinking its differences: the candidates, and each shrunk
+input's second run."""
+MAX_POSITIONS = 16
+"""Elements (characters, lines, entries) of one value dropped or made simpler, one at a time, at most."""
+MAX_DEPTH = 8
+"""Nesting into which values are made simpler."""
+MAX_MADE = 400
+"""Candidates made from one input at most (before the smallest are chosen)."""
+SHRUNK_LANGUAGES = frozenset({"python", "javascript"})
+
+
+def size(call: Call) -> tuple[int, str]:
+    """An input's size: its text's length, then its text."""
+    return len(call.text), call.text
+
+
+# ---------------------------------------------------------------- simpler values
+def _ints(n: int) -> list[int]:
+    if n == 0:
+        return []
+    sign, a = (1 if n > 0 else -1), abs(n)
+    return [0, sign, sign * (a // 2), sign * (a // 10), sign * (a - 1), a]
+
+
+def _floats(x: float) -> list[float]:
+    if x == 0 or not math.isfinite(x):
+        return []
+    sign = 1.0 if x > 0 else -1.0
+    out = [0.0, sign, float(math.trunc(x)), x / 2, abs(x)]
+    if abs(x) < 1e15:
+        out.append(round(x, 1))
+    return out
+
+
+def _positions(n: int) -> range:
+    return range(min(n, MAX_POSITIONS))
+
+
+def _shorter(items: list[Any]) -> list[list[Any]]:
+    """Empty, either half, each one of the first elements alone, each one dropped."""
+    half = len(items) // 2
+    out = [[], items[:half], items[half:]] if items else []
+    out += [[items[i]] for i in _positions(len(items))]
+    return out + [items[:i] + items[i + 1 :] for i in _positions(len(items))]
+
+
+def _texts(s: str | bytes) -> list[Any]:
+    half = len(s) // 2
+    out = [s[:0], s[:half], s[half:]] if s else []
+    return out + [s[:i] + s[i + 1 :] for i in _positions(len(s))]
+
+
+def _sequence(items: list[Any], depth: int) -> list[list[Any]]:
+    out = _shorter(items)
+    for i in _positions(len(items)):
+        out += [[*items[:i], v, *items[i + 1 :]] for v in simpler(items[i], depth + 1)]
+    return out
+
+
+def _mapping(d: dict[Any, Any], depth: int) -> list[dict[Any, Any]]:
+    keys = list(d)
+    out: list[dict[Any, Any]] = [{}] if d else []
+    out += [{k: d[k]} for k in keys[:MAX_POSITIONS]]
+    out += [{k: d[k] for k in keys if k != drop} for drop in keys[:MAX_POSITIONS]]
+    for k in keys[:MAX_POSITIONS]:
+        out += [{**d, k: v} for v in simpler(d[k], depth + 1)]
+    return out
+
+
+def simpler(value: Any, depth: int = 0) -> list[Any]:
+    """Values simpler than ``value`` (of its type; none for None, False, 0 or an empty value)."""
+    if depth > MAX_DEPTH or value is None:
+        return []
+    if isinstance(value, bool):
+        return [False] if value else []
+    if isinstance(value, int):
+        return _ints(value)
+    if isinstance(value, float):
+        return _floats(value)
+    if isinstance(value, str | bytes):
+        return _texts(value)
+    if isinstance(value, list):
+        return _sequence(value, depth)
+    if isinstance(value, tuple):
+        return [tuple(v) for v in _sequence(list(value), depth)]
+    if isinstance(value, dict):
+        return _mapping(value, depth)
+    if isinstance(value, set | frozenset):
+        return [type(value)(v) for v in _shorter(sorted(value, key=repr))]
+    return []
+
+
+def simpler_arguments(args: list[Any]) -> Iterator[list[Any]]:
+    """Argument lists with one argument made simpler (as many arguments)."""
+    for i, a in enumerate(args):
+        for v in simpler(a):
+            yield [*args[:i], v, *args[i + 1 :]]
+
+
+def simpler_stdin(text: str) -> list[str]:
+    """Standard inputs with fewer lines: none, either half, one line alone, one line dropped."""
+    return ["".join(lines) for lines in _shorter(text.splitlines(keepends=True))]
+
+
+# ---------------------------------------------------------------- candidate inputs
+def _read(call: Call, language: str) -> list[Any] | None:
+    try:
+        value = json.loads(call.text) if language == "javascript" else ast.literal_eval(call.text)
+    except (*LITERAL_ERRORS, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _made(call: Call, language: str, program: bool) -> Iterable[Call | None]:
+    if program:
+        return (stdin_call(t, call.source, call.agent) for t in simpler_stdin(stdin_of(call)))
+    make = json_call if language == "javascript" else make_call
+    made = islice(simpler_arguments(_read(call, language) or []), MAX_MADE)
+    return (make(a, call.source, call.agent) for a in made)
+
+
+def candidates(call: Call, language: str, program: bool = False) -> list[Call]:
+    """The inputs simpler than ``call`` (``language``'s argument list, or a program's standard input) and
+    smaller than it, distinct, the smallest first; none for a language that does not shrink."""
+    if language not in SHRUNK_LANGUAGES:
+        return []
+    found: dict[str, Call] = {}
+    for c in _made(call, language, program):
+        if c is not None and size(c) < size(call):
+            found.setdefault(c.text, c)
+    return sorted(found.values(), key=size)
+
+
+# ---------------------------------------------------------------- the rounds
+Outcomes = tuple[list[CallOutcome], list[CallOutcome]]
+RunCalls = Callable[[list[tuple[int, Call]]], Awaitable[Outcomes]]
+"""Runs inputs (each with its goal's index) on both versions, in one batch: each one's outcome on each."""
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One difference to shrink: its input, the function whose budget it shares (``family``), the
+    candidates of an input, and whether a run (old, new) still shows the difference."""
+
+    call: Call
+    family: int
+    candidates: Callable[[Call], list[Call]]
+    shows: Callable[[CallOutcome, CallOutcome], bool]
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """A smaller input that showed the difference twice, and its outcomes."""
+
+    call: Call
+    old: CallOutcome
+    new: CallOutcome
+
+
+def _shares(goals: list[Goal], active: list[int], left: dict[int, int], rounds_left: int) -> dict[int, int]:
+    """How many candidates each active goal runs this round: its function's runs left spread over the
+    rounds left, split between its active goals."""
+    out: dict[int, int] = {}
+    for family in {goals[i].family for i in active}:
+        members, runs = [i for i in active if goals[i].family == family], max(left[family], 0)
+        share = max(runs // rounds_left, min(runs, len(members)))
+        for k, i in enumerate(members):
+            out[i] = share // len(members) + (k < share % len(members))
+    return out
+
+
+async def shrink(
+    goals: list[Goal], run: RunCalls, rounds: int = ROUNDS, max_runs: int = MAX_RUNS
+) -> list[Shrunk | None]:
+    """Each goal's smallest input that shows its difference and reproduced, or None (its input stays)."""
+    found: list[Shrunk | None] = [None] * len(goals)
+    current = [g.call for g in goals]
+    tried = [{g.call.text} for g in goals]
+    left = {g.family: max_runs for g in goals}
+    for g in goals:
+        left[g.family] -= 1  # each goal's second run, kept aside
+    active = list(range(len(goals)))
+    for r in range(rounds):
+        shares = _shares(goals, active, left, rounds - r)
+        batch: list[tuple[int, Call]] = []
+        for i in active:
+            fresh = [c for c in goals[i].candidates(current[i]) if c.text not in tried[i]][: shares[i]]
+            tried[i].update(c.text for c in fresh)
+            left[goals[i].family] -= len(fresh)
+            batch += [(i, c) for c in fresh]
+        if not batch:
+            break
+        try:
+            old, new = await run(batch)
+        except SandboxError:
+            return [None] * len(goals)
+        stalled = set()
+        for (i, c), o, n in zip(batch, old, new, strict=True):
+            if "timeout" in (o.kind, n.kind):
+                stalled.add(i)  # a candidate that runs out of time: no more rounds for this difference
+            if goals[i].shows(o, n) and size(c) < size(current[i]):
+                current[i], found[i] = c, Shrunk(c, o, n)
+        active = [i for i in dict.fromkeys(i for i, _ in batch) if i not in stalled]
+    return await _again(found, run)
+
+
+async def _again(found: list[Shrunk | None], run: RunCalls) -> list[Shrunk | None]:
+    """The shrunk inputs that give both versions' outcomes again on a second run (the others: None)."""
+    redo = [(i, s.call) for i, s in enumerate(found) if s is not None]
+    if not redo:
+        return found
+    try:
+        old, new = await run(redo)
+    except SandboxError:
+        return [None] * len(found)
+    out: list[Shrunk | None] = [None] * len(found)
+    for (i, _), o, n in zip(redo, old, new, strict=True):
+        s = found[i]
+        if s is not None and o.key() == s.old.key() and n.key() == s.new.key():
+            out[i] = s
+    return out
