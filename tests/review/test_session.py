@@ -65,12 +65,14 @@ async def test_consensus_patch_tested_and_everything_recorded(sandbox, repo, bug
         test=TEST,
     )
     assert report.error is None and report.quorum == 2 and report.complete
-    (t,) = report.findings  # the test stage's: test_mean passes on base, fails after; the agents' too
+    # the test stage's (test_mean passes on base, fails after), then the agents' consensus on the one
+    # changed line the failing test shows: critical, more than the test's high, so not merged into it
+    t, c = report.findings
     assert t.agents == [] and t.severity == "high" and "test_calc.T.test_mean" in t.message
     assert "3.0 != 2" in t.message and "calc.py:6" in t.message  # failure text and changed lines
     assert [f.name for f in report.pre_existing] == ["test_calc.T.test_empty"]  # fails on base already
-    (g,) = t.also_read  # the agents' consensus on the one changed line the failing test shows: merged
-    assert (g.line, g.agents, g.consensus, g.severity) == (6, ["agent0", "agent1"], True, "critical")
+    assert t.also_read == [] and (c.source, c.verified) == ("agents", False)
+    assert (c.line, c.agents, c.severity) == (6, ["agent0", "agent1"], "critical")
     assert [m.agents for m in report.minority] == [["agent2"]]  # a style remark elsewhere: its own
     assert report.minority[0].confidence == pytest.approx(0.8187, abs=1e-3)  # exp(-0.2): logprobs first
     assert [u.agent for u in report.unusable] == ["agent3"]

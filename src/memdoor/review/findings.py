@@ -122,7 +122,7 @@ class Counterexample(BaseModel):
 
 class AlsoRead(BaseModel):
     """A reading-review finding merged into the execution finding that shows the same problem
-    (:mod:`memdoor.review.corroborate`): who raised it, where, and what they said."""
+    (:mod:`memdoor.review.corroborate`): who raised it, where, what they said and suggested."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -132,6 +132,9 @@ class AlsoRead(BaseModel):
     end_line: int = Field(ge=1)
     severity: Severity
     message: str
+    suggestion: str | None = Field(
+        default=None, description="The replacement lines it proposed, when it had one."
+    )
 
 
 VERIFIED_TEXT = (

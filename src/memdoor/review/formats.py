@@ -129,7 +129,8 @@ def _shown_by(g: Group, quorum_of: str) -> str:
 
 
 def also_read_md(g: Group, quorum_of: str) -> list[str]:
-    """One line per reading-review finding merged into ``g``: who raised it, where, what (first line)."""
+    """One line per reading-review finding merged into ``g``: who raised it, where, what (first line);
+    its suggestion, when it had one, fenced under it."""
     out = []
     for a in g.also_read:
         where = f"{g.file}:{a.line}" + (f"-{a.end_line}" if a.end_line != a.line else "")
@@ -138,6 +139,8 @@ def also_read_md(g: Group, quorum_of: str) -> list[str]:
         out.append(
             f"  also raised by the reading review ({who}: {', '.join(a.agents)}) at {code(where)}: {said}"
         )
+        if a.suggestion is not None:
+            out += ["  suggested by the reading review:", *fenced_md(a.suggestion.rstrip("\n"), indent="  ")]
     return out
 
 
