@@ -12,6 +12,7 @@ from test_differential_stage import only, review
 
 from memdoor.core.errors import SandboxError
 from memdoor.review.differential.driver import CallOutcome
+from memdoor.review.differential.execute import RECHECKS
 from memdoor.review.differential.inputs import Call, make_call
 from memdoor.review.differential.shrink import (
     MAX_RUNS,
@@ -165,13 +166,14 @@ class Counting:
     """The sandbox, counting the programs it runs and their tests."""
 
     def __init__(self, sandbox):
-        self._sandbox, self.runs, self.tests = sandbox, 0, 0
+        self._sandbox, self.runs, self.tests, self.sizes = sandbox, 0, 0, []
 
     def __getattr__(self, name):
         return getattr(self._sandbox, name)
 
     def run(self, program, tests, **kw):
         self.runs, self.tests = self.runs + 1, self.tests + len(tests)
+        self.sizes.append(len(tests))
         return self._sandbox.run(program, tests, **kw)
 
 
@@ -199,3 +201,6 @@ async def test_the_stage_reports_a_small_counterexample_and_never_loses_one(sand
     # both versions: the inputs, twice those that differed, and the shrinking's own (one batch a round)
     assert counting.runs <= 2 * (2 + ROUNDS + 1)
     assert counting.tests <= 2 * (inputs + 2 + 2 * MAX_RUNS)
+    # the shrunk input (total's; only 9437 shows code's) gives its outcomes again on as many runs as an
+    # original difference that is doubted
+    assert counting.sizes[-2:] == [1 + RECHECKS] * 2

@@ -9,13 +9,15 @@ hash seed (:mod:`.driver`), so a set of strings prints the same on both versions
 differ run again on both; a difference is **reproduced** when each version agrees with itself (the second
 run gives the same two outcomes as the first: a function with random or timing-dependent output does not).
 Per function, the differences are grouped by what changed (the old and the new outcome's kind, an
-exception's type); a version that gave another value of the same kind on its second run shows the group's
-output may be **nondeterministic** (a Rust ``HashMap``'s order, a coin toss, a random token), so the
-group's inputs that agreed with themselves run :data:`RECHECKS` times more: one counts only when every run
-gives both its outcomes again (a deterministic difference beside one random input is kept; a coin toss that
-agreed with itself by chance is not). The smallest input of each group (shortest argument text) is kept,
+exception's type, how a program ended, the returned values' types when both return); a version that gave
+another value of the same kind on its second run shows the group's output may be **nondeterministic** (a
+Rust ``HashMap``'s order, a coin toss, a random token), so the group's inputs that agreed with themselves
+run :data:`RECHECKS` times more: one counts only when every run gives both its outcomes again (a
+deterministic difference beside one random input is kept; a coin toss that agreed with itself by chance is
+not). The smallest input of each group (shortest argument text) is kept,
 then made smaller still (:mod:`.shrink`: simpler inputs derived from it, run in a few bounded batches; one
-that shows the same kind of difference and reproduces takes its place), unless its group showed the output
+that shows the same difference — the same parts differ, with the same kinds and types — and gives both its
+outcomes again on 1 + :data:`RECHECKS` more runs takes its place), unless its group showed the output
 nondeterministic or a version ran out of time or memory on it.
 A call that cannot run on a version (an ``import`` outcome: its module does not load, or it imports one the
 sandbox lacks; an ImportError it raises itself is an exception like any other) shows no behaviour there and
@@ -150,11 +152,14 @@ def _note(old: list[CallOutcome], new: list[CallOutcome], program: bool = False)
 
 
 def _kinds(old: CallOutcome, new: CallOutcome) -> tuple[str, str, str, str]:
-    """What kind of difference two outcomes make: each one's kind, with the exception's type (a value's
-    type is left out: returning 2 instead of 3 and "b" instead of "c" is one difference)."""
+    """What kind of difference two outcomes make: each one's kind, with the exception's type, how a program
+    ended, and the returned values' types when both versions return. Returning 2 instead of 3 and 5 instead
+    of 7 is one difference, returning None instead of 0 another (a description may ask for one and not the
+    other); raising instead of returning 2 or "b" is one."""
+    typed = old.kind == new.kind == "return"
 
     def side(o: CallOutcome) -> tuple[str, str]:
-        return o.kind, o.type if o.kind in ("raise", "import") else ""
+        return o.kind, o.type if typed or o.kind in ("raise", "import", "exit") else ""
 
     return (*side(old), *side(new))
 
@@ -256,17 +261,30 @@ async def differences(runner: CodeRunner, batch: Batch) -> list[Ran]:
     return out
 
 
+def _parts(o: CallOutcome, n: CallOutcome) -> tuple[bool, ...]:
+    """Which parts of two outcomes differ: kind, type, value, the arguments left behind, the instance."""
+    return tuple(a != b for a, b in zip(o.key(), n.key(), strict=True))
+
+
+def _types(o: CallOutcome, n: CallOutcome) -> tuple[str, str, str, str]:
+    return o.kind, o.type, n.kind, n.type
+
+
 def _shows(d: Difference) -> Callable[[CallOutcome, CallOutcome], bool]:
-    """Whether two outcomes show the difference ``d`` shows: they differ, and in the same way."""
-    return lambda o, n: o.key() != n.key() and _compared(o, n) and _kinds(o, n) == _group(d)
+    """Whether two outcomes show the difference ``d`` shows: they differ, in the same parts, with the same
+    kind and type on each version (a returned value's, an exception's, how a program ended), so that a
+    smaller input never shows behaviour the description could ask for when the original does not."""
+    want, parts = _types(d.old, d.new), _parts(d.old, d.new)
+    return lambda o, n: _compared(o, n) and _types(o, n) == want and _parts(o, n) == parts
 
 
 async def _shrunk(
     runner: CodeRunner, batch: Batch, founds: list[list[tuple[int, Difference]]], rans: list[Ran]
 ) -> None:
     """Each target's kept differences with their inputs made smaller (:mod:`.shrink`) where a smaller one
-    shows the same and reproduces; not those of a group that showed the output nondeterministic, nor those
-    on which a version ran out of time or memory."""
+    shows the same and reproduces as a doubted original must (1 + :data:`RECHECKS` more runs, each giving
+    both outcomes again); not those of a group that showed the output nondeterministic, nor those on which
+    a version ran out of time or memory."""
     goals: list[Goal] = []
     kept: list[tuple[Target, Ran, int]] = []
     for k, ((fn, _), found, ran) in enumerate(zip(_spans(batch), founds, rans, strict=True)):
@@ -274,7 +292,7 @@ async def _shrunk(
         made = partial(candidates, language=language_of(fn), program=kind_of(fn) == "program")
         for j, d in enumerate(ran.differences):
             slow = {d.old.kind, d.new.kind} & {"timeout", "memory"}
-            if _group(d) not in wavering and not slow and made(d.input):
+            if _group(d) not in wavering and not slow:
                 goals.append(Goal(d.input, k, made, _shows(d)))
                 kept.append((fn, ran, j))
     if not goals:
@@ -283,7 +301,7 @@ async def _shrunk(
     async def run(calls: list[tuple[int, Call]]) -> Outcomes:
         return await run_both(runner, batch, [batch.request(kept[i][0], c, 0) for i, c in calls])
 
-    for (_, ran, j), s in zip(kept, await shrink(goals, run), strict=True):
+    for (_, ran, j), s in zip(kept, await shrink(goals, run, again=1 + RECHECKS), strict=True):
         if s is not None:
             ran.differences[j] = ran.differences[j].model_copy(
                 update={"input": s.call, "old": s.old, "new": s.new}

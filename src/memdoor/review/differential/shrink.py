@@ -5,16 +5,20 @@ kept — an integer toward 0 (0, ±1, halved, a digit fewer, one step nearer, it
 toward 0 or rounded, a string or bytes shortened (empty, either half, one character dropped), a list or
 tuple shortened (empty, either half, one element alone, one element dropped) and its elements made simpler,
 a dict's entries dropped (all, all but one, one) and its values made simpler, a set's elements dropped, True
-to False; None stays. A standard-input program's input loses lines as a list loses elements. Only inputs
+to False; None stays; the arguments are taken in turn, so the cap on candidates made (:data:`MAX_MADE`)
+leaves none out. A standard-input program's input loses lines as a list loses elements. Only inputs
 smaller than the one they come from (:func:`size`: the length of the input's text — a Python literal, or
-JSON for JavaScript — then the text) are candidates, the smallest first.
+JSON for JavaScript — then the text) are candidates, the smallest first; an input longer than the stage's
+own may be has none.
 
 :func:`shrink` runs them, one batch per round for every difference at once (the caller's ``run``: both
 versions on a list of inputs, as the stage runs its own), and keeps, per difference, the smallest candidate
-that still shows it (its ``shows``: the same kind of difference). At most :data:`ROUNDS` rounds, and at most
-:data:`MAX_RUNS` inputs run per function, the re-runs included: the smallest input found runs once more, and
-replaces the original only if both versions give the same outcomes again. A sandbox that fails, or a
-shrunk input that does not reproduce, leaves the original: shrinking never loses a difference.
+that still shows it (its ``shows``: the caller's rule, the same difference with the same types). An input's
+candidates are made once, off the event loop. At most :data:`ROUNDS` rounds, and at most :data:`MAX_RUNS`
+inputs run per function, the re-runs included: the smallest input found runs ``again`` times more (the
+stage: as often as an original difference it doubts), and replaces the original only if both versions give
+the same outcomes every time. A sandbox that fails, or a shrunk input that does not reproduce, leaves the
+original: shrinking never loses a difference.
 
 Python and JavaScript functions and programs shrink (their inputs are the tests' text); Rust does not: a
 harness of Rust functions has its inputs compiled in, and a Rust program is compiled again on every run.
@@ -23,6 +27,7 @@ harness of Rust functions has its inputs compiled in, and a Rust program is comp
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -32,9 +37,10 @@ from typing import Any
 
 from memdoor.core.errors import SandboxError
 from memdoor.review.differential.driver import CallOutcome
-from memdoor.review.differential.inputs import LITERAL_ERRORS, Call, make_call
+from memdoor.review.differential.inputs import LITERAL_ERRORS, MAX_CALL_CHARS, Call, make_call
+from memdoor.review.differential.json_inputs import MAX_CALL_CHARS as MAX_JSON_CALL_CHARS
 from memdoor.review.differential.json_inputs import json_call
-from memdoor.review.differential.stdin_inputs import stdin_call, stdin_of
+from memdoor.review.differential.stdin_inputs import MAX_STDIN_CHARS, stdin_call, stdin_of
 
 ROUNDS = 3
 """Rounds of candidates at most (each one batch on both versions)."""
@@ -132,10 +138,14 @@ def simpler(value: Any, depth: int = 0) -> list[Any]:
 
 
 def simpler_arguments(args: list[Any]) -> Iterator[list[Any]]:
-    """Argument lists with one argument made simpler (as many arguments)."""
-    for i, a in enumerate(args):
-        for v in simpler(a):
-            yield [*args[:i], v, *args[i + 1 :]]
+    """Argument lists with one argument made simpler (as many arguments), the arguments taken in turn (each
+    one's first simpler value, then each one's second, ...): a cap on how many are made leaves no argument
+    out."""
+    values = [simpler(a) for a in args]
+    for k in range(max(map(len, values), default=0)):
+        for i, vs in enumerate(values):
+            if k < len(vs):
+                yield [*args[:i], vs[k], *args[i + 1 :]]
 
 
 def simpler_stdin(text: str) -> list[str]:
@@ -160,10 +170,21 @@ def _made(call: Call, language: str, program: bool) -> Iterable[Call | None]:
     return (make(a, call.source, call.agent) for a in made)
 
 
+def _too_big(call: Call, language: str, program: bool) -> bool:
+    """Whether ``call`` is longer than the stage's own inputs may be (:data:`.inputs.MAX_CALL_CHARS`, its
+    JSON twin, :data:`.stdin_inputs.MAX_STDIN_CHARS` of standard input): none of its inputs is, and making
+    candidates of a larger one would take seconds."""
+    if not program:
+        return len(call.text) > (MAX_JSON_CALL_CHARS if language == "javascript" else MAX_CALL_CHARS)
+    # a text's repr is at most 10 characters per character (``\U0010ffff``), and the list's four
+    return len(call.text) > 10 * MAX_STDIN_CHARS + 4 or len(stdin_of(call)) > MAX_STDIN_CHARS
+
+
 def candidates(call: Call, language: str, program: bool = False) -> list[Call]:
     """The inputs simpler than ``call`` (``language``'s argument list, or a program's standard input) and
-    smaller than it, distinct, the smallest first; none for a language that does not shrink."""
-    if language not in SHRUNK_LANGUAGES:
+    smaller than it, distinct, the smallest first; none for a language that does not shrink, nor for an
+    input longer than the stage's own may be."""
+    if language not in SHRUNK_LANGUAGES or _too_big(call, language, program):
         return []
     found: dict[str, Call] = {}
     for c in _made(call, language, program):
@@ -210,22 +231,36 @@ def _shares(goals: list[Goal], active: list[int], left: dict[int, int], rounds_l
     return out
 
 
+def _candidates_of(goals: list[Goal], current: list[Call], which: list[int]) -> list[list[Call]]:
+    """The candidates of the goals ``which``'s current inputs."""
+    return [goals[i].candidates(current[i]) for i in which]
+
+
 async def shrink(
-    goals: list[Goal], run: RunCalls, rounds: int = ROUNDS, max_runs: int = MAX_RUNS
+    goals: list[Goal], run: RunCalls, rounds: int = ROUNDS, max_runs: int = MAX_RUNS, again: int = 1
 ) -> list[Shrunk | None]:
-    """Each goal's smallest input that shows its difference and reproduced, or None (its input stays)."""
+    """Each goal's smallest input that shows its difference and gives both outcomes again on each of
+    ``again`` more runs, or None (its input stays). An input's candidates are made once (in a thread: they
+    can take a good part of a second), and the next of them tried in the next round while none is smaller."""
     found: list[Shrunk | None] = [None] * len(goals)
     current = [g.call for g in goals]
     tried = [{g.call.text} for g in goals]
+    made: dict[int, list[Call]] = {}
     left = {g.family: max_runs for g in goals}
-    for g in goals:
-        left[g.family] -= 1  # each goal's second run, kept aside
     active = list(range(len(goals)))
     for r in range(rounds):
+        if stale := [i for i in active if i not in made]:
+            made.update(
+                zip(stale, await asyncio.to_thread(_candidates_of, goals, current, stale), strict=True)
+            )
+        if r == 0:
+            active = [i for i in active if made[i]]
+            for i in active:
+                left[goals[i].family] -= again  # its re-runs, kept aside
         shares = _shares(goals, active, left, rounds - r)
         batch: list[tuple[int, Call]] = []
         for i in active:
-            fresh = [c for c in goals[i].candidates(current[i]) if c.text not in tried[i]][: shares[i]]
+            fresh = [c for c in made[i] if c.text not in tried[i]][: shares[i]]
             tried[i].update(c.text for c in fresh)
             left[goals[i].family] -= len(fresh)
             batch += [(i, c) for c in fresh]
@@ -241,22 +276,24 @@ async def shrink(
                 stalled.add(i)  # a candidate that runs out of time: no more rounds for this difference
             if goals[i].shows(o, n) and size(c) < size(current[i]):
                 current[i], found[i] = c, Shrunk(c, o, n)
+                made.pop(i, None)
         active = [i for i in dict.fromkeys(i for i, _ in batch) if i not in stalled]
-    return await _again(found, run)
+    return await _again(found, run, again)
 
 
-async def _again(found: list[Shrunk | None], run: RunCalls) -> list[Shrunk | None]:
-    """The shrunk inputs that give both versions' outcomes again on a second run (the others: None)."""
-    redo = [(i, s.call) for i, s in enumerate(found) if s is not None]
+async def _again(found: list[Shrunk | None], run: RunCalls, again: int) -> list[Shrunk | None]:
+    """The shrunk inputs that give both versions' outcomes again on each of ``again`` more runs (the
+    others: None)."""
+    redo = [(i, s.call) for i, s in enumerate(found) if s is not None for _ in range(again)]
     if not redo:
         return found
     try:
         old, new = await run(redo)
     except SandboxError:
         return [None] * len(found)
-    out: list[Shrunk | None] = [None] * len(found)
+    out = list(found)
     for (i, _), o, n in zip(redo, old, new, strict=True):
         s = found[i]
-        if s is not None and o.key() == s.old.key() and n.key() == s.new.key():
-            out[i] = s
+        if s is None or o.key() != s.old.key() or n.key() != s.new.key():
+            out[i] = None
     return out
