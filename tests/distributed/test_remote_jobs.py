@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import pytest
@@ -183,9 +184,9 @@ async def test_no_live_worker_for_the_model_fails_clearly(redis_url, prefix, run
 async def test_workers_register_and_deregister(redis_url, prefix, r):
     box = Running()
     box.start(redis_url, prefix, ScriptedModel(["x"], spec=SPEC), agent_id="reg", heartbeat_ttl=5)
-    for _ in range(100):
-        if await r.hexists(f"{prefix}agents", "reg"):
-            break
+    deadline = time.monotonic() + 120  # the worker connects and registers as its task gets to run
+    while not await r.hexists(f"{prefix}agents", "reg"):
+        assert time.monotonic() < deadline, "the worker did not register"
         await asyncio.sleep(0.05)
     assert 0 < await r.pttl(f"{prefix}agent:reg") <= 5000
     await box.close()

@@ -57,7 +57,9 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def wait_gone(marker: str, seconds: float = 10.0) -> list[int]:
+def wait_gone(marker: str, seconds: float = 60.0) -> list[int]:
+    """The processes of ``marker`` still there after ``seconds`` (killed ones leave as the kernel gets to
+    them: on a loaded machine that can take a while after the run returned)."""
     deadline = time.monotonic() + seconds
     while (left := processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -227,10 +227,16 @@ def test_stale_groups_of_a_dead_grader_are_removed():
     sleeper = subprocess.Popen(
         ["/bin/sh", "-c", f"echo 0 > '{renamed['memory']}/cgroup.procs' && exec sleep 60"]
     )
-    time.sleep(0.2)
+    # wait until the sleeper is in the group (a fixed pause could end before it joins on a loaded machine:
+    # the group would then be removed empty, and the sleeper's own join fail, without a kill to check)
+    procs, deadline = renamed["memory"] / "cgroup.procs", time.monotonic() + 60
+    while str(sleeper.pid) not in procs.read_text().split() and time.monotonic() < deadline:
+        assert sleeper.poll() is None, "the sleeper could not join the stale group"
+        time.sleep(0.02)
+    assert str(sleeper.pid) in procs.read_text().split()
     assert Cgroups.open() is not None
     assert not any(p.exists() for p in renamed.values())
-    assert sleeper.wait(10) != 0  # killed
+    assert sleeper.wait(60) == -9  # killed by the cleanup
 
 
 def test_cgroup_v2_layout_and_limit_files(tmp_path):
