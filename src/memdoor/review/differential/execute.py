@@ -153,13 +153,13 @@ def _note(old: list[CallOutcome], new: list[CallOutcome], program: bool = False)
 
 def _kinds(old: CallOutcome, new: CallOutcome) -> tuple[str, str, str, str]:
     """What kind of difference two outcomes make: each one's kind, with the exception's type, how a program
-    ended, and the returned values' types when both versions return. Returning 2 instead of 3 and 5 instead
-    of 7 is one difference, returning None instead of 0 another (a description may ask for one and not the
-    other); raising instead of returning 2 or "b" is one."""
-    typed = old.kind == new.kind == "return"
+    ended, and, when both versions return values of different types, those types. Returning 2 instead of 3
+    and 5.0 instead of 7.0 is one difference (the type kept), returning None instead of 0 another (a
+    description may ask for one and not the other); raising instead of returning 2 or "b" is one."""
+    retyped = old.kind == new.kind == "return" and old.type != new.type
 
     def side(o: CallOutcome) -> tuple[str, str]:
-        return o.kind, o.type if typed or o.kind in ("raise", "import", "exit") else ""
+        return o.kind, o.type if retyped or o.kind in ("raise", "import", "exit") else ""
 
     return (*side(old), *side(new))
 
