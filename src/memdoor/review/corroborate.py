@@ -50,20 +50,18 @@ def hunk_lines(hunk: Hunk) -> set[int]:
     """New-file lines a hunk changed: its added lines, and for lines deleted with nothing added in their
     place the two lines around the gap."""
     out: set[int] = set()
-    n, gap = hunk.new_start, False
-    for line in hunk.lines:
-        if line.startswith("+"):
-            out.add(n)
-            gap = False
-        elif line.startswith("-"):
-            gap = True
+    gap: int | None = None  # where the deleted lines not yet replaced sit
+    for mark, n in hunk.numbered():
+        if mark == "-":
+            gap = n
             continue
-        elif gap:
+        if mark == "+":
+            out.add(n)
+        elif gap is not None:
             out |= {max(1, n - 1), n}
-            gap = False
-        n += 1
-    if gap:
-        out |= {max(1, n - 1), n}
+        gap = None
+    if gap is not None:
+        out |= {max(1, gap - 1), gap}
     return out
 
 

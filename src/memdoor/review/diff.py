@@ -63,15 +63,19 @@ class Hunk(BaseModel):
         default_factory=list, description="Body lines, each starting with ' ', '+' or '-'."
     )
 
-    def added(self) -> list[int]:
-        """New-file line numbers of the added lines."""
+    def numbered(self) -> list[tuple[str, int]]:
+        """Each body line's mark (``' '``, ``'+'``, ``'-'``) with its new-file line number (a deleted line:
+        the number of the new line that follows it)."""
         out, n = [], self.new_start
         for line in self.lines:
-            if line.startswith("+"):
-                out.append(n)
+            out.append((line[:1], n))
             if not line.startswith("-"):
                 n += 1
         return out
+
+    def added(self) -> list[int]:
+        """New-file line numbers of the added lines."""
+        return [n for mark, n in self.numbered() if mark == "+"]
 
 
 class FileDiff(BaseModel):
