@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from memdoor.sandbox.lang.rustscan import closing
+from memdoor.sandbox.lang.rustscan import closing, masked
 
 STD_MACROS = (
     "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne", "panic",
@@ -94,71 +94,13 @@ mod __memdoor_h{suffix} {{
 """
 
 
-def _mask(code: str) -> str:
-    """``code`` with its comments (nested block comments too) and the contents of its string and character
-    literals blanked, same length and lines: where the patterns below may match (Rust/32's whole test is
-    commented out; Rust/160 compares strings such as ``"//"``)."""
-    out = list(code)
-    i, n = 0, len(code)
-
-    def blank(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        c = code[i]
-        if code.startswith("//", i):
-            j = code.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif code.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if code.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif code.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif (m := re.compile(r'b?r(#*)"').match(code, i)) and (i == 0 or not code[i - 1].isalnum()):
-            close = '"' + m.group(1)
-            j = code.find(close, m.end())
-            j = n if j < 0 else j + len(close)
-            blank(m.end(), j - len(close))
-            i = j
-        elif c == '"':
-            j = i + 1
-            while j < n and code[j] != '"':
-                j += 2 if code[j] == "\\" else 1
-            blank(i + 1, j)
-            i = j + 1
-        elif c == "'":
-            if code.startswith("\\", i + 1):
-                j = code.find("'", i + 3)
-                j = n if j < 0 else j
-                blank(i + 1, j)
-                i = j + 1
-            elif i + 2 < n and code[i + 2] == "'":
-                blank(i + 1, i + 2)
-                i += 3
-            else:  # a lifetime
-                i += 1
-        else:
-            i += 1
-    return "".join(out)
-
-
-def _modules_at(masked: str, at: int) -> list[str]:
+def _modules_at(text: str, at: int) -> list[str]:
     """The path of the modules open at ``at`` (``mod tests { mod inner { ... } }``: ``tests``, ``inner``)."""
     opened: list[tuple[str, int]] = []  # (module, brace depth inside it)
     depth = 0
-    starts = {m.end() - 1: m.group(1) for m in _MODULE.finditer(masked, 0, at)}
+    starts = {m.end() - 1: m.group(1) for m in _MODULE.finditer(text, 0, at)}
     for i in range(at):
-        c = masked[i]
+        c = text[i]
         if c == "{":
             depth += 1
             if i in starts:
@@ -175,31 +117,33 @@ def harness(suffix: str) -> str:
     return _HARNESS.format(suffix=suffix, size=SECRET_BYTES, hex=2 * SECRET_BYTES, file=SECRET_FILE)
 
 
-def _body(masked: str, name_end: int) -> int | None:
+def _body(text: str, name_end: int) -> int | None:
     """Where the statements of the function whose name ends at ``name_end`` begin (after its ``{`` and any
     inner attributes), None when it has no body there."""
-    params = masked.find("(", name_end)
+    params = text.find("(", name_end)
     if params < 0:
         return None
-    brace = masked.find("{", closing(masked, params))
-    if brace < 0 or ";" in masked[params:brace]:
+    brace = text.find("{", closing(text, params))
+    if brace < 0 or ";" in text[params:brace]:
         return None
-    return _INNER_ATTRIBUTES.match(masked, brace + 1).end()  # type: ignore[union-attr]  # matches empty text
+    return _INNER_ATTRIBUTES.match(text, brace + 1).end()  # type: ignore[union-attr]  # matches empty text
 
 
 def prepare(test_code: str) -> tuple[str, list[str]]:
     """The test code as it is built here (with the harness's module), and the full names of the tests libtest
     must report, each of which must also write its completion line."""
     suffix = "_m" + secrets.token_hex(8)
-    masked = _mask(test_code)
-    edits: list[tuple[int, str]] = [(m.start(), "::std::") for m in _MACRO_CALL.finditer(masked)]
-    edits += [(m.end(), " " + PRELUDE) for m in _USE_SUPER.finditer(masked)]
+    # comments and literals blanked: the patterns never match in them (Rust/32's whole test is commented out;
+    # Rust/160 compares strings such as "//")
+    text = masked(test_code)
+    edits: list[tuple[int, str]] = [(m.start(), "::std::") for m in _MACRO_CALL.finditer(text)]
+    edits += [(m.end(), " " + PRELUDE) for m in _USE_SUPER.finditer(text)]
     names: list[str] = []
-    for m in _TEST_FN.finditer(masked):
-        name = "::".join([*_modules_at(masked, m.start()), m.group(2) + suffix])
+    for m in _TEST_FN.finditer(text):
+        name = "::".join([*_modules_at(text, m.start()), m.group(2) + suffix])
         names.append(name)
         edits.append((m.end(), suffix))
-        if (body := _body(masked, m.end())) is not None:
+        if (body := _body(text, m.end())) is not None:
             edits.append((body, f' let _memdoor_done = crate::__memdoor_h{suffix}::Done("{name}");'))
     code = test_code
     for at, text in sorted(edits, reverse=True):

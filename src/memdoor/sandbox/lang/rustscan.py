@@ -20,7 +20,9 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 _BRACKET = re.compile(r"[()\[\]{}]")
 _OPENING = {")": "(", "]": "[", "}": "{"}
 MAX_CHAR_LITERAL = 12
-"""Characters of the longest character literal (``'\\u{10FFFF}'``)."""
+"""Characters of the longest character literal (``'\\u{10FFFF}'``) but a Unicode escape padded with ``_``."""
+_UNICODE_CHAR = re.compile(r"\\u\{[0-9A-Fa-f_]*\}'")
+"""The rest of a character literal ``'\\u{...}'`` (its digits may be padded with ``_``: ``'\\u{1_0_F_F_F_F}'``)."""
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,13 @@ def _block_end(src: str, i: int) -> int:
     return j
 
 
-def _string_end(src: str, i: int) -> int:
-    """The end of the quoted string whose opening ``"`` is at ``i`` (after its closing quote)."""
+def _string_close(src: str, i: int) -> int:
+    """The index of the closing quote of the string whose opening ``"`` is at ``i`` (the text's length when it
+    never closes)."""
     j = i + 1
     while (m := _STRING_STOP.search(src, j)) is not None:
         if m.group() == '"':
-            return m.end()
+            return m.start()
         j = m.end() + 1
     return len(src)
 
@@ -59,6 +62,8 @@ def _string_end(src: str, i: int) -> int:
 def _char_end(src: str, i: int) -> int | None:
     """The end of the character literal at ``i``, or None when the ``'`` starts a lifetime."""
     if src.startswith("\\", i + 1):
+        if (m := _UNICODE_CHAR.match(src, i + 1)) is not None:
+            return m.end()
         j = src.find("'", i + 3, i + MAX_CHAR_LITERAL)
         return None if j < 0 else j + 1
     return i + 3 if src.startswith("'", i + 2) and i + 1 < len(src) and src[i + 1] != "\n" else None
@@ -117,8 +122,9 @@ def spans(src: str) -> list[Span]:
             end = char_end
             out.append(Span("char", i, end, i + 1, end - 1))
         elif token == '"':
-            end = _string_end(src, i)
-            out.append(Span("string", i, end, i + 1, max(end - 1, i + 1)))
+            close = _string_close(src, i)
+            end = min(close + 1, n)
+            out.append(Span("string", i, end, i + 1, close))
         else:  # a raw string
             close = '"' + m.group(1)
             j = src.find(close, m.end())
