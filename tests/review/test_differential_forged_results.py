@@ -163,9 +163,8 @@ async def test_a_rust_function_printing_the_base_s_result_line_last_still_differ
     (batch,) = rust_batches([(0, fn, [Call(text="[1]")])], changed, base)
     (ran,) = await differences(Judge(sandbox), batch)
     old, new = _one_difference(ran)
-    assert old == "returns 2" and new.startswith(
-        "crashes"
-    )  # it ended the process: no result of the harness's
+    # its input [1], made [0]; the change ended the process: no result of the harness's
+    assert old == "returns 1" and new.startswith("crashes")
 
 
 JS_READER = """const fs = require('fs');

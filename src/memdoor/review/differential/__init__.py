@@ -34,7 +34,8 @@ Running both versions:
 - :mod:`.sources`: the other languages' files of both trees, and the base's tests to mine;
 - :mod:`.plan`: the batches of a review, one program per version and language;
 - :mod:`.execute`: both versions run, differences kept when they reproduce, the smallest input kept.
-- :mod:`.shrink`: a difference's input made smaller (Python and JavaScript; Rust inputs are not shrunk).
+- :mod:`.shrink`: a difference's input made smaller (every language; a Rust function's smaller inputs fit its
+  parameter types and run in a harness of their own, one per round).
 
 Judging: :mod:`.intent`: intended, unintended or unclear, from the description (a rule, or the agents').
 

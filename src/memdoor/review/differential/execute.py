@@ -39,9 +39,10 @@ from memdoor.core.protocols import CodeRunner
 from memdoor.core.verdict import TestResult, Verdict
 from memdoor.review.differential.driver import CallOutcome
 from memdoor.review.differential.inputs import Call
+from memdoor.review.differential.rust_inputs import takes
 from memdoor.review.differential.seal import new_nonce, sealed
-from memdoor.review.differential.shrink import Goal, candidates, shrink, size
-from memdoor.review.differential.targets import Batch, Target, kind_of, language_of
+from memdoor.review.differential.shrink import Goal, RoundFailed, candidates, shrink, size
+from memdoor.review.differential.targets import Batch, Changed, Target, kind_of, language_of
 
 MAX_DIFFERENCES = 3
 """Distinct differences kept per function (the smallest input of each)."""
@@ -289,7 +290,8 @@ async def _shrunk(
     kept: list[tuple[Target, Ran, int]] = []
     for k, ((fn, _), found, ran) in enumerate(zip(_spans(batch), founds, rans, strict=True)):
         wavering = {_group(d) for _, d in found if d.nondeterministic}
-        made = partial(candidates, language=language_of(fn), program=kind_of(fn) == "program")
+        program = kind_of(fn) == "program"
+        made = partial(candidates, language=language_of(fn), program=program, fits=_fits(fn))
         for j, d in enumerate(ran.differences):
             slow = {d.old.kind, d.new.kind} & {"timeout", "memory"}
             if _group(d) not in wavering and not slow:
@@ -299,7 +301,7 @@ async def _shrunk(
         return
 
     async def run(calls: list[tuple[int, Call]]) -> Outcomes:
-        return await run_both(runner, batch, [batch.request(kept[i][0], c, 0) for i, c in calls])
+        return await _run_inputs(runner, batch, [(kept[i][0], c) for i, c in calls])
 
     for (_, ran, j), s in zip(kept, await shrink(goals, run, again=1 + RECHECKS), strict=True):
         if s is not None:
@@ -308,6 +310,26 @@ async def _shrunk(
             )
     for ran in rans:
         ran.differences.sort(key=_size)
+
+
+def _fits(fn: Target) -> Callable[[Call], bool] | None:
+    """A Rust function's smaller inputs must be literals of its parameter types, as its own inputs are
+    (:func:`.rust_inputs.takes`); any other target's may be any input."""
+    if isinstance(fn, Changed) and fn.language == "rust" and fn.target == "function":
+        return partial(takes, fn)
+    return None
+
+
+async def _run_inputs(runner: CodeRunner, batch: Batch, pairs: list[tuple[Target, Call]]) -> Outcomes:
+    """Inputs of the batch's targets other than its own (a shrinking round's), on both versions: by the
+    batch's programs, or by those :attr:`~.targets.Batch.rebuild` makes with them (a Rust harness, written off
+    the event loop); a rebuilt program that does not compile is :class:`~.shrink.RoundFailed`, not an outcome
+    of the inputs."""
+    run = batch if batch.rebuild is None else await asyncio.to_thread(batch.rebuild, pairs)
+    old, new = await run_both(runner, run, [run.request(t, c, 0) for t, c in pairs])
+    if run is not batch and any(o.did_not_compile for o in (*old, *new)):
+        raise RoundFailed("the harness of the round's inputs does not compile")
+    return old, new
 
 
 def _spans(batch: Batch) -> list[tuple[Target, range]]:

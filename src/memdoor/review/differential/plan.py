@@ -9,7 +9,8 @@
   changed functions with every input baked in (:mod:`.rust_driver`), compiled once per run; each carries
   both versions of its file (:mod:`.rust_pair`), so a version that does not compile is a note, not a
   difference. When the harness's own code for one function does not compile, the file's functions run
-  again in one harness each: the others are compared, that one keeps the note.
+  again in one harness each: the others are compared, that one keeps the note. Other inputs of the file's
+  functions (a shrinking round's) run in a harness of their own (``Batch.rebuild``).
 
 A language whose tool the sandbox does not have here (``node``, the Rust toolchain) runs nothing: its
 targets get the reason as their note.
@@ -98,15 +99,33 @@ def _index(_t: Target, _call: Call, k: int) -> TestCase:
     return TestCase(kind="stdin", input=str(k), output=None)
 
 
+def _harnesses(old: str, new: str, pairs: list[tuple[Target, Call]]) -> tuple[str, str]:
+    """Both versions' harnesses of one file's functions, call ``k`` the ``k``-th of ``pairs``."""
+    calls = [(t.name, [ty for _, ty in t.params], c) for t, c in pairs if isinstance(t, Changed)]
+    baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
+    return function_harness(old, new, "old", baked), function_harness(old, new, "new", baked)
+
+
 def _functions(old: str, new: str, part: Work) -> Batch:
     """The batch of one file's changed functions (``old``, ``new``: the file's versions)."""
-    calls = [
-        (t.name, [ty for _, ty in t.params], c) for _, t, cs in part for c in cs if isinstance(t, Changed)
-    ]
-    baked = [(k, name, types, json.loads(c.text)) for k, (name, types, c) in enumerate(calls)]
-    harness = function_harness(old, new, "old", baked), function_harness(old, new, "new", baked)
+    harness = _harnesses(old, new, [(t, c) for _, t, cs in part for c in cs])
     split = partial(_one_each, old, new, part) if len(part) > 1 else None
-    return Batch("rust", *harness, part, _index, partial(read_rust_call, where=layout(old, new)), split)
+    read = partial(read_rust_call, where=layout(old, new))
+    return Batch("rust", *harness, part, _index, read, split, partial(_rebaked, old, new, part))
+
+
+def _baked_at(at: dict[tuple[str, str], int], t: Target, call: Call, _k: int) -> TestCase:
+    return _index(t, call, at[t.name, call.text])
+
+
+def _rebaked(old: str, new: str, part: Work, pairs: list[tuple[Target, Call]]) -> Batch:
+    """The batch of the file's functions that runs ``pairs`` instead of their inputs (a shrinking round's):
+    a harness of its own per version, each distinct call baked in once."""
+    distinct = {(t.name, c.text): (t, c) for t, c in pairs}
+    at = {key: k for k, key in enumerate(distinct)}
+    harness = _harnesses(old, new, list(distinct.values()))
+    read = partial(read_rust_call, where=layout(old, new))
+    return Batch("rust", *harness, part, partial(_baked_at, at), read)
 
 
 def _one_each(old: str, new: str, part: Work, outcomes: list[CallOutcome]) -> list[Batch]:

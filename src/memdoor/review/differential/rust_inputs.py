@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from memdoor.review.differential.inputs import Read
+from memdoor.review.differential.inputs import Call, Read
 from memdoor.review.differential.targets import Changed
 from memdoor.sandbox.lang import rust_call
 from memdoor.sandbox.lang.rust_call import INTS, Paths, Unsupported, split_commas
@@ -154,15 +154,28 @@ def rust_pool(fn: Changed, param: tuple[str, str]) -> list[Any]:
     return values_of(param[1], fn.literals)
 
 
+def _why_not(fn: Changed, call: Call) -> str | None:
+    """Why ``call``'s arguments cannot be written as literals of ``fn``'s parameter types (None: they can)."""
+    try:
+        arguments(fn.name, [t for _, t in fn.params], json.loads(call.text))
+    except Unsupported as e:
+        return str(e)[:200]
+    return None
+
+
+def takes(fn: Changed, call: Call) -> bool:
+    """Whether ``call``'s arguments can be written as literals of ``fn``'s parameter types (a smaller input
+    the stage derives must fit them as its own inputs do)."""
+    return _why_not(fn, call) is None
+
+
 def refused(fn: Changed, read: Read) -> Read:
     """``read`` without the inputs that cannot be written as literals of ``fn``'s parameter types (each
     refused with its reason)."""
     kept = []
     for call in read.calls:
-        try:
-            arguments(fn.name, [t for _, t in fn.params], json.loads(call.text))
-        except Unsupported as e:
-            read.rejected.append(str(e)[:200])
+        if (why := _why_not(fn, call)) is not None:
+            read.rejected.append(why)
             continue
         kept.append(call)
     read.calls = kept

@@ -8,8 +8,8 @@ a dict's entries dropped (all, all but one, one) and its values made simpler, a 
 to False; None stays; the arguments are taken in turn, so the cap on candidates made (:data:`MAX_MADE`)
 leaves none out. A standard-input program's input loses lines as a list loses elements. Only inputs
 smaller than the one they come from (:func:`size`: the length of the input's text — a Python literal, or
-JSON for JavaScript — then the text) are candidates, the smallest first; an input longer than the stage's
-own may be has none.
+JSON for JavaScript and Rust — then the text) are candidates, the smallest first; an input longer than the
+stage's own may be has none.
 
 :func:`shrink` runs them, one batch per round for every difference at once (the caller's ``run``: both
 versions on a list of inputs, as the stage runs its own), and keeps, per difference, the smallest candidate
@@ -20,8 +20,13 @@ stage: as often as an original difference it doubts), and replaces the original 
 the same outcomes every time. A sandbox that fails, or a shrunk input that does not reproduce, leaves the
 original: shrinking never loses a difference.
 
-Python and JavaScript functions and programs shrink (their inputs are the tests' text); Rust does not: a
-harness of Rust functions has its inputs compiled in, and a Rust program is compiled again on every run.
+Every language's functions and programs shrink. A Rust program runs its candidates as its own inputs: the
+same wrapped program, each candidate its standard input (the sandbox builds it once per run, so once a round
+per version, as for the stage's own re-runs). A Rust function's harness has its inputs compiled in, so its
+candidates are only those its parameter types take as literals (the caller's ``fits``:
+:func:`.rust_inputs.takes`), and each round, the re-runs too, runs in one harness of that round's inputs per
+version (the caller's ``run``: :attr:`.targets.Batch.rebuild`); a round whose inputs cannot run
+(:class:`RoundFailed`: that harness did not compile) leaves every original, as a sandbox that fails does.
 """
 
 from __future__ import annotations
@@ -53,7 +58,11 @@ MAX_DEPTH = 8
 """Nesting into which values are made simpler."""
 MAX_MADE = 400
 """Candidates made from one input at most (before the smallest are chosen)."""
-SHRUNK_LANGUAGES = frozenset({"python", "javascript"})
+
+
+class RoundFailed(Exception):
+    """A round whose inputs could not run (the caller's: a Rust harness of its candidates that does not
+    compile): every original stays."""
 
 
 def size(call: Call) -> tuple[int, str]:
@@ -156,7 +165,7 @@ def simpler_stdin(text: str) -> list[str]:
 # ---------------------------------------------------------------- candidate inputs
 def _read(call: Call, language: str) -> list[Any] | None:
     try:
-        value = json.loads(call.text) if language == "javascript" else ast.literal_eval(call.text)
+        value = ast.literal_eval(call.text) if language == "python" else json.loads(call.text)
     except (*LITERAL_ERRORS, json.JSONDecodeError):
         return None
     return value if isinstance(value, list) else None
@@ -165,7 +174,7 @@ def _read(call: Call, language: str) -> list[Any] | None:
 def _made(call: Call, language: str, program: bool) -> Iterable[Call | None]:
     if program:
         return (stdin_call(t, call.source, call.agent) for t in simpler_stdin(stdin_of(call)))
-    make = json_call if language == "javascript" else make_call
+    make = make_call if language == "python" else json_call
     made = islice(simpler_arguments(_read(call, language) or []), MAX_MADE)
     return (make(a, call.source, call.agent) for a in made)
 
@@ -175,21 +184,24 @@ def _too_big(call: Call, language: str, program: bool) -> bool:
     JSON twin, :data:`.stdin_inputs.MAX_STDIN_CHARS` of standard input): none of its inputs is, and making
     candidates of a larger one would take seconds."""
     if not program:
-        return len(call.text) > (MAX_JSON_CALL_CHARS if language == "javascript" else MAX_CALL_CHARS)
+        return len(call.text) > (MAX_CALL_CHARS if language == "python" else MAX_JSON_CALL_CHARS)
     # a text's repr is at most 10 characters per character (``\U0010ffff``), and the list's four
     return len(call.text) > 10 * MAX_STDIN_CHARS + 4 or len(stdin_of(call)) > MAX_STDIN_CHARS
 
 
-def candidates(call: Call, language: str, program: bool = False) -> list[Call]:
-    """The inputs simpler than ``call`` (``language``'s argument list, or a program's standard input) and
-    smaller than it, distinct, the smallest first; none for a language that does not shrink, nor for an
-    input longer than the stage's own may be."""
-    if language not in SHRUNK_LANGUAGES or _too_big(call, language, program):
+def candidates(
+    call: Call, language: str, program: bool = False, fits: Callable[[Call], bool] | None = None
+) -> list[Call]:
+    """The inputs simpler than ``call`` (``language``'s argument list — a Python literal, JSON otherwise —
+    or a program's standard input) and smaller than it, distinct, the smallest first, only those ``fits``
+    takes when given (a Rust function's: its parameter types); none for an input longer than the stage's
+    own may be."""
+    if _too_big(call, language, program):
         return []
     found: dict[str, Call] = {}
     for c in _made(call, language, program):
-        if c is not None and size(c) < size(call):
-            found.setdefault(c.text, c)
+        if c is not None and size(c) < size(call) and c.text not in found and (fits is None or fits(c)):
+            found[c.text] = c
     return sorted(found.values(), key=size)
 
 
@@ -268,7 +280,7 @@ async def shrink(
             break
         try:
             old, new = await run(batch)
-        except SandboxError:
+        except (SandboxError, RoundFailed):
             return [None] * len(goals)
         stalled = set()
         for (i, c), o, n in zip(batch, old, new, strict=True):
@@ -289,7 +301,7 @@ async def _again(found: list[Shrunk | None], run: RunCalls, again: int) -> list[
         return found
     try:
         old, new = await run(redo)
-    except SandboxError:
+    except (SandboxError, RoundFailed):
         return [None] * len(found)
     out = list(found)
     for (i, _), o, n in zip(redo, old, new, strict=True):

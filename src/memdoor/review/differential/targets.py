@@ -101,7 +101,9 @@ class Batch:
     every test's input starts with it, and only a result line that carries it is read (:mod:`.seal`; one
     per batch, so that a version's output is the same text in every run). ``split``, given the first run's
     outcomes (both versions'), gives the batches to run instead, which together hold ``work`` in its order:
-    none (``[]``) unless one target's part of the program stopped all of them."""
+    none (``[]``) unless one target's part of the program stopped all of them. ``rebuild``, for programs that
+    hold their inputs (a Rust harness), gives the batch that runs other inputs of its targets (a shrinking
+    round's: each ``(target, input)`` made by the new batch's ``request``); None: this one runs any input."""
 
     language: Language
     old_code: str
@@ -110,4 +112,5 @@ class Batch:
     request: Callable[[Target, Call, int], TestCase]
     read: Callable[[TestResult, str], CallOutcome]
     split: Callable[[list[CallOutcome]], list[Batch]] | None = None
+    rebuild: Callable[[list[tuple[Target, Call]]], Batch] | None = None
     nonce: str = field(default_factory=new_nonce)
