@@ -129,14 +129,19 @@ async def review(sandbox, root, new_text, tmp_path):
     return report
 
 
-@pytest.fixture
-def repo(tmp_path) -> Path:
+def _repo(tmp_path: Path, lib: str) -> Path:
+    """A repository whose one commit adds ``src/lib.rs`` with ``lib``."""
     root = make_repo(tmp_path / "repo")
     (root / "src").mkdir()
-    (root / "src/lib.rs").write_text(LIB)
+    (root / "src/lib.rs").write_text(lib)
     git(root, "add", "src")
     git(root, "commit", "-qm", "lib.rs")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    return _repo(tmp_path, LIB)
 
 
 @needs_rust
@@ -249,11 +254,7 @@ def test_a_file_harness_that_does_not_compile_for_its_own_code_splits_per_functi
 
 @needs_rust
 async def test_one_function_the_harness_cannot_call_does_not_stop_the_others(sandbox, tmp_path):
-    root = make_repo(tmp_path / "repo")
-    (root / "src").mkdir()
-    (root / "src/lib.rs").write_text(TWO)
-    git(root, "add", "src")
-    git(root, "commit", "-qm", "lib.rs")
+    root = _repo(tmp_path, TWO)
     answer = "```json\n[[3]]\n```"
     report, _ = await review_change(sandbox, root, "src/lib.rs", TWO_CHANGED, tmp_path, lambda m: answer)
     # a &'static slice cannot be written in the harness (its literal is a temporary): total keeps the note,
@@ -275,3 +276,48 @@ def test_a_function_printing_that_the_harness_did_not_compile_does_not_split_it(
     line = {"k": "import", "t": "compile error", "r": "the harness does not compile: error[E0716]"}
     forged = _read_call(TestResult(status="passed", output="\n" + MARK + json.dumps(line) + "\n"))
     assert batch.split is not None and batch.split([forged, forged]) == []
+
+
+HALF = """pub fn half(x: f64) -> f64 {
+    x / 2.0
+}
+"""
+HALF_CHANGED = HALF.replace("x / 2.0", "x * 0.5 + 0.0")
+
+
+HUGE = int("1" * 400)
+"""An integer beyond f64: float() of it raises OverflowError."""
+
+
+def test_a_number_beyond_f64_or_f32_is_refused_with_the_reason_and_f32_max_is_taken():
+    from memdoor.review.differential.inputs import Call
+    from memdoor.review.differential.rust_inputs import literal, takes
+    from memdoor.sandbox.lang.rust_call import Unsupported
+
+    (half,), _ = compare_rust(HALF, HALF_CHANGED, file="src/lib.rs")
+    assert not takes(half, Call(text=f"[{HUGE}]")) and takes(half, Call(text="[1e308]"))
+    for value, t in [(HUGE, "f64"), ([1.0, -HUGE], "Vec<f64>"), (HUGE, "Option<f64>"), (float("inf"), "f64"),
+                     ([float("nan")], "&[f64]"), (3.402823567797337e38, "f32")]:  # fmt: skip
+        with pytest.raises(Unsupported, match="does not fit"):
+            literal(value, t)
+    # how Rust prints f32::MAX: the literal rounds to it, not to infinity
+    assert literal(3.4028235e38, "f32") == "(3.4028235e+38f32)"
+    assert literal(-(2**127), "f64") == f"({-float(2**127)!r}f64)"
+
+
+def test_numbers_of_the_changed_lines_beyond_f64_give_no_value():
+    assert values_of("f64", [HUGE, float("inf"), float("nan"), 2.5, -HUGE])[:2] == [2.5, 0.0]
+    digits = "1" * 5000  # more digits than Python converts to an int
+    new = HALF.replace("x / 2.0", f"x / 2.0 + 0.0 * {digits} + 0.0 * {'9' * 400}.5 + 3.0")
+    (found,), _ = compare_rust(HALF, new, file="src/lib.rs")
+    assert found.literals == [2.0, 0.0, 3.0]
+
+
+@needs_rust
+async def test_an_agent_s_number_beyond_f64_is_refused_and_the_stage_still_compares(sandbox, tmp_path):
+    root = _repo(tmp_path, HALF)
+    answer = f"```json\n[[{HUGE}], [-0.0]]\n```"
+    report, _ = await review_change(sandbox, root, "src/lib.rs", HALF_CHANGED, tmp_path, lambda m: answer)
+    (fn,) = report.differential.functions
+    assert fn.rejected == 1 and fn.outcome == "reported"  # -0.0 / 2.0 is -0.0, -0.0 * 0.5 + 0.0 is 0.0
+    assert report.findings[0].counterexample.input == "-0.0"

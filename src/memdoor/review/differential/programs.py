@@ -15,6 +15,7 @@ Test files are not programs of the change. What is not compared is said (:class:
 from __future__ import annotations
 
 import ast
+import math
 import re
 from pathlib import PurePosixPath
 from typing import Any
@@ -100,6 +101,16 @@ def without_comments(language: Language, text: str) -> str:
     return "".join([*out, rustscan.blank(text[at:])])
 
 
+def _number(text: str) -> int | float | None:
+    """The number ``text`` writes; None for one Python does not hold (an integer of more digits than it
+    converts, a decimal beyond ``float``'s range)."""
+    try:
+        v = float(text) if "." in text else int(text)
+    except ValueError:
+        return None
+    return v if not isinstance(v, float) or math.isfinite(v) else None
+
+
 def line_literals(
     language: Language, old: str, new: str, old_lines: list[int], new_lines: list[int]
 ) -> list[Any]:
@@ -118,8 +129,8 @@ def line_literals(
         for n in lines:
             row = rows[n - 1] if 0 < n <= len(rows) else ""
             for m in _ROW_NUMBER.finditer(row):
-                v = float(m.group()) if "." in m.group() else int(m.group())
-                if v not in out:
+                v = _number(m.group())
+                if v is not None and v not in out:
                     out.append(v)
             for m in _ROW_STRING.finditer(row):
                 s = m.group(1) if m.group(1) is not None else m.group(2)

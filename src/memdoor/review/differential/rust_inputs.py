@@ -7,13 +7,15 @@ Every path in a literal is absolute (``::std::string::String::from``, ``::std::v
 ``macro_rules! vec`` or ``struct String`` would otherwise be the one called.
 
 A value that would not compile is refused here, before it reaches a harness: an integer outside its type's
-range (``256`` for ``u8``), a float beyond ``f32``, a lone surrogate (``"\\ud800"``: no Rust ``char`` or
-``str`` holds one). One input that does not compile would otherwise stop every call of its file.
+range (``256`` for ``u8``), a number beyond ``f32`` or ``f64`` (an integer of 400 digits), a lone surrogate
+(``"\\ud800"``: no Rust ``char`` or ``str`` holds one). One input that does not compile would otherwise stop
+every call of its file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -37,7 +39,9 @@ RANGES: dict[str, tuple[int, int]] = {
     t: ((-(1 << (_BITS[t[1:]] - 1)), (1 << (_BITS[t[1:]] - 1)) - 1) if t[0] == "i" else (0, (1 << _BITS[t[1:]]) - 1))
     for t in INTS
 }  # fmt: skip
-F32_MAX = 3.4028234663852886e38
+F32_LIMIT = 2.0**128 - 2.0**103
+"""Halfway between ``f32::MAX`` and 2**128: a literal below it rounds to a finite ``f32`` (``3.4028235e38``,
+as Rust prints ``f32::MAX``), one at or above it to infinity, which does not compile."""
 _REFERENCE = re.compile(r"^&\s*(?:'\w+\s+)?(?:mut\s+)?")
 _POOLS: dict[str, list[Any]] = {
     "int": [0, 1, -1, 2, 10, 100],
@@ -80,9 +84,20 @@ def simple(t: str, depth: int = 0) -> bool:
     return False
 
 
+def _finite(value: int | float) -> float | None:
+    """``value`` as the float its literal writes; None when that is no finite ``f64`` (an integer beyond
+    ``f64``'s range, an infinity, NaN)."""
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
 def fits(value: Any, t: str, depth: int = 0) -> bool:
-    """Whether ``value`` written as a literal of ``t`` compiles: integers within the type's range, floats
-    within ``f32``'s, no lone surrogate in a text (a value of the wrong shape is :func:`literal`'s to refuse)."""
+    """Whether ``value`` written as a literal of ``t`` compiles: integers within the type's range, numbers
+    within ``f32``'s or ``f64``'s, no lone surrogate in a text (a value of the wrong shape is
+    :func:`literal`'s to refuse)."""
     t = bare(t)
     if depth > MAX_TYPE_DEPTH + 1:
         return False
@@ -93,8 +108,9 @@ def fits(value: Any, t: str, depth: int = 0) -> bool:
     if isinstance(value, int) and t in RANGES:
         low, high = RANGES[t]
         return low <= value <= high
-    if isinstance(value, int | float) and t == "f32":
-        return abs(value) <= F32_MAX
+    if isinstance(value, int | float) and t in ("f32", "f64"):
+        f = _finite(value)
+        return f is not None and (t == "f64" or abs(f) < F32_LIMIT)
     if isinstance(value, list):
         inner = _inner(t)
         if inner is not None and inner[0] == "Vec":
@@ -131,7 +147,8 @@ def values_of(t: str, literals: list[Any], depth: int = 0) -> list[Any]:
         ]
         return [v for v in near + _POOLS["int"] if fits(v, t)]
     if t in ("f32", "f64"):
-        found = [float(k) for k in literals if isinstance(k, int | float) and not isinstance(k, bool)]
+        numbers = [_finite(k) for k in literals if isinstance(k, int | float) and not isinstance(k, bool)]
+        found = [k for k in numbers if k is not None]
         return [v for v in found + _POOLS["float"] if fits(v, t)]
     if t in ("bool", "char"):
         return list(_POOLS[t])
