@@ -55,6 +55,20 @@ FORGERIES = {
     "init_array_writes_the_report": '    true\n}\n#[used]\n#[link_section = ".init_array"]\n'
     'static EARLY: extern "C" fn() = early;\nextern "C" fn early() { forge() }\n' + FORGE,
     "writes_the_report_and_exits_0": "    forge();\n    true\n}\n" + FORGE,
+    # the .init_array code again, in a macro's tokens after "a"r#"x": the string "a" with the suffix r, a #,
+    # the string "x" (rustc), never a raw string up to the "# after the code; run before the harness's own,
+    # it reads the secret too and writes the completion lines (this passed)
+    "init_array_after_a_suffixed_literal": "    true\n}\n"
+    "macro_rules! hide { ($a:tt $b:tt $s:tt { $($code:tt)* } $t:tt $c:tt) => { $($code)* }; }\n"
+    'hide!("a"r#"x" { #[used] #[link_section = ".init_array.00001"] static EARLY: extern "C" fn() = early; } '
+    '"#" \'"\');\nextern "C" fn early() { forge() }\n'
+    + FORGE.replace(
+        "    std::process::exit(0);",
+        '    let secret = std::fs::read("/tmp/memdoor-secret").unwrap_or_default();\n'
+        '    let hex: String = secret.iter().map(|b| format!("{:02x}", b)).collect();\n'
+        '    for n in &names { eprint!("\\n{} {} ok\\n", hex, n); }\n'
+        "    std::process::exit(0);",
+    ),
 }
 
 
