@@ -18,7 +18,7 @@ from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.node import stdin_request
 from memdoor.review.differential.plan import rust_batches
 from memdoor.review.differential.rust_driver import function_harness, read_rust, wrap_program
-from memdoor.review.differential.rust_pair import REFUSED, compile_failure, layout
+from memdoor.review.differential.rust_pair import REFUSED, compile_failure, layout, refusal
 from memdoor.review.differential.rustfunctions import compare_rust, items
 from memdoor.review.differential.seal import new_nonce
 from memdoor.sandbox.lang.run import tool_for
@@ -84,9 +84,8 @@ pub fn f(x: i32) -> i32 {
 )
 
 
-async def _compared(sandbox, tmp_path: Path, old: str, new: str) -> tuple[str, str] | None:
-    """The base's and the change's outcomes when f(1)'s differ (None when they do not), of the input made
-    smaller (differential.shrink: f(0), which shows the same difference)."""
+def _batch(tmp_path: Path, old: str, new: str):
+    """f's batch for f(1), the two versions written as ``src/lib.rs`` of their trees."""
     base, changed = tmp_path / "base", tmp_path / "changed"
     for root, text in ((base, old), (changed, new)):
         (root / "src").mkdir(parents=True)
@@ -94,11 +93,95 @@ async def _compared(sandbox, tmp_path: Path, old: str, new: str) -> tuple[str, s
     found, _ = compare_rust(old, new, file="src/lib.rs")
     (fn,) = [t for t in found if t.name == "f"]
     (batch,) = rust_batches([(0, fn, [Call(text="[1]")])], changed, base)
+    return fn, batch
+
+
+async def _compared(sandbox, tmp_path: Path, old: str, new: str) -> tuple[str, str] | None:
+    """The base's and the change's outcomes when f(1)'s differ (None when they do not), of the input made
+    smaller (differential.shrink: f(0), which shows the same difference)."""
+    _, batch = _batch(tmp_path, old, new)
     (ran,) = await differences(Judge(sandbox), batch)
     if not ran.differences:
         return None
     (d,) = ran.differences
     return d.old.show(), d.new.show()
+
+
+async def _outcomes(sandbox, tmp_path: Path, old: str, new: str) -> list[str]:
+    """Everything either version's program printed (or its compile error), then f(1) on the base and on the
+    change, as shown."""
+    fn, batch = _batch(tmp_path, old, new)
+    printed: list[str] = []
+
+    def read(result, nonce):
+        printed.append(f"{result.output}\n{result.detail}")
+        return batch.read(result, nonce)
+
+    test = batch.request(fn, Call(text="[1]"), 0)
+    shown = [(await run_version(Judge(sandbox), code, [test], read, "rust", batch.nonce))[0].show()
+             for code in (batch.old_code, batch.new_code)]  # fmt: skip
+    return printed + shown
+
+
+EVIL = 'extern "C" fn evil() {\n    println!("EVIL RAN BEFORE MAIN");\n}\n'
+IN_INIT_ARRAY = '#[used] #[link_section = ".init_array"] static E: extern "C" fn() = evil; static S: &str = "'
+SHEBANG_LIKE = {
+    "a comment over two lines": f'#!/*\n{IN_INIT_ARRAY}*/[allow(unused)]\n// ";\n',
+    "nested comments": f'#!/* /* */\n{IN_INIT_ARRAY}*/[allow(unused)]\n// ";\n',
+    "after a comment, CRLF": f'#! /**/ /*\r\n{IN_INIT_ARRAY}*/[allow(unused)]\r\n// ";\r\n',
+    "a line comment": "#!//\n[allow(unused)]\n",
+    "comments over three lines": "#! /**/ // c\n /* */\n[allow(unused)]\n",
+}
+
+
+@needs_rust
+@pytest.mark.parametrize("head", SHEBANG_LIKE.values(), ids=SHEBANG_LIKE.keys())
+async def test_a_first_line_rustc_reads_as_an_inner_attribute_is_not_blanked_as_a_shebang(
+    sandbox, tmp_path, head
+):
+    # #!, plain comments (over several lines), then [: rustc's inner attribute, but the review blanked its
+    # first line alone as a shebang, making the rest of the comment code (a function in .init_array, run
+    # before main, that no refusal check saw), or leaving a [ where an item goes (no harness compiled)
+    new = head + EVIL + OLD.replace("x + 1", "x + 2")
+    assert refusal(OLD, new) is None
+    *dumped, old, changed = await _outcomes(sandbox, tmp_path, OLD, new)
+    assert (old, changed) == ("returns 2", "returns 3")
+    assert not any("EVIL" in d for d in dumped)
+
+
+@needs_rust
+async def test_an_inner_attribute_over_several_lines_moved_to_line_1_compiles_there(sandbox, tmp_path):
+    # joined onto line 1 by Python's split(), its // comment hid the rest of the line (no harness compiled)
+    new = "#![allow(unused, // x\n    dead_code)]\n" + OLD.replace("x + 1", "x + 2")
+    assert (await _outcomes(sandbox, tmp_path, OLD, new))[-2:] == ["returns 2", "returns 3"]
+
+
+@needs_rust
+async def test_an_inner_attribute_on_one_line_moves_to_line_1_as_written(sandbox, tmp_path):
+    # Python's split() made its no-break space (no whitespace to rustc, a word's character to the scanner)
+    # a space: x r"\" is then a raw string, its next quote opens a string that runs to the next line's (the
+    # scanner's opening one), so what the scanner reads as a string is code, before main
+    attribute = '#![cfg_attr(any(), a(x\u00a0r"\\" "))]\nstatic S: &str = "))]\n'
+    new = attribute + IN_INIT_ARRAY.replace('static S: &str = "', "\n") + EVIL + '// "\n'
+    new += OLD.replace("x + 1", "x + 2")
+    assert refusal(OLD, new) is None
+    dumped = await _outcomes(sandbox, tmp_path, OLD, new)
+    assert not any("EVIL" in d for d in dumped)
+
+
+def test_an_inner_attribute_over_several_lines_with_a_quote_in_it_is_refused():
+    # on one line, a space for its line break could end a literal elsewhere: '<LF>' is one character
+    # literal to rustc, a quote then another to the scanner
+    for head in (
+        '#![doc = "a\nb"]\n',
+        "#![cfg_attr(any(), a('\n'\"'))]\n",
+        '#![allow(unused)]\n#![doc = "a"\n]\n',
+    ):
+        new = head + OLD.replace("x + 1", "x + 2")
+        line = head.count("\n", 0, head.rindex("#!")) + 1
+        why = f"the changed file holds an inner attribute over several lines with a quote in it (its line {line})"
+        assert refusal(OLD, new) == why
+    assert refusal(OLD, '#![allow(unused, /* "\n */ dead_code)]\n' + OLD) is None  # a quote in a comment
 
 
 @needs_rust

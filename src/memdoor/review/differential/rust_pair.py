@@ -21,7 +21,8 @@ link_section = ...)]``, a macro's argument), or that holds ``global_asm!``, ``#[
 as std;`` would make the harness's ``::std::println!`` its own) is not compiled with the harness at all
 (:func:`refusal`, by :func:`memdoor.sandbox.lang.rust_untrusted.refused`, which the grader applies too); nor
 is a file two of whose rewrites here overlap (:class:`OverlappingEdits`: an inner attribute never closed, a
-``crate::`` inside ``#[macro_export(...)]``), in either harness. No crate the sandbox provides brings a
+``crate::`` inside ``#[macro_export(...)]``) or that has an inner attribute over several lines with a quote in
+it (:class:`QuotedAttribute`), in either harness. No crate the sandbox provides brings a
 ``#[ctor]``-like attribute.
 """
 
@@ -35,7 +36,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from memdoor.sandbox.lang.rust_untrusted import LINKAGE, refused
-from memdoor.sandbox.lang.rustscan import RUST_MAIN, blank, closing, masked, spans
+from memdoor.sandbox.lang.rustscan import RUST_MAIN, blank, closing, masked, shebang_end, spans
 
 OTHER = "__memdoor_other"
 Side = Literal["old", "new"]
@@ -45,6 +46,8 @@ REFUSED = "not compiled with the harness: "
 """How :func:`compile_failure` begins for a file :func:`refusal` refused (and its note for the file)."""
 _INNER_ATTRIBUTE = re.compile(r"\s*(#\s*!\s*)\[")
 _SPACE = re.compile(r"\s*")
+_LAYOUT = re.compile(r"[\t\n\x0b\x0c\r ]+")
+"""A run of ASCII whitespace (rustc's too)."""
 _ERROR_LINE = re.compile(r"-->\s*[^\s:]*main\.rs:(\d+):")
 HARNESS_FAILED = "the harness does not compile"
 """How :func:`compile_failure` begins when the error is in the harness's own code (the calls it makes)."""
@@ -59,9 +62,19 @@ class Layout(BaseModel):
     changed_lines: int
 
 
-class OverlappingEdits(ValueError):
+class Unplaced(ValueError):
+    """A file no harness places (:func:`refusal` says why)."""
+
+
+class OverlappingEdits(Unplaced):
     """Two parts of a file the harness rewrites overlap (an inner attribute never closed around ``fn main``,
     a linkage attribute inside another): no harness places the file (:func:`refusal` says so)."""
+
+
+class QuotedAttribute(Unplaced):
+    """An inner attribute over several lines with a quote in its code (a literal, a lifetime): on line 1 of
+    the harness, a space for a line break could change where a literal ends (``'<LF>'`` is one character
+    literal to rustc, a quote then another to :mod:`.rustscan`), so the file is not placed (:func:`_line`)."""
 
 
 def _edit(src: str, edits: list[tuple[int, int, str]]) -> str:
@@ -95,7 +108,7 @@ def refusal(old: str, new: str) -> str | None:
         try:
             _root(src)
             _module(src)
-        except OverlappingEdits as e:
+        except Unplaced as e:
             return f"{which} holds {e}"
     return None
 
@@ -106,24 +119,40 @@ def refused_harness(why: str) -> str:
 
 
 def _shebang(src: str) -> list[tuple[int, int, str]]:
-    """The edit that blanks the file's ``#!`` line (a shebang, not an inner attribute), if it has one."""
-    if not src.startswith("#!") or _INNER_ATTRIBUTE.match(src):
-        return []
-    end = src.find("\n") if "\n" in src else len(src)
-    return [(0, end, " " * end)]
+    """The edit that blanks the file's shebang, if it has one: exactly what rustc skips as one
+    (:func:`.rustscan.shebang_end`, as every reading of the file here), never a first line ``#!`` that
+    rustc reads as an inner attribute (``#!/* ... */[allow(unused)]``, its comment over several lines:
+    blanking its first line made the rest of the comment code)."""
+    end = shebang_end(src)
+    return [(0, end, blank(src[:end]))] if end else []
+
+
+def _line(src: str, code: str, start: int, end: int) -> str:
+    """The inner attribute ``src[start:end]`` on one line (line 1 of the harness): as written when it is on
+    one line (Python's ``split()`` made a no-break space, part of a word to rustc and the scanner, a space:
+    one between ``x`` and ``r"\\"`` made that a raw string, whose next quote opened a string that made code
+    of the scanner's string on the next lines); else its ``code`` (:func:`.rustscan.masked` without its
+    literals blanked, its comments dropped: a ``//`` one hid the rest of line 1) with each run of ASCII
+    whitespace one space, when that code holds no quote; else :class:`QuotedAttribute`."""
+    if "\n" not in src[start:end]:
+        return src[start:end]
+    if "'" in code[start:end] or '"' in code[start:end]:
+        line = src.count("\n", 0, start) + 1
+        raise QuotedAttribute(f"an inner attribute over several lines with a quote in it (its line {line})")
+    return _LAYOUT.sub(" ", code[start:end])
 
 
 def _root(src: str) -> tuple[str, str]:
     """The file's inner attributes (on one line) and the file without them, its shebang and the inner doc
     comments before its first item blanked (lines kept), its ``fn main`` renamed ``__memdoor_main``."""
-    text = masked(src)
+    text, code = masked(src), masked(src, literals=False)
     edits = _shebang(src)
     i = edits[0][1] if edits else 0  # after the shebang, if any
     edits += _linkage(text, i)
     attributes: list[str] = []
     while (m := _INNER_ATTRIBUTE.match(text, i)) is not None:
         start, end = m.start(1), closing(text, m.end() - 1) + 1
-        attributes.append(" ".join(src[start:end].split()))
+        attributes.append(_line(src, code, start, end))
         edits.append((start, end, blank(src[start:end])))
         i = end
     i = _SPACE.match(text, i).end()  # type: ignore[union-attr]  # matches the empty text too

@@ -147,7 +147,7 @@ def _plain_comment(src: str, i: int) -> bool:
     return False
 
 
-def _shebang_end(src: str) -> int:
+def shebang_end(src: str) -> int:
     """The end of the text's shebang line (0: none), as rustc strips it: a first line beginning ``#!`` (after
     a byte order mark) unless only whitespace and plain comments stand between the ``#!`` and a ``[`` (an
     inner attribute's)."""
@@ -173,7 +173,7 @@ def _shebang_end(src: str) -> int:
 def spans(src: str) -> list[Span]:
     """The comments and literals of ``src``, in order (a literal's suffix in its span, after its contents)."""
     out: list[Span] = []
-    i, n = _shebang_end(src), len(src)
+    i, n = shebang_end(src), len(src)
     if i:
         out.append(Span("comment", 0, i, 0, i))
     while (m := _START.search(src, i)) is not None:
