@@ -146,6 +146,18 @@ async def test_published_prompt_for_javascript_is_the_multipl_e_chat_prompt(sand
     assert sol.code == JS_GOOD and sol.public_verdict is not None and sol.public_verdict.passed
 
 
+async def test_published_prompt_takes_a_humaneval_x_problem_without_an_example_test(sandbox):
+    """JavaScript/38 has no example test, so the view a strategy gets has no test at all (its kind reads
+    "functional"): it is still a function to complete, asked the published way, not refused."""
+    [problem] = [p for p in load_problems("humaneval-js") if p.id == "JavaScript/38"]
+    view = problem.public_view()
+    assert not view.public_tests and view.kind != "check"
+    model = Recording("```js\n" + problem.starter_code.strip() + "\n  return '';\n}\n```")
+    await Single(prompt="published", temperature=0).solve(view, agent_zero(model), make_ctx(sandbox))
+    [(msgs, _)] = model.calls
+    assert msgs[0]["content"].endswith("```js\n" + problem.starter_code.strip() + "\n```")
+
+
 async def test_published_prompt_for_rust_names_the_language(sandbox):
     if not tool_for("rust").usable:
         pytest.skip("the sandbox's Rust toolchain is missing")

@@ -46,8 +46,9 @@ published figure from it, and takes the Markdown tag."""
 
 def completes_a_function(problem: Problem) -> bool:
     """Whether the problem is given as a function to complete (HumanEval, HumanEval-X): the problems the
-    published prompt was written for."""
-    return problem.kind == "check" or problem.platform == "humaneval"
+    published prompt was written for. By suite as well as by test kind: a HumanEval-X problem without an
+    example test has no public test, so the view a strategy gets (hidden tests removed) has no ``check``."""
+    return problem.kind == "check" or problem.platform in ("humaneval", "humaneval-x")
 
 
 def published_messages(problem: Problem) -> list[Message]:
