@@ -19,10 +19,12 @@ targets get the reason as their note.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path, PurePosixPath
 
 from memdoor.core.problem import TestCase
+from memdoor.core.verdict import TestResult
 from memdoor.review.diff import FileDiff
 from memdoor.review.differential.driver import CallOutcome, outcome, program, program_request, request
 from memdoor.review.differential.functions import ChangedFunction
@@ -111,20 +113,25 @@ def _functions(old: str, new: str, part: Work) -> Batch:
     harness = _harnesses(old, new, [(t, c) for _, t, cs in part for c in cs])
     split = partial(_one_each, old, new, part) if len(part) > 1 else None
     read = partial(read_rust_call, where=layout(old, new))
-    return Batch("rust", *harness, part, _index, read, split, partial(_rebaked, old, new, part))
+    return Batch("rust", *harness, part, _index, read, split, partial(_rebaked, old, new, part, read))
 
 
 def _baked_at(at: dict[tuple[str, str], int], t: Target, call: Call, _k: int) -> TestCase:
     return _index(t, call, at[t.name, call.text])
 
 
-def _rebaked(old: str, new: str, part: Work, pairs: list[tuple[Target, Call]]) -> Batch:
+def _rebaked(
+    old: str,
+    new: str,
+    part: Work,
+    read: Callable[[TestResult, str], CallOutcome],
+    pairs: list[tuple[Target, Call]],
+) -> Batch:
     """The batch of the file's functions that runs ``pairs`` instead of their inputs (a shrinking round's):
-    a harness of its own per version, each distinct call baked in once."""
+    a harness of its own per version, each distinct call baked in once, read as the file's own batch is."""
     distinct = {(t.name, c.text): (t, c) for t, c in pairs}
     at = {key: k for k, key in enumerate(distinct)}
     harness = _harnesses(old, new, list(distinct.values()))
-    read = partial(read_rust_call, where=layout(old, new))
     return Batch("rust", *harness, part, partial(_baked_at, at), read)
 
 
