@@ -254,3 +254,46 @@ def test_rebuilt_headers_of_git_diffs_read_the_same_to_git(repo):
     rebuilt = "".join(f.text for f in files)
     assert _git_reads(repo, rebuilt) == _git_reads(repo, text) and _git_reads(repo, text).startswith("0\n")
     assert [f.path for f in parse_diff(rebuilt)] == [f.path for f in files]
+
+
+BIG = "9" * 5000  # more digits than Python's int() takes (4,300)
+
+
+@pytest.mark.parametrize(
+    "hunk",
+    [
+        f"@@ -{BIG} +1 @@",
+        f"@@ -1,{BIG} +1 @@",
+        f"@@ -1 +{BIG},1 @@",
+        "@@ -1 +1234567890123456789 @@",  # 19 digits: no file has that many lines
+        "@@ -\u0661 +1 @@",  # an Arabic-Indic one: a digit to Python, not to git
+    ],
+)
+def test_hunk_numbers_too_long_or_not_ascii_are_refused_in_one_line(hunk):
+    with pytest.raises(ReviewInputError) as e:
+        parse_diff(f"--- a/x.py\n+++ b/x.py\n{hunk}\n-a\n+b\n")
+    assert "bad hunk header at line 3" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("score", "kept"),
+    [("90", "90"), ("0090", "90"), ("+90", "90"), ("150", None), (BIG, None), ("18446744073709551706", None)],
+)
+def test_a_similarity_is_read_as_git_reads_it(score, kept, repo):
+    """git's strtoul: leading zeros and a plus sign read, a score over 100 (or too large for it)
+    ignored; never Python's int() on unbounded text."""
+    text = f"diff --git a/f.py b/g.py\nsimilarity index {score}%\nrename from f.py\nrename to g.py\n"
+    text += CHANGE.replace("b/f.py", "b/g.py")
+    (fd,) = parse_diff(text)
+    assert (f"similarity index {kept}%" in fd.text) if kept else ("similarity" not in fd.text)
+    assert _git_reads(repo, fd.text) == _git_reads(repo, text)
+
+
+def test_a_mode_too_large_for_git_is_read_as_gits_all_ones():
+    """git's strtoul gives its largest value for a longer mode (a gitlink once canonical), and keeps its
+    low 32 bits otherwise: never the low bits of the whole number."""
+    link = "1" + "0" * 30 + "120000"  # its low bits say a link; git reads all ones
+    (fd,) = parse_diff(f"diff --git a/ln b/ln\nold mode 100644\nnew mode {link}\n")
+    assert fd.new_mode == "160000" and not fd.is_link
+    (fd,) = parse_diff("diff --git a/f b/f\nold mode 100644\nnew mode 40000000000100755\n")
+    assert fd.new_mode == "100755"  # 2**50 + 0o100755: the bits above 32 dropped, as git does

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from review_helpers import BUGGY, CALC, diff_of
 
@@ -15,6 +17,8 @@ from memdoor.review.repo import (
     check_agreement,
     git_changes,
     repo_root,
+    shown_name,
+    tracked_files,
 )
 
 
@@ -121,3 +125,34 @@ def test_git_runs_no_filter_the_repository_names(repo, bug_diff, tmp_path):
     assert applies(repo, bug_diff) == "forward"
     changed_copy(repo, bug_diff, tmp_path / "copy")
     assert not marker.exists()
+
+
+ODD = os.fsdecode(b"u\xfe.txt")
+"""A file name that is not UTF-8 (its byte 0xfe kept as a surrogate, as git's output is read)."""
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_and_copied(repo, bug_diff, tmp_path):
+    """An untracked file whose name is not UTF-8, beside the change: git's listing of the checkout is
+    read with its bytes kept, and the copy holds the file under the same bytes."""
+    (repo / ODD).write_text("odd\n")
+    assert ODD in tracked_files(repo)
+    copy = changed_copy(repo, bug_diff, tmp_path / "copy")
+    assert b"u\xfe.txt" in os.listdir(os.fsencode(copy)) and (copy / "calc.py").read_text() == BUGGY
+
+
+def test_a_filter_whose_name_is_not_utf8_is_emptied_too(repo, bug_diff, tmp_path):
+    from review_helpers import git
+
+    marker = tmp_path / "ran"
+    name = os.fsdecode(b"ev\xffl")
+    (repo / ".gitattributes").write_bytes(b"*.py filter=ev\xffl\n")
+    git(repo, "config", f"filter.{name}.clean", f"touch {marker}; cat")
+    git(repo, "config", f"filter.{name}.smudge", f"touch {marker}; cat")
+    assert applies(repo, bug_diff) == "forward"
+    changed_copy(repo, bug_diff, tmp_path / "copy")
+    assert not marker.exists()
+
+
+def test_a_name_that_is_not_utf8_is_shown_with_its_bytes_escaped():
+    assert shown_name(ODD) == "u\\xfe.txt" and shown_name(ODD).encode("utf-8")
+    assert shown_name("t\u00e9st.py") == "t\u00e9st.py"  # UTF-8 names are unchanged

@@ -145,3 +145,61 @@ def test_the_sarif_fits_the_sarif_object_model(tmp_path):
     log = _build(om, "SarifLog", doc, "sarif")
     assert log.version == "2.1.0" and len(log.runs[0].results) == 2
     assert log.runs[0].results[1].partial_fingerprints[FINGERPRINT]
+
+
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [
+        ("src/a b#1%zz?.py", "src/a%20b%231%25zz%3F.py"),  # '#' would start a fragment, '%zz' is no escape
+        ("t\u00e9st.py", "t%C3%A9st.py"),
+        ("c:d.py", "c%3Ad.py"),  # a colon in the first segment would read as a scheme
+        ("b\udcff.py", "b%FF.py"),  # a name that is not UTF-8, by its byte
+    ],
+)
+def test_artifact_uris_are_percent_encoded(path, uri):
+    (res,) = to_sarif(report(findings=[_read(6, file=path, suggestion="x")]))["runs"][0]["results"]
+    location = res["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": uri, "uriBaseId": "%SRCROOT%"}
+    assert res["fixes"][0]["artifactChanges"][0]["artifactLocation"] == location
+
+
+def _differs(old: str, new: str, **kw) -> Group:
+    example = Counterexample(function="mean", input=kw.pop("input", "[1, 2]"), old=old, new=new)
+    return _read(
+        kw.pop("line", 6), agents=[], verified=True, counterexample=example, source="differential", **kw
+    )
+
+
+def _fingerprints(groups: list[Group], source: Path | None = None) -> list[str]:
+    doc = to_sarif(report(findings=groups), source)
+    return [r["partialFingerprints"][FINGERPRINT] for r in doc["runs"][0]["results"]]
+
+
+def test_differences_of_one_function_of_other_kinds_are_other_alerts():
+    """The differential stage keeps up to three differences of one function, one per kind of outcome:
+    each is its own alert, and each keeps it on the next push whatever the values its input shows."""
+    kinds = [
+        _differs("returns 1.5", "returns 3.0"),
+        _differs("returns 1.5", "raises ZeroDivisionError: division by zero"),
+        _differs("raises TypeError: bad operand", "returns ''"),
+    ]
+    prints = _fingerprints(kinds)
+    assert len(set(prints)) == 3 and prints == [fingerprint(g) for g in kinds]
+    later = _differs("returns 2.0", "returns 4.0", input="[2, 3]", line=9)  # the next push's smallest input
+    assert fingerprint(later) == prints[0]
+    other_error = _differs("returns 1.5", "raises ValueError: empty")
+    assert fingerprint(other_error) not in prints
+
+
+def test_results_of_one_run_never_share_a_fingerprint(tmp_path):
+    """Reading findings on lines that cannot be read (past the end, a file not in the tree) have no
+    line text to tell them apart, nor have two differences of the same kind: the repeats are hashed
+    with their occurrence, the first keeps its fingerprint, and the run's order makes it stable."""
+    tree = _tree(tmp_path / "a", CALC)
+    unread = [_read(40, message="one"), _read(80, message="another"), _read(3, file="gone.py")]
+    unread.append(_read(5, file="gone.py", message="a third"))
+    twice = [_differs("returns 1.5", "returns 3.0"), _differs("returns 2", "returns 5", input="[]")]
+    prints = _fingerprints([*unread, *twice], tree)
+    assert len(set(prints)) == len(prints) == 6
+    assert prints[0] == fingerprint(unread[0], tree) and prints[4] == fingerprint(twice[0], tree)
+    assert _fingerprints([*unread, *twice], tree) == prints  # the same report: the same fingerprints

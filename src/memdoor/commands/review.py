@@ -269,6 +269,7 @@ def render(report, fmt: str, source: Path | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from memdoor.review.context import Skipped
     from memdoor.review.gitrange import export_tree
+    from memdoor.review.repo import shown_name
     from memdoor.review.session import prepare
     from memdoor.review.workspace import workspace
 
@@ -287,8 +288,8 @@ def run(args: argparse.Namespace) -> int:
                 repo = export_tree(Path(args.repo), found.head_commit, Path(tmp) / "head")
             prepared = prepare(text, repo, config, Path(tmp))
             if found is not None:
-                prepared.skipped += [
-                    Skipped(file=f, reason="binary file: not reviewed") for f in found.binary
+                prepared.skipped += [  # a name that is not UTF-8 as shown_name writes it
+                    Skipped(file=shown_name(f), reason="binary file: not reviewed") for f in found.binary
                 ]
             report = asyncio.run(_review(prepared, config))
             out = render(report, fmt, prepared.changed)  # while the changed tree is there

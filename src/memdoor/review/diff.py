@@ -18,7 +18,10 @@ Refused with :class:`ReviewInputError` (one line, exit 2): text that is not a un
 diff, a diff larger than ``max_bytes``, and paths that leave the repository (absolute, ``..``), hold
 control characters, or are deeper or longer than :data:`MAX_PATH_DEPTH` / :data:`MAX_PATH_CHARS`; a mode
 git refuses (``100644x``), an ``index`` line whose object names are not hexadecimal, a header line given
-twice in one file (git never writes one; which one counts is not clear).
+twice in one file (git never writes one; which one counts is not clear), a hunk header with a number of
+more than :data:`MAX_DIGITS` digits. Numbers are read as git's ``strtoul`` reads them (ASCII digits; a
+similarity over 100 is ignored, a mode too large for it is all ones), never by ``int()`` on unbounded
+decimal text (Python refuses more than 4,300 digits with a ValueError).
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ MAX_NAME_BYTES = 255
 LINK_MODE = "120000"
 """git's mode of a symbolic link (its content is the link's target text)."""
 
-_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+MAX_DIGITS = 18
+"""Most digits of a hunk header's line number or count (a larger one is refused: no file has that many
+lines, and Python's int() refuses numbers of more than 4,300 digits)."""
+_NUM = rf"([0-9]{{1,{MAX_DIGITS}}})"
+_HUNK = re.compile(rf"@@ -{_NUM}(?:,{_NUM})? \+{_NUM}(?:,{_NUM})? @@")
 _EXTENDED = (  # git's extended header lines (apply.c), in the order git tries them
     "--- ", "+++ ", "old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ",
     "copy to ", "rename old ", "rename new ", "rename from ", "rename to ", "similarity index ",
@@ -49,7 +56,9 @@ _EXTENDED = (  # git's extended header lines (apply.c), in the order git tries t
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, "\\": 92, '"': 34}
 _MODE = re.compile(r"[ \t\n\v\f\r]*([0-7]+)(?:[ \t\r]|$)")  # git's strtoul(…, 8) then a space or the end
 _OID = re.compile(r"[0-9a-fA-F]{1,64}")
-_SCORE = re.compile(r"\s*(\d+)")
+_SCORE = re.compile(r"[ \t\n\v\f\r]*\+?([0-9]+)")  # git's strtoul(…, 10): a score over 100 is ignored
+ULONG_MAX = 2**64 - 1
+"""What git's strtoul gives for a number too large for it."""
 
 
 class Hunk(BaseModel):
@@ -294,7 +303,7 @@ def _mode(raw: str, line: int) -> str:
         raise ReviewInputError(
             f"not a unified diff: the git header at line {line} has a bad mode: {raw[:40]!r}"
         )
-    mode = int(m[1], 8)
+    mode = min(int(m[1], 8), ULONG_MAX) & 0xFFFFFFFF  # strtoul's overflow, kept in git's unsigned int
     kind = mode & 0o170000
     regular = 0o100755 if mode & 0o100 else 0o100644
     return f"{regular if kind == 0o100000 else kind if kind in (0o120000, 0o040000) else 0o160000:06o}"
@@ -345,8 +354,9 @@ def _git_header(
     ]
     for key in ("similarity index ", "dissimilarity index "):
         score = _SCORE.match(values.get(key, ""))
-        if score:
-            out.append(f"{key}{int(score[1])}%")
+        digits = (score[1].lstrip("0") or "0") if score else ""
+        if digits and len(digits) <= 3 and int(digits) <= 100:  # git ignores a larger score
+            out.append(f"{key}{int(digits)}%")
     if any(k.startswith(("rename ", "copy ")) for k in values) and old != new:
         how = "copy" if fd.copied else "rename"
         out += [f"{how} from {_shown(old)}", f"{how} to {_shown(new)}"]

@@ -8,6 +8,10 @@ Every git command runs so that the repository under review cannot make it run a 
 (:func:`hardened_env`): no hooks (``core.hooksPath=/dev/null``), no fsmonitor, no external diff, no
 signature check, no network (``protocol.allow=never``), and every filter driver the configuration
 names (the commands a ``.gitattributes`` ``filter=`` would start, e.g. on the working tree) emptied.
+
+git's output is read as UTF-8 with ``surrogateescape``: a file name that is not UTF-8 (an untracked
+``u\\xfe.txt`` beside the change) is kept as the bytes it is, so copying it still works, and is shown
+with those bytes written ``\\xNN`` wherever it is reported (:func:`shown_name`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ def filter_drivers(cwd: Path, env: dict[str, str]) -> list[str]:
     try:
         done = subprocess.run(
             ["git", "config", "-z", "--get-regexp", r"^filter\."],
-            cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False, env=env,
+            cwd=cwd, capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=GIT_TIMEOUT_S,
+            check=False, env=env,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return []  # the command itself then fails with the reason
@@ -85,7 +90,8 @@ def git(
             cwd=cwd,
             input=stdin,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
             timeout=GIT_TIMEOUT_S,
             check=False,
             env=env,
@@ -106,8 +112,15 @@ def repo_root(directory: Path, flag: str = "--repo") -> Path:
     return Path(done.stdout.strip())
 
 
+def shown_name(name: str) -> str:
+    r"""``name`` (read from git with ``surrogateescape``) as a report, a trace or an error can hold it: each
+    byte that is not UTF-8 written ``\xNN``; a UTF-8 name is unchanged."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
+    return shown_name(line)
 
 
 def applies(root: Path, diff: str) -> str:

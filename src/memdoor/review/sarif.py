@@ -2,8 +2,8 @@
 
 One run, tool ``memdoor`` with one rule per kind (``memdoor/bug``, ``memdoor/security``, ...). Each
 consensus finding is a result: level ``error`` (critical, high), ``warning`` (medium) or ``note``
-(low, info); its location is the file (relative to the repository root, ``%SRCROOT%``) and line range
-of the changed code; ``properties`` carry the severity, the agents that agreed and the confidence; a
+(low, info); its location is the file (relative to the repository root, ``%SRCROOT%``, as a
+percent-encoded URI reference: ``a b#1.py`` is ``a%20b%231.py``) and line range of the changed code; ``properties`` carry the severity, the agents that agreed and the confidence; a
 suggested change is a ``fix`` replacing those lines. ``invocations[0].executionSuccessful`` is false, with a
 ``toolExecutionNotifications`` entry giving the reason, when the review was not completed. Minority findings are not results (they are not
 what the team agreed on); the run's ``properties`` count them and name the trace.
@@ -19,8 +19,13 @@ and the fingerprint stays the execution finding's.
 of the rule, the file and what the problem is, never a line number. What the problem is: for the
 reading review, the flagged lines' text (each line's blanks collapsed, blank lines dropped), so lines
 inserted above keep the fingerprint; for a failing test, the test's name; for a difference shown by
-running an input, the function's name (an execution finding's place is where the change starts, which
-the next push may move, while the failing test or the function stays the same problem).
+running an input, the function's name and the kinds of its two outcomes (``returns``, ``raises
+ValueError``, ``exits 1``: never the values, which another input shows otherwise), since one function
+may show up to three kinds of difference (an execution finding's place is where the change starts, which
+the next push may move, while the failing test or the function stays the same problem). Two results of
+one run never share a fingerprint (code scanning would merge them into one alert): a repeated one (two
+reading findings on lines that cannot be read, the same kind of difference twice) is hashed again with
+its occurrence, ``:2``, ``:3``…, in the report's order.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import hashlib
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from memdoor import __version__
 from memdoor.review.consensus import Group
@@ -53,16 +59,52 @@ MAX_FLAGGED_LINES = 200
 _BLANKS = re.compile(r"\s+")
 
 
+_OUTCOME = re.compile(
+    r"(returns|crashes|runs out of memory|does not finish|cannot be called)\b"
+    r"|raises ([^\s:,]+)"
+    r"|prints (?:nothing|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"(?: and exits with status (\S+)|, then (panics|raises) ?([^\s:,]*))"
+)
+"""The parts of an outcome as :meth:`CallOutcome.show` words it that say what kind it is: returns, raises
+a type, cannot be called, does not finish, runs out of memory, crashes; a program's exit status, or the
+panic or exception it ends with."""
+
+
 def rule_id(kind: str) -> str:
     return f"memdoor/{kind}"
 
 
+def uri(path: str) -> str:
+    """``path`` (relative to ``%SRCROOT%``) as a URI reference: percent-encoded (a space, ``#``, ``%``, ``?``,
+    ``:``, anything not ASCII; a name that is not UTF-8 by its bytes), its ``/`` kept."""
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")
+
+
+def outcome_kind(shown: str) -> str:
+    """What kind of outcome a counterexample's side is, without its values (which the next push's input
+    may change): ``returns``, ``raises ValueError``, ``exits 1``, ``panics``, ``does not finish``…"""
+    m = _OUTCOME.match(shown)
+    if m is None:
+        return shown.split(" ", 1)[0]
+    if m[2] is not None:
+        return f"raises {m[2]}"
+    if m[3] is not None:
+        return f"exits {m[3]}"
+    if m[4] is not None:
+        return f"{m[4]} {m[5]}".rstrip()
+    return m[1] or ""
+
+
 def problem(g: Group) -> str:
     """What a finding is about, without where, from the stage that showed it: the function of its
-    counterexample (differential), the test it breaks or the broken test run (tests), or its kind (the
-    reading review)."""
+    counterexample and the kinds of its two outcomes (differential: the stage keeps up to three
+    differences of one function, one per kind), the test it breaks or the broken test run (tests), or
+    its kind (the reading review)."""
     if g.source == "differential":
-        return f"call:{g.counterexample.function if g.counterexample is not None else ''}"
+        c = g.counterexample
+        if c is None:
+            return "call:"
+        return f"call:{c.function}\0{outcome_kind(c.old)}\0{outcome_kind(c.new)}"
     if g.source == "tests":
         return "test-run" if g.test is None else f"test:{g.test}"
     return f"read:{g.kind}"
@@ -83,7 +125,23 @@ def fingerprint(g: Group, source: Path | None = None) -> str:
     the test or function for an execution finding (:func:`problem`); no line number."""
     what = problem(g)
     lines = "" if g.source != "agents" else flagged_text(g, source)
-    return hashlib.sha256("\0".join([rule_id(g.kind), g.file, what, lines]).encode()).hexdigest()
+    text = "\0".join([rule_id(g.kind), g.file, what, lines])
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
+
+
+def fingerprints(groups: list[Group], source: Path | None = None) -> list[str]:
+    """Each finding's :func:`fingerprint`, made distinct within the run: one that an earlier finding
+    already has (two reading findings on lines that cannot be read, the same kind of difference twice)
+    is hashed again with its occurrence (``:2``, ``:3``…, in the report's order), as GitHub's own
+    fingerprints count occurrences; the first keeps its fingerprint. Code scanning would merge results
+    with one fingerprint into one alert."""
+    seen: dict[str, int] = {}
+    out = []
+    for g in groups:
+        fp = fingerprint(g, source)
+        seen[fp] = seen.get(fp, 0) + 1
+        out.append(fp if seen[fp] == 1 else hashlib.sha256(f"{fp}:{seen[fp]}".encode()).hexdigest())
+    return out
 
 
 def message_text(g: Group) -> str:
@@ -101,7 +159,7 @@ def message_text(g: Group) -> str:
 def _location(g: Group) -> dict[str, Any]:
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": g.file, "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": uri(g.file), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": g.line, "endLine": g.end_line},
         }
     }
@@ -115,7 +173,7 @@ def _fix(g: Group) -> dict[str, Any]:
         "description": {"text": "The change the agents suggest."},
         "artifactChanges": [
             {
-                "artifactLocation": {"uri": g.file, "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": {"uri": uri(g.file), "uriBaseId": "%SRCROOT%"},
                 "replacements": [
                     {
                         "deletedRegion": {"startLine": g.line, "endLine": g.end_line},
@@ -127,8 +185,9 @@ def _fix(g: Group) -> dict[str, Any]:
     }
 
 
-def result(g: Group, source: Path | None = None) -> dict[str, Any]:
-    """One finding as a result; ``source``: the changed tree, whose flagged lines the fingerprint reads."""
+def result(g: Group, source: Path | None = None, fp: str | None = None) -> dict[str, Any]:
+    """One finding as a result; ``source``: the changed tree, whose flagged lines the fingerprint reads;
+    ``fp``: its fingerprint made distinct in the run (:func:`fingerprints`; default :func:`fingerprint`)."""
     example = g.counterexample.model_dump() if g.counterexample is not None else None
     out: dict[str, Any] = {
         "ruleId": rule_id(g.kind),
@@ -136,7 +195,7 @@ def result(g: Group, source: Path | None = None) -> dict[str, Any]:
         "level": LEVELS[g.severity],
         "message": {"text": message_text(g)},
         "locations": [_location(g)],
-        "partialFingerprints": {FINGERPRINT: fingerprint(g, source)},
+        "partialFingerprints": {FINGERPRINT: fp or fingerprint(g, source)},
         "properties": {
             "severity": g.severity,
             "verified": g.verified,
@@ -186,7 +245,10 @@ def to_sarif(report: ReviewReport, source: Path | None = None) -> dict[str, Any]
                     }
                 },
                 "invocations": [invocation(report)],
-                "results": [result(g, source) for g in report.findings],
+                "results": [
+                    result(g, source, fp)
+                    for g, fp in zip(report.findings, fingerprints(report.findings, source), strict=True)
+                ],
                 "properties": {
                     "agents": report.agents,
                     "quorum": report.quorum,
