@@ -41,6 +41,20 @@ def test_base_to_head_with_messages_and_binary_files_left_out(ranged):
     assert found.name == "HEAD~1..HEAD"
 
 
+def test_binary_is_decided_by_content_never_by_the_ranges_own_attributes(ranged):
+    """Security review: ``calc.py -diff`` (or ``binary``) in the change's .gitattributes hid a text file
+    from the review; ``logo.png diff`` cannot make a file with NUL bytes text either. The working tree's
+    side, which git has not hashed, is read from the file."""
+    (ranged / ".gitattributes").write_text("calc.py binary\nlogo.png diff\n")
+    git(ranged, "add", ".gitattributes")
+    (ranged / "calc.py").write_text(BUGGY + "# more\n")
+    (ranged / "logo.png").write_bytes(b"\x89PNG\x00\x07")
+    found = read_range(ranged, "HEAD", None, 1_000_000)
+    assert found.binary == ["logo.png"]
+    assert [f.path for f in parse_diff(found.diff)] == [".gitattributes", "calc.py"]
+    assert "+# more" in found.diff
+
+
 def test_only_binary_changes_and_no_change_are_refused(ranged):
     (ranged / "logo.png").write_bytes(b"\x89PNG\x00\x09")
     git(ranged, "commit", "-qam", "new logo")

@@ -13,6 +13,7 @@ from review_helpers import BUGGY, CALC, TESTS
 from memdoor.core.errors import SandboxError
 from memdoor.review.testrun import COPY_FAILED, MOUNT, TestRunConfig, reachable_sight, run_tests
 from memdoor.review.testsight import Bind, Sight
+from memdoor.review.teststage import base_problem
 from memdoor.sandbox.cgroups import Cgroups
 
 
@@ -115,10 +116,27 @@ def test_writes_in_the_copy_are_size_limited_and_never_reach_the_host(work):
     assert roomy.passed, roomy.output  # within the limit, writing works
 
 
-def test_the_copy_step_says_when_the_repository_does_not_fit(work):
-    (work / "big.bin").write_bytes(b"\0" * (3 << 20))
-    run = run_tests(work, "echo ran", TestRunConfig(copy_mb=1, max_file_mb=1))  # the copy cannot write 3 MiB
-    assert run.exit_code == COPY_FAILED and "could not be copied" in run.output and "ran" not in run.output
+def test_a_file_larger_than_the_command_may_write_is_still_copied(work):
+    """Security review: a 100 MB file of the repository made every run "not fit in the test copy" (the
+    copy ran under the command's file-size limit); the limit is the command's, applied after the copy."""
+    (work / "big.bin").write_bytes(b"\1" * (3 << 20))
+    limits = TestRunConfig(copy_mb=1, max_file_mb=1)
+    run = run_tests(work, "wc -c < big.bin", limits)
+    assert run.passed and run.output.strip() == str(3 << 20), run.output
+    grow = run_tests(work, "head -c 2M /dev/zero > more.bin", limits)  # the command's own limit holds
+    assert not grow.passed and grow.exit_code != COPY_FAILED, grow.output
+
+
+def test_a_copy_that_fails_names_the_file_in_one_line(work):
+    (work / "locked.txt").write_text("x\n")
+    (work / "locked.txt").chmod(0)  # the command's uid cannot read it
+    run = run_tests(work, "echo ran")
+    assert run.exit_code == COPY_FAILED and "ran" not in run.output, run.output
+    (line,) = run.output.strip().splitlines()
+    assert line.startswith("memdoor: the repository could not be copied into the test copy: cp: ")
+    assert "locked.txt" in line
+    why = base_problem(run)  # what the review says: the tests cannot run on the base, and why
+    assert "could not be copied" in why and "locked.txt" in why and "\n" not in why
 
 
 def test_what_the_leased_uid_cannot_reach_is_named_unless_optional(tmp_path):

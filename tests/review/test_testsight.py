@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from review_helpers import git, make_repo
+
 from memdoor.review.testsight import first_word, sight_for
 
 
@@ -56,8 +58,8 @@ def test_the_cargo_home_without_its_credentials_and_the_checkouts_node_modules(t
         (cargo / part).mkdir(parents=True)
     (cargo / "credentials.toml").write_text('[registry]\ntoken = "s3cret"\n')
     tool(cargo, "cargo")
-    checkout = tmp_path / "checkout"
-    (checkout / "node_modules" / "lib").mkdir(parents=True)
+    checkout = make_repo(tmp_path / "checkout")
+    (checkout / "node_modules" / "lib").mkdir(parents=True)  # untracked: not in the copy
     env = {"PATH": f"{cargo / 'bin'}:/usr/bin:/bin", "CARGO_HOME": str(cargo), "HOME": "/nonexistent"}
     sight = sight_for("cargo test", env, checkout=checkout)
     binds = {b.dest: b.source for b in sight.binds}
@@ -97,3 +99,56 @@ def test_a_user_installed_program_shows_its_bin_and_lib_never_the_rest_of_its_pr
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     inside = sight_for("python3 -m pytest", {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(home)})
     assert os.path.realpath(venv) in {b.source for b in inside.binds}
+
+
+def test_a_node_modules_link_or_tracked_directory_of_the_checkout_is_never_bound(tmp_path):
+    """Security review: a change committing ``node_modules -> /host/dir`` (or ``../other``) had that host
+    directory bound read-only into the test sandbox (``is_dir()`` follows the link)."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "s.txt").write_text("TOPSECRET\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+    for target in (str(secret), "../secret"):
+        checkout = make_repo(tmp_path / f"checkout-{len(target)}")
+        (checkout / "node_modules").symlink_to(target)
+        git(checkout, "add", "node_modules")
+        git(checkout, "commit", "-qm", "a link")
+        assert sight_for("node --test", env, checkout=checkout).binds == []
+        git(checkout, "rm", "-q", "--cached", "node_modules")  # untracked: still a link, still not bound
+        assert sight_for("node --test", env, checkout=checkout).binds == []
+    tracked = make_repo(tmp_path / "tracked")
+    (tracked / "node_modules" / "lib").mkdir(parents=True)
+    (tracked / "node_modules" / "lib" / "index.js").write_text("module.exports = 1\n")
+    git(tracked, "add", "node_modules")
+    assert sight_for("node --test", env, checkout=tracked).binds == []  # in the copy already
+    plain = tmp_path / "not-a-checkout"  # git cannot say what is tracked: not bound
+    (plain / "node_modules").mkdir(parents=True)
+    assert sight_for("node --test", env, checkout=plain).binds == []
+
+
+def test_a_link_the_change_tracks_never_leads_a_bind_out_of_the_checkout(tmp_path):
+    """Any bind through the checkout, not only node_modules: an active virtualenv ``.venv`` the change
+    made a link to a host directory is not shown; the user's own (untracked) link is followed."""
+    outside = tmp_path / "outside-venv"
+    tool(outside, "python3")
+    (outside / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    checkout = make_repo(tmp_path / "checkout")
+    (checkout / ".venv").symlink_to(outside)
+    env = {"PATH": f"{checkout / '.venv' / 'bin'}:/usr/bin:/bin", "HOME": "/nonexistent",
+           "VIRTUAL_ENV": str(checkout / ".venv")}  # fmt: skip
+    own = sight_for("python3 -m pytest", env, checkout=checkout)
+    assert str(outside) in {b.source for b in own.binds}  # untracked: the user's own link
+    git(checkout, "add", ".venv")
+    changed = sight_for("python3 -m pytest", env, checkout=checkout)
+    assert changed.binds == [] and not changed.visible(str(outside / "bin"))
+    assert any(".venv" in h and "link" in h for h in changed.hidden)
+
+
+def test_a_relative_path_entry_never_finds_the_program_in_the_checkout(tmp_path, monkeypatch):
+    """A relative entry of the user's PATH (``bin``, ``.``) would resolve in the current directory, the
+    checkout: its program's prefix, the checkout itself, was bound."""
+    monkeypatch.chdir(tmp_path)
+    tool(tmp_path, "pytest")
+    (tmp_path / "notes.txt").write_text("private\n")
+    sight = sight_for("pytest -q", {"PATH": "bin:.:/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert sight.binds == [] and not sight.visible(str(tmp_path / "notes.txt"))

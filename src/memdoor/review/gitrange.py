@@ -7,7 +7,10 @@ no colour, paths from the top of the checkout) and made so the repository cannot
 no fsmonitor, no network). The same limits hold as for a diff file: a diff over ``max_bytes`` is
 refused (git is stopped once it has written that much). Binary files cannot be reviewed: they are
 left out of the diff and named (the report lists them as skipped), so a pull request that adds an
-image is still reviewed. Submodules are ignored.
+image is still reviewed. A file is binary by its content alone, as git decides by default (a NUL byte
+in its first 8000 bytes, either side): never by the range's own ``.gitattributes`` (``calc.py -diff``,
+``binary``), which the change under review writes and could use to hide a text file from the review
+(:func:`binary_files`; the diff is made with ``--text``). Submodules are ignored.
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
 change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
@@ -15,11 +18,18 @@ change's description (:func:`memdoor.review.description.messages_block`): untrus
 With ``--head``, the review reads the head commit's tree, exported from git into the review's own
 directory (:func:`export_tree`: a fresh repository that borrows the checkout's objects, its index read
 from the commit, its files written by ``checkout-index`` with every filter emptied), never the
-user's working tree, which may hold something else.
+user's working tree, which may hold something else. The base the tests run on comes from the base
+commit too, never from the diff reversed (which leaves out the binary files and meets the change's
+own end-of-line attributes): with ``--head`` its whole tree, exported the same way; against the
+working tree, the copy of the working tree with every path the range changes put back as the base
+commit has it (:func:`restore_base`), so the untracked files the working tree's tests may need stay.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -36,9 +46,12 @@ MAX_COMMITS = 200
 MAX_BINARY = 1000
 """Binary files a range may change (they are left out by name; more is refused)."""
 MAX_REF_CHARS = 1000
+FIRST_BYTES = 8000
+"""Bytes of a file git reads for a NUL byte to call it binary (its default, without attributes)."""
 DIFF_OPTIONS = (
     "--no-ext-diff",
     "--no-textconv",
+    "--text",  # binary is decided here, by content (binary_files): not by the range's .gitattributes
     "--no-color",
     "--no-relative",
     "--src-prefix=a/",
@@ -115,19 +128,98 @@ def bounded_git(args: list[str], cwd: Path, limit: int) -> tuple[bytes, bool]:
     return data, False
 
 
-def binary_files(root: Path, revisions: list[str]) -> list[str]:
-    """Files of the range git sees as binary (``--numstat`` gives them ``-`` counts), both names of a
-    renamed one."""
-    data, _ = bounded_git(["diff", "--numstat", "-z", *DIFF_OPTIONS, *revisions, "--"], root, 64 << 20)
+def _raw_entries(data: bytes) -> list[tuple[list[str], list[str], list[str]]]:
+    """(modes, object ids, paths) of each entry of ``git diff --raw -z --no-abbrev``: old and new mode
+    and id, and the path (both paths of a rename or copy)."""
     tokens = data.decode("utf-8", "surrogateescape").split("\0")
     out, k = [], 0
-    while k < len(tokens) and tokens[k]:
-        added, deleted, path = tokens[k].split("\t", 2)
-        names = [path] if path else tokens[k + 1 : k + 3]  # a rename: the old and new names follow
-        k += 1 if path else 3
-        if added == "-" and deleted == "-":
-            out += names
-    return sorted(set(out))
+    while k < len(tokens) and tokens[k].startswith(":"):
+        fields = tokens[k][1:].split()
+        names = 2 if fields[4][:1] in ("R", "C") else 1
+        out.append((fields[0:2], fields[2:4], tokens[k + 1 : k + 1 + names]))
+        k += 1 + names
+    return out
+
+
+class _Blobs:
+    """The first :data:`FIRST_BYTES` of git objects, read from one ``git cat-file --batch`` (hardened;
+    killed after the git time limit)."""
+
+    def __init__(self, root: Path):
+        self.proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=hardened_env(root),
+        )  # fmt: skip
+        self.timer = threading.Timer(GIT_TIMEOUT_S, self.proc.kill)
+        self.timer.start()
+
+    def head(self, oid: str) -> bytes:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(f"{oid}\n".encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise ReviewInputError("git cat-file stopped before reading the range's files") from None
+        header = self.proc.stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():  # missing, or git was stopped
+            if not header:
+                raise ReviewInputError(f"git cat-file took more than {GIT_TIMEOUT_S:g} s or failed")
+            return b""
+        size = int(header[2])
+        first = self.proc.stdout.read(min(size, FIRST_BYTES))
+        left = size - len(first) + 1  # the rest, and the newline after the object
+        while left > 0:
+            chunk = self.proc.stdout.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+        return first
+
+    def close(self) -> None:
+        self.timer.cancel()
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _file_head(root: Path, rel: str) -> bytes:
+    """The first :data:`FIRST_BYTES` of a working tree file (a link is never followed: not binary)."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, FIRST_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+
+
+def binary_files(root: Path, revisions: list[str]) -> list[str]:
+    """Files of the range that are binary by content, as git decides without attributes: a NUL byte in
+    the first :data:`FIRST_BYTES` of either side (a link's target is text). Both names of a renamed one.
+    The working tree's side (no ``--head``) is read from the file when git has not hashed it."""
+    data, _ = bounded_git(
+        ["diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *revisions, "--"], root, 64 << 20
+    )
+    out: set[str] = set()
+    try:
+        blobs = _Blobs(root)
+    except FileNotFoundError:
+        raise ReviewInputError("git is not installed (it is needed to read the range)") from None
+    try:
+        for modes, oids, paths in _raw_entries(data):
+            for n, (mode, oid) in enumerate(zip(modes, oids, strict=True)):
+                if not mode.startswith("10"):  # absent (000000), a link (120000), a submodule (160000)
+                    continue
+                path = paths[min(n, len(paths) - 1)]
+                # a zero id: the working tree's file, not hashed by git
+                first = blobs.head(oid) if oid.strip("0") else _file_head(root, path)
+                if b"\0" in first:
+                    out.update(paths)
+    finally:
+        blobs.close()
+    return sorted(out)
 
 
 def range_diff(root: Path, revisions: list[str], max_bytes: int, binary: list[str]) -> str:
@@ -173,29 +265,109 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
                  messages=messages, binary=binary)  # fmt: skip
 
 
-def export_tree(root: Path, commit: str, dest: Path) -> Path:
+def export_tree(
+    root: Path, commit: str, dest: Path, *, paths: list[str] | None = None, what: str = "--head"
+) -> Path:
     """The tree of ``commit`` (of the checkout at ``root``) as a checkout of its own at ``dest``: a new
     repository borrowing ``root``'s objects (``objects/info/alternates``), its index read from the
     commit, its files written by git (``checkout-index``: git's own checks on paths and links; filters
-    emptied). ReviewInputError with git's reason."""
+    emptied). ``paths``: only those of them the commit has. ReviewInputError with git's reason, naming
+    ``what`` the commit is."""
     objects = git(["rev-parse", "--path-format=absolute", "--git-path", "objects"], root)
     if objects.returncode != 0:
         raise ReviewInputError(f"cannot find the objects of {root}: {_first(objects.stderr)}")
     dest.mkdir(parents=True)
-    steps = (
-        ["init", "-q", "--template=", "."],
-        ["read-tree", commit],
-        ["checkout-index", "--all", "--force"],
-    )
-    for n, args in enumerate(steps):
-        done = git(args, dest)
+    steps: list[tuple[list[str], str | None]] = [
+        (["init", "-q", "--template=", "."], None),
+        (["read-tree", commit], None),
+        (["checkout-index", "--all", "--force"], None),
+    ]
+    for n, (args, stdin) in enumerate(steps):
+        done = git(args, dest, stdin=stdin)
         if done.returncode != 0:
-            raise ReviewInputError(f"cannot export the tree of --head: git {args[0]}: {_first(done.stderr)}")
+            raise ReviewInputError(f"cannot export the tree of {what}: git {args[0]}: {_first(done.stderr)}")
         if n == 0:
             alternates = dest / ".git" / "objects" / "info" / "alternates"
             alternates.parent.mkdir(parents=True, exist_ok=True)
             alternates.write_text(objects.stdout.strip() + "\n")
+        if n == 1 and paths is not None:  # only the paths asked for (and that the commit has)
+            have = set(_listed(git(["ls-files", "-z"], dest)))
+            wanted = [p for p in paths if p in have]
+            steps[2] = (["checkout-index", "--force", "-z", "--stdin"], "".join(f"{p}\0" for p in wanted))
     return dest
+
+
+def _listed(done: subprocess.CompletedProcess[str]) -> list[str]:
+    if done.returncode != 0:
+        raise ReviewInputError(f"git {done.args[1]} failed: {_first(done.stderr)}")
+    return [p for p in done.stdout.split("\0") if p]
+
+
+def changed_paths(root: Path, revisions: list[str]) -> list[str]:
+    """Every path that differs between ``revisions`` (one commit: it and the working tree), binary files
+    and both sides of a rename included; ReviewInputError for a path git would never write."""
+    options = [o for o in DIFF_OPTIONS if o != "--find-renames"]
+    data, _ = bounded_git(
+        ["diff", "--name-only", "-z", "--no-renames", *options, *revisions, "--"], root, 64 << 20
+    )
+    out = [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
+    for p in out:
+        if any(part in ("", ".", "..") for part in p.split("/")):
+            raise ReviewInputError(f"the range names a path that is not a file of a checkout: {p!r}")
+    return out
+
+
+def _real_dirs(top: Path, rel: str, *, make: bool) -> Path | None:
+    """``top / rel``'s parent when every directory on the way from ``top`` is a real one (no link is ever
+    followed). ``make``: missing ones are made, and a link or file in the way is replaced by a directory;
+    otherwise None when the way is not all real directories (then nothing of ``top`` is at ``rel``)."""
+    at = top
+    for part in rel.split("/")[:-1]:
+        at = at / part
+        try:
+            mode = os.lstat(at).st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
+            continue
+        if not make:
+            return None
+        if mode is not None:
+            os.unlink(at)
+        at.mkdir()
+    return at
+
+
+def _remove(top: Path, rel: str) -> None:
+    """Remove ``top / rel`` (a file, a link, or a directory and all in it) without following any link."""
+    if _real_dirs(top, rel, make=False) is None:
+        return
+    target = top / rel
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(target)
+    else:
+        os.unlink(target)
+
+
+def restore_base(root: Path, commit: str, copy: Path, scratch: Path) -> None:
+    """Make ``copy`` (a copy of the working tree of the checkout at ``root``) ``commit``'s where the two
+    differ: every path :func:`changed_paths` names is removed, then written back as ``commit`` has it
+    (exported by git into ``scratch``, :func:`export_tree`, and moved in; no link of ``copy`` is
+    followed). Files git does not track (the working tree's own) stay. ReviewInputError with git's
+    reason."""
+    paths = changed_paths(root, [commit])
+    tree = export_tree(root, commit, scratch, paths=paths, what="--base")
+    for rel in paths:
+        _remove(copy, rel)
+    for rel in paths:
+        if os.path.lexists(tree / rel):
+            _real_dirs(copy, rel, make=True)
+            _remove(copy, rel)  # a directory another path made on the way
+            os.rename(tree / rel, copy / rel)
 
 
 def _first(text: str) -> str:

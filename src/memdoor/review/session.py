@@ -45,9 +45,18 @@ from memdoor.review.differential.stage import (
     run_stage,
 )
 from memdoor.review.findings import AgentReview
+from memdoor.review.gitrange import Range, export_tree, restore_base
 from memdoor.review.patch import Patch, assemble
 from memdoor.review.reading import ask_agent, reason, test_text
-from memdoor.review.repo import apply_patch, changed_copy, check_agreement, git_changes, repo_root
+from memdoor.review.repo import (
+    apply_patch,
+    changed_copy,
+    check_agreement,
+    copy_tree,
+    git_changes,
+    repo_root,
+    tracked_files,
+)
 from memdoor.review.stages import STAGES, Stages
 from memdoor.review.testresults import TestFailure
 from memdoor.review.testrun import TestRun, TestRunConfig, check_reachable, run_tests
@@ -229,12 +238,23 @@ class Prepared(BaseModel):
     root: Path
     changed: Path
     workdir: Path
+    base_commit: str | None = Field(
+        default=None,
+        description="A range's base commit (--base), which the base the tests run on is built from; None (a "
+        "diff file): the base is the changed copy with the diff applied in reverse.",
+    )
+    head_commit: str | None = Field(
+        default=None, description="The range's head commit (--head): ``root`` is its exported tree."
+    )
 
 
-def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> Prepared:
+def prepare(
+    diff_text: str, repo: Path, config: ReviewConfig, workdir: Path, found: Range | None = None
+) -> Prepared:
     """Parse the diff, check that it applies to the checkout at ``repo``, make the changed copy in
-    ``workdir`` and split the work per file. ReviewInputError for bad input (a file of the checkout that
-    cannot be read included); nothing calls a model.
+    ``workdir`` and split the work per file. ``found``: the git range the diff is (``--base``), whose
+    base commit the tests' base is built from. ReviewInputError for bad input (a file of the checkout
+    that cannot be read included); nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
@@ -261,12 +281,32 @@ def prepare(diff_text: str, repo: Path, config: ReviewConfig, workdir: Path) -> 
             f"the diff has {len(parts)} files to review; a review takes at most {config.max_parts} "
             "(--max-parts raises the limit; or review it in parts)"
         )
-    return Prepared(files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir)
+    return Prepared(
+        files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir,
+        base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
+    )  # fmt: skip
 
 
 def fresh_copy(src: Path, dest: Path) -> Path:
     """A copy of ``src`` for one test run (a test command may change the files it runs in)."""
     shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def base_tree(prepared: Prepared, dest: Path) -> Path:
+    """The base the tests run on, at ``dest``. A range's comes from its base commit: with ``--head`` that
+    commit's whole tree, exported and copied as the changed tree was; against the working tree, a copy
+    of the working tree with every path the range changes put back as the commit has it
+    (:func:`memdoor.review.gitrange.restore_base`). A diff file's is the changed copy with the diff
+    applied in reverse. ReviewInputError when git cannot."""
+    if prepared.base_commit is None:
+        base_copy(fresh_copy(prepared.changed, dest), "".join(f.text for f in prepared.files))
+    elif prepared.head_commit is not None:
+        tree = export_tree(prepared.root, prepared.base_commit, prepared.workdir / "base-tree", what="--base")
+        copy_tree(tree, tracked_files(tree), dest)
+    else:
+        fresh_copy(prepared.changed, dest)
+        restore_base(prepared.root, prepared.base_commit, dest, prepared.workdir / "base-tree")
     return dest
 
 
@@ -294,12 +334,9 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     (:mod:`memdoor.review.teststage`). SandboxError when the sandbox cannot run it."""
     command = config.test or ""
     limits = test_limits(config, prepared.root)
-    diff_text = "".join(f.text for f in prepared.files)
 
     def on_base(cancel: threading.Event) -> TestRun:
-        base = fresh_copy(prepared.changed, prepared.workdir / "base")
-        base_copy(base, diff_text)
-        return run_tests(base, command, limits, cancel)
+        return run_tests(base_tree(prepared, prepared.workdir / "base"), command, limits, cancel)
 
     base = await in_thread(on_base)
     await ctx.event("tests", None, on="base", passed=base.passed, exit_code=base.exit_code)

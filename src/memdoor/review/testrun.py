@@ -133,10 +133,13 @@ HEAD_BYTES = 4096
 """Where the marker is looked for (the start of the output)."""
 _COPY = (
     f"echo '{_STARTED}'; "
-    f"cp -R -P --preserve=mode,timestamps {SOURCE}/. {MOUNT}/ || "
-    f'{{ echo "memdoor: the repository could not be copied into the test copy" >&2; exit {COPY_FAILED}; }}; '
-    'exec /bin/sh -c "$1"'
+    f"cp -R -P --preserve=mode,timestamps {SOURCE}/. {MOUNT}/ 2>/tmp/.memdoor-copy || "
+    f'{{ echo "memdoor: the repository could not be copied into the test copy: $(head -n 1 /tmp/.memdoor-copy)" >&2; '
+    f"exit {COPY_FAILED}; }}; rm -f /tmp/.memdoor-copy; "
+    'command="$1"; shift; exec /usr/bin/prlimit "$@" -- /bin/sh -c "$command"'
 )
+"""The sandbox's shell: the marker, the copy (before the limits: a file of the repository larger than the
+command may write is still copied; the copy's tmpfs bounds it), then the command under ``prlimit``."""
 
 
 def tree_bytes(root: Path) -> int:
@@ -158,8 +161,8 @@ def command_line(repo: Path, command: str, config: TestRunConfig, uid: int | Non
     """The argv running ``command`` with ``/bin/sh -c`` in a copy of ``repo``, isolated and limited.
 
     ``repo`` is bound read-only at ``SOURCE``; a tmpfs of :func:`copy_bytes` at ``MOUNT`` receives a copy
-    of it (inside the sandbox, under the same limits) and the command runs there, so what it writes
-    counts against that size and the command's memory, never the host's disk."""
+    of it (inside the sandbox, before the rlimits apply) and the command runs there under them, so what it
+    writes counts against that size and the command's memory, never the host's disk."""
     limits = [
         f"--as={config.memory_mb << 20}",
         f"--fsize={config.max_file_mb << 20}",
@@ -181,7 +184,7 @@ def command_line(repo: Path, command: str, config: TestRunConfig, uid: int | Non
         "--chdir", MOUNT,
         "--clearenv", "--setenv", "PATH", sight.path, "--setenv", "HOME", "/tmp", *env,
         "--remount-ro", "/",
-        "/usr/bin/prlimit", *limits, "--", "/bin/sh", "-c", _COPY, "memdoor-test", command,
+        "/bin/sh", "-c", _COPY, "memdoor-test", command, *limits,
     ]  # fmt: skip
 
 
@@ -237,10 +240,13 @@ def reachable_sight(sight: Sight) -> Sight:
 
 
 def _not_in(repo: Path, sight: Sight) -> Sight:
-    """``sight`` without binds into the copy where the copy has that path itself (its own node_modules)."""
+    """``sight`` without binds into the copy where the copy has that path itself (its own node_modules,
+    a link included)."""
     inside = MOUNT + "/"
     binds = [
-        b for b in sight.binds if not (b.dest.startswith(inside) and (repo / b.dest[len(inside) :]).exists())
+        b
+        for b in sight.binds
+        if not (b.dest.startswith(inside) and os.path.lexists(repo / b.dest[len(inside) :]))
     ]
     return sight.model_copy(update={"binds": binds})
 

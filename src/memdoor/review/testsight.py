@@ -5,7 +5,8 @@ first word resolves to on the user's ``PATH`` (an active virtualenv, ``VIRTUAL_E
 the interpreter's own prefix and, for a virtualenv, the prefix of the interpreter it was made from),
 the user's Python site-packages (``~/.local/lib``), Node's global modules, the cargo home (its ``bin``,
 ``registry`` and ``git``: what an offline build reads, never its credentials) and rustup's toolchains,
-the checkout's own ``node_modules`` (ignored by git, so not in the copy), and every ``--test-path DIR``.
+the checkout's own ``node_modules`` (ignored by git, so not in the copy: only a real directory, never
+a link, that git does not track), and every ``--test-path DIR``.
 Each is bound **read-only at the same path** (so the links inside a virtualenv keep working); ``PATH``
 inside is the user's, keeping only the entries that are visible there; the environment holds ``PATH``,
 ``HOME`` (the private ``/tmp``), ``CARGO_HOME``/``RUSTUP_HOME`` when those are bound (locations, not
@@ -15,7 +16,10 @@ Never bound: ``/`` or the user's home directory as a whole, a directory holding 
 then only the program's own ``bin`` is), the whole prefix of a program under the home directory
 (``~/.local`` of ``pip install --user``, next to ``~/.local/share``: only its ``bin`` and ``lib``/``lib64``
 are, unless the prefix is a virtualenv), anything under ``/usr`` (already visible),
-``/proc``, ``/sys``, ``/dev``, ``/tmp`` itself, or a path that does not exist. Binds are opened here
+``/proc``, ``/sys``, ``/dev``, ``/tmp`` itself, a path that does not exist, or a path in the checkout
+that a link git tracks leads out of (the change under review writes those: a ``.venv`` or
+``node_modules`` link to a host directory would show that directory; ``node_modules`` is bound only
+as a real directory). Binds are opened here
 (``O_PATH``) and handed to bubblewrap as file descriptors, so a toolchain under a private home
 (``/root``) is visible to the unprivileged uid the command runs as without opening that home.
 """
@@ -25,15 +29,19 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from memdoor.review.repo import git
+
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 """Already visible in the sandbox: their ``PATH`` entries are kept, never bound again."""
 _NEVER = ("/proc", "/sys", "/dev")
 HOME_INSIDE = "/tmp"
+_OUT = "a link the checkout's git tracks leads out of the checkout"
 _CARGO_PARTS = ("bin", "registry", "git")
 SECRETS = ("credentials", "credentials.toml", ".netrc", ".pypirc", ".npmrc", ".git-credentials", ".ssh", ".aws",
            ".docker", ".gnupg", ".env")  # fmt: skip
@@ -108,11 +116,55 @@ def _venv_home(prefix: Path) -> Path | None:
     return None
 
 
+def _tracked(checkout: Path, rel: str) -> bool:
+    """Whether git tracks ``rel`` (or anything under it) in ``checkout``; True when git cannot say."""
+    done = git(["ls-files", "-z", "--cached", "--", f":(literal){rel}"], checkout)
+    return done.returncode != 0 or bool(done.stdout)
+
+
+def _leaves(path: str, checkout: Path | None) -> bool:
+    """Whether ``path`` is in ``checkout`` and resolves out of it through a link git tracks: one the change
+    under review may have written (a link of the user's own, untracked, is theirs to follow)."""
+    if checkout is None:
+        return False
+    top, given = os.path.realpath(checkout), os.path.abspath(path)
+    root = next((r for r in (os.path.abspath(checkout), top) if _under(given, [r])), None)
+    if root is None or _under(os.path.realpath(given), [top]):
+        return False
+    at = root
+    for part in os.path.relpath(given, root).split(os.sep):
+        at = os.path.join(at, part)
+        if os.path.islink(at):
+            return _tracked(checkout, os.path.relpath(at, root))
+    return True  # out of the checkout without a link on the way: never expected, never shown
+
+
+def checkout_modules(checkout: Path) -> Path | None:
+    """The checkout's own ``node_modules`` when it is a real directory (``lstat``: never a link, which
+    the change may have written to show a host directory), in the checkout, and not tracked by git (a
+    tracked one is in the copy already, and the base's may differ); None otherwise, and when git cannot
+    say."""
+    modules = checkout / "node_modules"
+    try:
+        if not stat.S_ISDIR(os.lstat(modules).st_mode):
+            return None
+    except OSError:
+        return None
+    inside = _under(os.path.realpath(modules), [os.path.realpath(checkout)])
+    return modules if inside and not _tracked(checkout, "node_modules") else None
+
+
+def _absolute(path: str) -> str:
+    """A ``PATH`` with its absolute entries only (a relative one would look in the checkout)."""
+    return ":".join(d for d in path.split(":") if d.startswith("/"))
+
+
 class _Builder:
-    def __init__(self, home: str | None):
+    def __init__(self, home: str | None, checkout: Path | None = None):
         self.binds: list[Bind] = []
         self.hidden: list[str] = []
         self.home = os.path.realpath(home) if home else None
+        self.checkout = checkout
 
     def add(
         self,
@@ -132,6 +184,8 @@ class _Builder:
             reason = "not a directory"
         elif real == "/" or (self.home is not None and _under(self.home, [real])):
             reason = "the whole home directory (or /) is never shown"
+        elif _leaves(str(path), self.checkout):
+            reason = _OUT
         elif any(os.path.lexists(os.path.join(real, name)) for name in SECRETS):
             reason = "it holds credentials"
         elif dest is None and _under(real, SYSTEM):
@@ -152,7 +206,11 @@ class _Builder:
         """The program's prefix, the prefix of what it links to, and a virtualenv's base interpreter.
 
         Under the home directory a prefix that is not a virtualenv (``~/.local``, ``~/.nvm/versions/…``)
-        is shown as its ``bin`` and ``lib``/``lib64`` only: the rest of it is the user's data."""
+        is shown as its ``bin`` and ``lib``/``lib64`` only: the rest of it is the user's data. Nothing when
+        it is reached through a link of the checkout that git tracks (the change's, :func:`_leaves`)."""
+        if _leaves(found, self.checkout):
+            self.hidden.append(f"{found} (the test command's program): {_OUT}")
+            return
         for p in (Path(found), Path(os.path.realpath(found))):
             prefix = _prefix(p)
             if prefix is None:
@@ -184,18 +242,18 @@ def sight_for(
 ) -> Sight:
     """What ``command`` sees when the user (environment ``environ``) reviews the checkout ``checkout``."""
     user_path = environ.get("PATH", "/usr/bin:/bin")
-    b = _Builder(environ.get("HOME"))
+    b = _Builder(environ.get("HOME"), checkout)
     b.add(environ.get("VIRTUAL_ENV"), "the active virtualenv (VIRTUAL_ENV)", named=True)
     b.add(environ.get("CONDA_PREFIX"), "the active conda environment (CONDA_PREFIX)", named=True)
     word = first_word(command)
     found = None  # a bare name is looked up on the user's PATH; a relative path is a file of the copy
     if word and "/" not in word:
-        found = shutil.which(word, path=user_path)
+        found = shutil.which(word, path=_absolute(user_path))
     elif word and word.startswith("/"):
         found = word
     if found and os.path.exists(found):
         b.program(found)
-    node = shutil.which("node", path=user_path)
+    node = shutil.which("node", path=_absolute(user_path))
     if node:
         prefix = _prefix(Path(os.path.realpath(node)))
         if prefix is not None and (prefix / "lib" / "node_modules").is_dir():
@@ -218,8 +276,9 @@ def sight_for(
         env["RUSTUP_HOME"] = os.path.realpath(rustup)
         if environ.get("RUSTUP_TOOLCHAIN"):
             env["RUSTUP_TOOLCHAIN"] = environ["RUSTUP_TOOLCHAIN"]
-    if checkout is not None and (checkout / "node_modules").is_dir():
-        b.add(checkout / "node_modules", "the checkout's node_modules", f"{copy}/node_modules")
+    modules = checkout_modules(checkout) if checkout is not None else None
+    if modules is not None:
+        b.add(modules, "the checkout's node_modules", f"{copy}/node_modules")
     for p in test_paths:
         b.add(p, "--test-path", named=True)
     for name in test_env:

@@ -84,7 +84,7 @@ def base_problem(run: TestRun) -> str | None:
     if run.memory_exceeded:
         return "it ran out of memory"
     if code == COPY_FAILED and "could not be copied" in run.output:
-        return "the repository does not fit in the test copy"
+        return _last_line(run)  # the sandbox's line, naming the file the copy failed on
     if code in (126, 127) or (code and _NOT_FOUND.search(run.output)):
         return "the command was not found or could not be executed"
     runner = expected_runner(run.command)
