@@ -198,17 +198,22 @@ def _ended(outcome: CommandResult, sandbox: Isolation) -> TestResult | None:
 def run_check(sandbox: Isolation, rustc: Tool, program: str, test_code: str) -> TestResult:
     """``cargo check`` then ``cargo test``: the program with the test module, built with ``--test``, run;
     passed only when libtest reports each of the test's tests as ok and each wrote its completion line with
-    the run's secret (``rust_report``)."""
+    the run's secret, and no other completion-shaped line is on either output (``rust_report``)."""
     test_code, expected = rust_report.prepare(test_code)
     binary = build(sandbox, rustc, program, test=True, tests=test_code)
     if isinstance(binary, TestResult):
         return binary
     secret = secrets.token_bytes(rust_report.SECRET_BYTES)
     outcome = _execute(sandbox, binary, [], None, secret)
+    guessed = rust_report.foreign(outcome.stdout, outcome.stderr, secret)
     outcome.stderr, done = rust_report.completed(outcome.stderr, secret)
     ended = _ended(outcome, sandbox)
     if ended is not None:
         return ended
+    if guessed is not None:
+        return TestResult(
+            status="runtime_error", seconds=outcome.seconds, detail=f"{guessed}; {completion.OFFICIAL_PASSES}"
+        )
     absent = rust_report.missing(outcome.stdout, expected) or rust_report.unfinished(expected, done)
     if absent is not None:
         return completion.never_completed(outcome.seconds, absent)

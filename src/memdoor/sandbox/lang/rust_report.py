@@ -26,11 +26,28 @@ write the report and exit 0. The completion line cannot be written without the s
 binary: the grader puts it in ``/tmp/`` :data:`SECRET_FILE`, and the harness's function in ``.init_array``
 reads and deletes it before ``main``, before any code of the program can run (a program that could run
 earlier, by ``.init_array``, ``#[no_mangle]``, ``asm!``..., or that renames a crate to ``std``, is not
-compiled at all: :mod:`.rust_untrusted`). What stays open is native code of the program reading the secret
-out of the process's memory (the binary's symbols are stripped): reverse engineering, not a trick. Also
-open, since the tests then run and hold: the types the program gives its function (a whole answer returning
-a type of its own whose ``PartialEq`` is always true, a ``struct bool`` of its own under the prompt's
-signature); the official harness passes those too.
+compiled at all: :mod:`.rust_untrusted`).
+
+The secret is then in the process's memory, which safe std Rust can read through ``/proc/self/mem``: about
+sixty lines find every 16 random-looking bytes of the binary's writable memory, some sixteen candidates
+(a security review's answer passed, with one completion line per candidate). Two defences:
+
+- the harness makes the process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``) before it takes the secret:
+  ``/proc/self/mem`` then belongs to root, and the program, which is not root in its user namespace (bwrap;
+  ``unshare`` when Memdoor runs as root), can neither open it to read nor to write (a process's own
+  ``/proc/self/mem`` is otherwise always open to it: being dumpable or not changes only the file's owner).
+  Under ``unshare`` as a user the program is root of its user namespace and still opens it;
+- a completion-shaped line (any 32 hex digits) other than the harness's own, on stderr or stdout, fails the
+  run (:func:`foreign`): the program gets one guess, and a wrong one is a failure.
+
+What stays open: native code of the program. A program with ``unsafe`` or an ``extern "C"`` block (allowed,
+as in HumanEval-X) runs in the same process as the harness, so nothing there is out of its reach: it can make
+itself dumpable again (an ``extern "C"`` ``prctl``: ``/proc/self/mem`` opens again) or read the harness's
+static through a raw pointer; so can safe code through a known soundness hole of the compiler
+(rust-lang/rust#25860, as the cve-rs crate does). Such a program can find the secret and pass: the harness
+only makes it take deliberate native code. Also open, since the tests then run and hold: the types the
+program gives its function (a whole answer returning a type of its own whose ``PartialEq`` is always true, a
+``struct bool`` of its own under the prompt's signature); the official harness passes those too.
 """
 
 from __future__ import annotations
@@ -56,13 +73,19 @@ PRELUDE = "use ::std::prelude::rust_2021::*;"
 SECRET_FILE = "memdoor-secret"
 """The file of ``/tmp`` the run's secret is in when the test binary starts (16 bytes)."""
 SECRET_BYTES = 16
+_SHAPED = re.compile(rb"(?m)^([0-9A-Fa-f]{%d}) [^\n]* ok$" % (2 * SECRET_BYTES))
+"""A completion line's shape, with any value (:func:`foreign`)."""
 _HARNESS = """
 mod __memdoor_h{suffix} {{
     static SECRET: ::std::sync::OnceLock<[u8; {size}]> = ::std::sync::OnceLock::new();
     #[used]
     #[link_section = ".init_array"]
     static TAKE: extern "C" fn() = take;
+    extern "C" {{
+        fn prctl(option: ::std::ffi::c_int, ...) -> ::std::ffi::c_int;
+    }}
     extern "C" fn take() {{
+        unsafe {{ prctl(4, 0 as ::std::ffi::c_ulong) }}; // PR_SET_DUMPABLE 0: /proc/self/mem becomes root's
         let mut secret = [0u8; {size}];
         let read = match ::std::fs::File::open("/tmp/{file}") {{
             ::std::result::Result::Ok(mut f) => ::std::io::Read::read_exact(&mut f, &mut secret).is_ok(),
@@ -157,6 +180,19 @@ def completed(stderr: bytes, secret: bytes) -> tuple[bytes, set[str]]:
     line = re.compile(rb"\n" + secret.hex().encode() + rb" ([^\n]*) ok\n")
     names = {m.group(1).decode(errors="replace") for m in line.finditer(stderr)}
     return line.sub(b"", stderr), names
+
+
+def foreign(stdout: bytes, stderr: bytes, secret: bytes) -> str | None:
+    """A completion-shaped line (any 32 hex digits, a name, ``ok``) the harness did not write (None: none):
+    any on stdout, where the harness never writes one, and any on stderr whose value is not the run's
+    ``secret``. A program that reads candidates for the secret out of its memory gets one guess, and a wrong
+    one fails the run. The outputs as the process wrote them (before :func:`completed` takes lines out)."""
+    if _SHAPED.search(stdout) is not None:
+        return "stdout holds a completion line, which only the harness writes, on stderr"
+    real = secret.hex().encode()
+    if any(m.group(1) != real for m in _SHAPED.finditer(stderr)):
+        return "stderr holds a completion line whose value is not the run's secret (a guess)"
+    return None
 
 
 def missing(stdout: bytes, expected: list[str]) -> str | None:
