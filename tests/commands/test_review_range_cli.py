@@ -126,3 +126,22 @@ def test_the_documented_workflow_and_hook_run_flags_the_command_has():
     assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
     (hooked,) = config["repos"][0]["hooks"]
     build_parser().parse_args([*shlex.split(hook["entry"])[1:], *hooked["args"]])
+
+
+@pytest.mark.parametrize("head", [("--head", "HEAD"), ()], ids=["head", "working-tree"])
+def test_the_tests_base_is_the_base_commit_even_when_the_change_asks_for_crlf(home, head):
+    """A change that adds ``*.py text eol=crlf`` makes the checkout's files differ from the diff's bytes:
+    the tests' base is the base commit itself, so the broken test is the change's, not "cannot rebuild"."""
+    repo = home / "repo"
+    (repo / ".gitattributes").write_text("*.py text eol=crlf\n")
+    (repo / "calc.py").write_text(BUGGY)
+    git(repo, "add", ".gitattributes", "calc.py")
+    git(repo, "commit", "-qm", "mean: divide by n - 1")
+    if not head:  # the working tree as git checks it out under the new attributes
+        (repo / "calc.py").unlink()
+        git(repo, "checkout", "--", "calc.py")
+    r = memdoor(home, "--base", "HEAD~1", *head, "--agents", "1", *models(home, "minor"), "--test", TEST,
+                "--json", *READING)  # fmt: skip
+    assert r.returncode == 1, r.stderr  # exit 3 (incomplete: the base cannot be rebuilt) before the fix
+    out = json.loads(r.stdout)
+    assert any(f["source"] == "tests" and "test_mean" in f["message"] for f in out["findings"])

@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
             repo = args.repo
             if found is not None and found.head_commit is not None:  # the head's tree, not the working tree
                 repo = export_tree(Path(args.repo), found.head_commit, Path(tmp) / "head")
-            prepared = prepare(text, repo, config, Path(tmp))
+            prepared = prepare(text, repo, config, Path(tmp), found)
             if found is not None:
                 prepared.skipped += [  # a name that is not UTF-8 as shown_name writes it
                     Skipped(file=shown_name(f), reason="binary file: not reviewed") for f in found.binary
