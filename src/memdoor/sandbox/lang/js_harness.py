@@ -2,10 +2,16 @@
 ``node main.js`` on ``program + test`` (issue 41, class 6: a test that never ran must not pass).
 
 Node runs the harness (trusted, strict mode) first. It reads the run's secret from ``/tmp/secret`` and deletes
-the file, takes its own references to what it needs (``fs.writeSync``, ``process.reallyExit``, ``vm``), removes
-from ``process`` what would give the program a module loader or the inspector (``binding``, ``mainModule``,
-``getBuiltinModule``, ...), then runs the program as a script of the main realm, with a ``require`` limited to
-pure modules and the CommonJS names (``module``, ``exports``, ``__filename``, ``__dirname``). The test code
+the file (the secret stays in memory only masked with random bytes until the end line is written: a program
+that could read its own memory would not find it as text), reads then deletes ``main.js`` and ``test.js``,
+takes its own references to what it needs (``fs.writeSync``, ``process.reallyExit``, ``vm``), removes from
+``process`` what would give the program a module loader, the inspector, a file or a libuv handle
+(``binding``, ``mainModule``, ``getBuiltinModule``, ``loadEnvFile``, ``report``, ``_getActiveHandles``, ...),
+replaces ``process.stdin``/``stdout``/``stderr``/``openStdin`` (Node's are an ``fs.ReadStream`` holding the
+``fs`` module on /dev/null, a ``net.Socket`` on a pipe) with streams of its own that write to fd 1 and 2 at
+once (so ``console.log`` output still fails the test) and read nothing, then runs the program as a script of
+the main realm, with a ``require`` limited to pure modules and the CommonJS names (``module``, ``exports``,
+``__filename``, ``__dirname``). The test code
 runs in a second realm (``vm.createContext``) that no program code ever touches, compiled in strict mode: its
 own ``console``, ``JSON``, ``Math``, ``Object``, prototypes... Each name of the program the test uses (the
 function, the prompt's helpers) reaches it as a wrapper: arguments are copied into the main realm, the result
@@ -32,16 +38,36 @@ SOURCE = r"""'use strict';
 const fs = require('fs');
 const vm = require('vm');
 const util = require('util');
+const { Readable, Writable } = require('stream');
+const randomBytes = require('crypto').randomBytes;
 const writeSync = fs.writeSync;
 const reallyExit = process.reallyExit;
 const apply = Reflect.apply;
 const parseJSON = JSON.parse;
 const includes = Array.prototype.includes;
+const fromCharCode = String.fromCharCode;
 const format = util.format;
-const secret = fs.readFileSync('/tmp/secret', 'utf8').trim();
+// The secret, kept masked: while program code runs, no copy of it is in the process's memory as text.
+const secretFile = fs.readFileSync('/tmp/secret');
 fs.unlinkSync('/tmp/secret');
+let secretFrom = 0, secretTo = secretFile.length;
+while (secretFrom < secretTo && secretFile[secretFrom] <= 32) secretFrom += 1;
+while (secretTo > secretFrom && secretFile[secretTo - 1] <= 32) secretTo -= 1;
+const secretLength = secretTo - secretFrom;
+const secretMask = new Uint8Array(randomBytes(secretLength));
+const maskedSecret = new Uint8Array(secretLength);
+for (let i = 0; i < secretLength; i++) maskedSecret[i] = secretFile[secretFrom + i] ^ secretMask[i];
+secretFile.fill(0);
+// Only operators, typed-array elements and a function taken above: nothing the program can have replaced.
+function secretText() {
+  let text = '';
+  for (let i = 0; i < secretLength; i++) text += fromCharCode(maskedSecret[i] ^ secretMask[i]);
+  return text;
+}
 const program = fs.readFileSync('/tmp/main.js', 'utf8');
 const test = fs.readFileSync('/tmp/test.js', 'utf8');
+fs.unlinkSync('/tmp/main.js');
+fs.unlinkSync('/tmp/test.js');
 
 function finish(code, text) {
   if (text) writeSync(2, text + '\n');
@@ -230,10 +256,54 @@ function limitedRequire(name) {
   return apply(includes, PURE, [bare]) ? harnessRequire(bare) : unavailable(bare);
 }
 for (const key of ['binding', '_linkedBinding', 'dlopen', 'getBuiltinModule', 'mainModule', '_debugProcess',
-  '_debugEnd', 'reallyExit']) {
+  '_debugEnd', 'reallyExit', 'loadEnvFile', 'report', '_getActiveHandles', '_getActiveRequests', 'channel',
+  'send', 'disconnect', 'execve']) {
   try { delete process[key]; } catch (_) { /* not there */ }
 }
 process.reallyExit = (code) => reallyExit(code);  // process.exit keeps working for the program
+// Node builds process.stdin/stdout/stderr when first read, of the module their fd needs: stdin on a file
+// (/dev/null) is an fs.ReadStream holding the fs module (and its constructor opens any path), a pipe a
+// net.Socket with its handle. The program gets streams of its own instead, built on writeSync only: what
+// it writes still reaches fd 1 or 2 at once (console.log included), so any output fails the test as before;
+// stdin is empty, as /dev/null.
+function writeAll(fd, chunk) {
+  for (let done = 0; done < chunk.length;) {
+    try {
+      done += writeSync(fd, chunk, done);
+    } catch (e) {
+      if (!e || e.code !== 'EAGAIN') throw e;
+    }
+  }
+}
+function outputStream(fd) {
+  const stream = new Writable({
+    write(chunk, encoding, callback) {
+      try {
+        writeAll(fd, chunk);
+      } catch (e) {
+        callback(e);
+        return;
+      }
+      callback();
+    },
+  });
+  stream.fd = fd;
+  return stream;
+}
+const programStdin = new Readable({ read() { this.push(null); } });
+programStdin.fd = 0;
+const programStreams = {
+  stdin: programStdin,
+  stdout: outputStream(1),
+  stderr: outputStream(2),
+  openStdin() {
+    programStdin.resume();
+    return programStdin;
+  },
+};
+for (const key of Object.keys(programStreams)) {
+  Object.defineProperty(process, key, { value: programStreams[key], enumerable: true, writable: false, configurable: false });
+}
 const cjsModule = { exports: {}, id: '.', filename: '/tmp/main.js', loaded: false, children: [], paths: [] };
 Object.assign(globalThis, {
   require: limitedRequire, module: cjsModule, exports: cjsModule.exports, __filename: '/tmp/main.js', __dirname: '/tmp',
@@ -259,6 +329,6 @@ try {
 } catch (e) {
   finish(1, describe(e));
 }
-writeSync(1, '\n' + secret + (failures ? ' failed ' + failures : ' ok') + '\n');
+writeSync(1, '\n' + secretText() + (failures ? ' failed ' + failures : ' ok') + '\n');
 finish(0, '');
 """
