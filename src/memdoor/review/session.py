@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import threading
@@ -294,19 +295,21 @@ def fresh_copy(src: Path, dest: Path) -> Path:
 
 
 def base_tree(prepared: Prepared, dest: Path) -> Path:
-    """The base the tests run on, at ``dest``. A range's comes from its base commit: with ``--head`` that
-    commit's whole tree, exported and copied as the changed tree was; against the working tree, a copy
-    of the working tree with every path the range changes put back as the commit has it
-    (:func:`memdoor.review.gitrange.restore_base`). A diff file's is the changed copy with the diff
-    applied in reverse. ReviewInputError when git cannot."""
+    """The base the tests run on, at ``dest`` (a range's is the differential stage's too). A range's comes
+    from its base commit: with ``--head`` that commit's whole tree, exported and copied as the changed
+    tree was; against the working tree, a copy of the working tree with every path the range changes put
+    back as the commit has it (:func:`memdoor.review.gitrange.restore_base`). A diff file's is the
+    changed copy with the diff applied in reverse. git's scratch tree is ``dest``'s name with ``-tree``
+    in the work directory. ReviewInputError when git cannot."""
+    scratch = prepared.workdir / f"{dest.name}-tree"
     if prepared.base_commit is None:
         base_copy(fresh_copy(prepared.changed, dest), "".join(f.text for f in prepared.files))
     elif prepared.head_commit is not None:
-        tree = export_tree(prepared.root, prepared.base_commit, prepared.workdir / "base-tree", what="--base")
+        tree = export_tree(prepared.root, prepared.base_commit, scratch, what="--base")
         copy_tree(tree, tracked_files(tree), dest)
     else:
         fresh_copy(prepared.changed, dest)
-        restore_base(prepared.root, prepared.base_commit, dest, prepared.workdir / "base-tree")
+        restore_base(prepared.root, prepared.base_commit, dest, scratch)
     return dest
 
 
@@ -432,6 +435,7 @@ async def _differential(
             Judge(env.sandbox, env.sandbox_slots), config.description,
             commit_messages=config.commit_messages, inputs_per_agent=config.differential_inputs, max_functions=config.max_functions,
             logprobs=config.logprobs,
+            base=None if prepared.base_commit is None else functools.partial(base_tree, prepared),
         )  # fmt: skip
     except SandboxError as e:
         report.incomplete(f"no sandbox for the differential stage: {e}")

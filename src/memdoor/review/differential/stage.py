@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -167,14 +168,17 @@ async def run_stage(
     files: list[FileDiff], changed: Path, workdir: Path, team: list[Agent], ctx: CallContext,
     runner: CodeRunner, description: str | None, *, commit_messages: str | None = None,
     inputs_per_agent: int = 6, max_functions: int = MAX_FUNCTIONS, logprobs: bool = True,
+    base: Callable[[Path], Path] | None = None,
 ) -> DifferentialStage:  # fmt: skip
     """The whole stage (see the module). ``commit_messages`` (a range's) reach the agents with the
-    description, fenced, but never choose the rule. A SandboxError is the caller's (no sandbox); a diff
-    whose base cannot be rebuilt is a stage that compared nothing, with the reason."""
+    description, fenced, but never choose the rule. ``base``: how the review builds its base at a
+    directory (a range's, from its base commit); None: the diff reversed (:func:`.trees.base_files`). A
+    SandboxError is the caller's (no sandbox); a base that cannot be built is a stage that compared
+    nothing, with the reason."""
     started, calls_before = time.monotonic(), len(ctx.ledger.calls)
     stage = DifferentialStage(rule=rule_for(description, commit_messages))
     try:
-        base_dir = await in_thread(lambda _: base_files(changed, files, workdir / "differential-base"))
+        base_dir = await in_thread(lambda _: base_files(changed, files, workdir / "differential-base", base))
         fns, others, stage.skipped = await in_thread(
             lambda _: find_targets(files, changed, base_dir, max_functions)
         )

@@ -1,16 +1,22 @@
 """The Python files of the base and of the changed tree, as the sandbox program carries them.
 
-The changed tree is the review's changed copy. The base differs from it only in the diff's files: those
-are copied into a directory of their own and the diff is applied there in reverse (``git apply -R``), so
-the base never needs a second copy of the whole repository. Files are read as the review reads the copy
-(:func:`memdoor.review.files.inspect`): never through a link, regular files only, each of bounded size;
-the whole is bounded too (:data:`MAX_TREE_CHARS`), the changed modules and their neighbours first.
+The changed tree is the review's changed copy. The base differs from it only in the diff's files, and
+only those are read from the base's directory. A git range's base (``--base``) is built the one way the
+review builds it for the tests too, from the base commit (:func:`memdoor.review.session.base_tree`,
+handed in by the caller): never from the diff reversed, which the change's own ``.gitattributes`` can
+make fail (``*.py text eol=crlf``: the reversed diff no longer applies to the copy). A diff file's base
+is the diff's files alone, copied into a directory of their own with the diff applied there in reverse
+(``git apply -R``), so it never needs a second copy of the whole repository. Files are read as the
+review reads the copy (:func:`memdoor.review.files.inspect`): never through a link, regular files only,
+each of bounded size; the whole is bounded too (:data:`MAX_TREE_CHARS`), the changed modules and their
+neighbours first.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from memdoor.review.diff import FileDiff
@@ -74,10 +80,16 @@ def touched_paths(files: list[FileDiff]) -> set[str]:
     return {f.path for f in files} | {f.old_path for f in files if f.old_path}
 
 
-def base_files(changed: Path, files: list[FileDiff], dest: Path) -> Path:
-    """``dest`` holding the diff's files as they were before the change: the changed copy's versions of
-    them (:func:`memdoor.review.repo.copy_tree`), the diff applied in reverse. ReviewInputError when git
+def base_files(
+    changed: Path, files: list[FileDiff], dest: Path, build: Callable[[Path], Path] | None = None
+) -> Path:
+    """``dest`` holding the diff's files as they were before the change. ``build``: the review's own way
+    of building its base at a directory (a range's, from its base commit), which then makes ``dest``;
+    without it (a diff file), the changed copy's versions of the diff's files
+    (:func:`memdoor.review.repo.copy_tree`) with the diff applied in reverse. ReviewInputError when git
     cannot."""
+    if build is not None:
+        return build(dest)
     copy_tree(changed, [f.path for f in files if not f.deleted], dest)
     base_copy(dest, "".join(f.text for f in files))
     return dest
