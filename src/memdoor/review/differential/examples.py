@@ -8,8 +8,9 @@ are literals (``ast.literal_eval`` of each), keyword arguments are put in their 
 (a call that needs a keyword-only argument, ``**`` or ``*`` is left out), and its argument count must fit
 the signature. Counts and sizes are capped: calls per function, test files read, bytes read in all.
 
-The base's files: the diff's own files as they were before the change (``base_dir``, rebuilt by
-:func:`memdoor.review.differential.trees.base_files`), every other file as the changed copy has it. A
+The base's files: the diff's own files as they were before the change (``base_dir``, built by
+:func:`memdoor.review.differential.trees.base_files` from the base commit or by reversing the diff), every
+other file as the changed copy has it. A
 test file the change adds is not the base's and is not read.
 """
 

@@ -1,8 +1,9 @@
 """Files of the base and of the changed tree by suffix or by name, for the other languages' sandbox programs
 and for mining inputs from the base's tests and examples.
 
-The base is the changed copy except the diff's own files, which come from the directory where the diff
-was reversed (:func:`memdoor.review.differential.trees.base_files`), or are absent (added by the change).
+The base is the changed copy except the diff's own files, which come from the base's directory (the base
+commit's files with ``--base``, else the diff reversed: :func:`memdoor.review.differential.trees.base_files`),
+or are absent (added by the change).
 Everything is read as the review reads the copy (:func:`memdoor.review.files.inspect`: no link followed,
 regular files of bounded size), and walks and totals are bounded.
 """
