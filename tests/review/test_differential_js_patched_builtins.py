@@ -1,9 +1,12 @@
 """Code under test that replaces a built-in the Node driver uses (``JSON.stringify``, ``Object.keys``, an
 array's or a string's method, the hash, ``Promise.prototype.then``, a global, a setter on
 ``Object.prototype``) does not change the driver's result line: the driver took every built-in it uses
-before loading that code. Each case's outcome is the one of the same code without the replacement."""
+before loading that code. Each case's outcome is the one of the same code without the replacement, but
+for a program replacing ``Buffer.from``: its output is what its own Node then wrote to its descriptor 1."""
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 
@@ -97,7 +100,6 @@ PROGRAM_PATCHES = {
     "push": "Array.prototype.push = function () { return this.length; };",
     "concat": "Buffer.concat = () => Buffer.from('2\\n');",
     "toString": "Buffer.prototype.toString = function () { return '2\\n'; }; Buffer.prototype.utf8Slice = function () { return '2\\n'; };",
-    "from": "const bf = Buffer.from; Buffer.from = (...a) => bf('2\\n');",
     "hash": "require('crypto').hash = () => 'f'.repeat(64); require('crypto').createHash = () => ({ update() { return this; }, digest() { return 'f'.repeat(64); } });",
     "stringify": "JSON.stringify = () => '{\"k\":\"exit\",\"t\":\"exit status 0\",\"r\":\"2\\\\n\"}';",
 }  # fmt: skip
@@ -114,3 +116,16 @@ async def test_a_program_replacing_what_the_driver_uses_still_shows_what_it_prin
     assert (found.kind, found.type, found.text) == ("exit", "exit status 0", "3\n\u00e9")
     # the text's sha256, as the driver writes it when nothing is replaced
     assert found.digest == "f9bb86aa178ca8e4355ecea4c3a56000"
+
+
+@needs_node
+async def test_a_program_replacing_buffer_from_shows_what_its_node_then_wrote(sandbox):
+    """Node's own stream encodes what the program prints with Buffer.from (its output is a file): the
+    program's output is what reached its descriptor 1, read by a driver the patch does not reach."""
+    source = "const bf = Buffer.from; Buffer.from = (...a) => bf('2\\n');\nconsole.log('3');\n"
+    code = js_program({"bin/p.js": source}, "bin/p.js")
+    (found,) = await run_version(
+        Judge(sandbox), code, [stdin_request(Call(text="['']"))], read_js, "javascript"
+    )
+    assert (found.kind, found.type, found.text) == ("exit", "exit status 0", "2\n")
+    assert found.digest == hashlib.sha256(b"2\n").hexdigest()[:32]

@@ -11,12 +11,18 @@ instance made without arguments), and prints one line: :data:`MARK`, the nonce, 
 instance's own attributes, ``"s"``/``"sh"`` those after the call, sorted by name, a list or dict met again
 inside them ``[Circular]``, and ``"sb"`` before it). Values are written as ``repr`` with sets
 sorted, iterators drained (up to a bound) and memory addresses blanked, so two runs of the same code
-print the same; the digest is of the whole text, the text itself is cut. What the function prints and
-reads is its own (standard input empty, output discarded). A module that fails to load (it does not parse, a
-module it imports is missing), and a call or program that meets the import system's ModuleNotFoundError (an
-``import`` statement, or ``importlib.import_module``, finding no module: one the sandbox lacks), is
-``import``: the code cannot run here, which is no behaviour. An ImportError the code raises itself is raised
-like any other exception, and compared.
+print the same; the digest is of the whole text, the text itself is cut. A value nested deeper than 40
+levels is written ``...#`` and a digest of its whole (walked without recursion, :data:`MAX_NODES` values
+at most), so two that differ only down there still differ. The line is UTF-8 of at most
+:data:`MAX_LINE` characters (the sandbox keeps 4,096 of the output): a long type is cut with its digest
+after, long shown texts are cut further (their digests are compared). What the function prints and
+reads is its own (standard input empty, output discarded). A program's output is all it writes to file
+descriptor 1 (``print``, ``os.write(1, ...)``, ``open(1)``, ``/dev/stdout``, a child process's), which is a
+file without a name while it runs; the worker's answers go to another descriptor. A module that fails to
+load (it does not parse, a module it imports is missing), and a call or program that meets the import
+system's ModuleNotFoundError (an ``import`` statement, or ``importlib.import_module``, finding no module:
+one the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour. An ImportError the
+code raises itself is raised like any other exception, and compared.
 A request names the module or program as the change has it; the base's program maps the files the change
 renamed back to their old module names and paths (``RENAMED``), so each version runs under its own;
 it shows the classes a renamed module defines under the change's name (``calc_util.ParseError`` as
@@ -36,10 +42,13 @@ process runs the program in a namespace of its own (its ``__main__`` module hold
 the builtins, and binds the library functions it uses (its JSON reader and writer, ``os.write``, its clock,
 ``hashlib.sha256``, ``ast.literal_eval``, ``importlib.import_module``) before any code under test is
 imported, so code that patches them, the builtins or ``__main__`` changes no answer; code that reads the
-process's memory (its frames) still could. Where it cannot start, the calls run in the harness's process.
+process's memory (its frames) still could. Where it cannot start, the calls run in the harness's process,
+whose ``main`` binds what writes the result line (the JSON reader and writer, its own functions, the
+output's ``write``) before any call: code under test loaded there changes no answer by patching them.
 
 Everything the program prints comes from running untrusted code and is read as data: a missing or
-malformed line is an outcome (``crash``), never an error of the review.
+malformed line is an outcome (``crash``; one with the nonce that cannot be read is compared by its
+digest), never an error of the review.
 """
 
 from __future__ import annotations
@@ -65,22 +74,20 @@ from memdoor.review.differential.seal import MARK, results
 
 MAX_TEXT = 600
 """Characters of a result's text kept (its digest is of the whole)."""
+MAX_LINE = 3600
+"""Characters of a driver's result line (its JSON) at most: the sandbox keeps 4,096 of a test's output."""
+MAX_NODES = 100_000
+"""Values a driver reads of one value's parts nested deeper than it writes (their digest is of those)."""
 
 DRIVER = r"""
-import ast, hashlib, importlib, io, itertools, json, opcode, os, re, sys
+import ast, gc, hashlib, importlib, io, itertools, json, opcode, os, re, sys
 
 _ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
-_ROOT = os.path.join(os.getcwd(), TREE)
-
-
-class _Kept(io.BytesIO):
-    # A program's output: what it printed stays readable after the program closes sys.stdout.
-    kept = b""
-
-    def close(self):
-        if not self.closed:
-            self.kept = self.getvalue()
-        super().close()
+_HOME = os.getcwd()
+_ROOT = os.path.join(_HOME, TREE)
+_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_STDOUT = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+_ESCAPED = {c: "\\u%04x" % c for c in [*range(0xD800, 0xE000), 0x85, 0x2028, 0x2029]}
 
 
 class _Sink(io.TextIOBase):
@@ -107,32 +114,95 @@ def _setup():
             sys.path.insert(0, path)
 
 
-def _canon(v, depth=0, seen=None, _islice=itertools.islice):
+def _canon(v, depth=0, seen=None, left=None, _islice=itertools.islice):
     # seen: the ids of the lists and dicts around v, one met again written [Circular] (None: not tracked,
-    # as for a function's values, which print as they always have)
+    # as for a function's values, which print as they always have). A value nested deeper than 40 is
+    # written "...#" and a digest of its whole (_deep); left: the values _deep may still read, shared by
+    # all of one value's deep parts.
+    if left is None:
+        left = [MAX_NODES]
     if depth > 40:
-        return "..."
+        return "...#" + _deep(v, seen, left)
     t = type(v)
     if seen is not None and (t is list or t is dict):
         if id(v) in seen:
             return "[Circular]"
         seen = seen | {id(v)}
     if t is list:
-        return "[" + ", ".join(_canon(x, depth + 1, seen) for x in v) + "]"
+        return "[" + ", ".join(_canon(x, depth + 1, seen, left) for x in v) + "]"
     if t is tuple:
-        inner = ", ".join(_canon(x, depth + 1, seen) for x in v)
+        inner = ", ".join(_canon(x, depth + 1, seen, left) for x in v)
         return "(" + inner + ("," if len(v) == 1 else "") + ")"
     if t is dict:
-        pairs = (_canon(k, depth + 1, seen) + ": " + _canon(x, depth + 1, seen) for k, x in v.items())
+        pairs = (
+            _canon(k, depth + 1, seen, left) + ": " + _canon(x, depth + 1, seen, left) for k, x in v.items()
+        )
         return "{" + ", ".join(pairs) + "}"
     if t is set or t is frozenset:
-        inner = ", ".join(sorted(_canon(x, depth + 1, seen) for x in v))
+        inner = ", ".join(sorted(_canon(x, depth + 1, seen, left) for x in v))
         if t is set:
             return "{" + inner + "}" if v else "set()"
         return "frozenset({" + inner + "})" if v else "frozenset()"
-    if hasattr(v, "__next__") and hasattr(v, "__iter__") and t.__module__ in ("builtins", "itertools"):
-        return "iterator " + _canon(list(_islice(v, 10000)), depth + 1, seen)
+    if _drained(v, t):
+        return "iterator " + _canon(list(_islice(v, 10000)), depth + 1, seen, left)
     return _ADDR.sub(" at 0x?", repr(v))
+
+
+def _drained(v, t):
+    # Whether v is a built-in iterator, written as its items (up to a bound).
+    return hasattr(v, "__next__") and hasattr(v, "__iter__") and t.__module__ in ("builtins", "itertools")
+
+
+def _hash(s, _sha256=hashlib.sha256):
+    return _sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _deep(v, seen, left):
+    # The whole of a value nested too deep for _canon to write, as a digest (so that two values that differ
+    # only down there still differ): a list, tuple, dict, set or built-in iterator the digest of its kind
+    # and its items' digests (a set's sorted), any other value of its text. It is walked without recursion,
+    # a list or dict met again inside itself is [Circular], and at most left[0] values are read (those
+    # after are "cut"): its time and memory are bounded.
+    path, stack = set(seen or ()), []
+    d = _enter(v, path, stack, left)
+    while stack:
+        frame = stack[-1]  # [kind, items, next item, items' digests, id on the path]
+        if d is not None:
+            frame[3].append(d)
+            d = None
+        if frame[2] < len(frame[1]) and left[0] <= 0:
+            frame[2] = len(frame[1])
+            frame[3].append("cut")
+        if frame[2] < len(frame[1]):
+            frame[2] += 1
+            d = _enter(frame[1][frame[2] - 1], path, stack, left)
+            continue
+        stack.pop()
+        path.discard(frame[4])
+        parts = sorted(frame[3]) if frame[0] == "set" else frame[3]
+        d = _hash(frame[0] + "(" + ",".join(parts) + ")")
+    return d[:16]
+
+
+def _enter(v, path, stack, left, _islice=itertools.islice):
+    # v's digest when it holds no values of its own; else None, its frame pushed for _deep to walk.
+    left[0] -= 1
+    t = type(v)
+    if left[0] < 0:
+        return "cut"
+    if t is list or t is dict:
+        if id(v) in path:
+            return "[Circular]"
+        path.add(id(v))
+        items = list(v) if t is list else [y for pair in v.items() for y in pair]
+        stack.append([t.__name__, items, 0, [], id(v)])
+    elif t is tuple or t is set or t is frozenset:
+        stack.append(["tuple" if t is tuple else "set", list(v), 0, [], None])
+    elif _drained(v, t):
+        stack.append(["iterator", list(_islice(v, 10000)), 0, [], None])
+    else:
+        return _hash("value " + _ADDR.sub(" at 0x?", repr(v)))
+    return None
 
 
 def _state(obj):
@@ -155,9 +225,9 @@ def _state(obj):
         return "<unprintable: " + _type(e) + ">"
 
 
-def _text(s, _sha256=hashlib.sha256):
+def _text(s):
     s = _ADDR.sub(" at 0x?", s)
-    return s[:MAX_TEXT], _sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return s[:MAX_TEXT], _hash(s)
 
 
 def _type(e):
@@ -200,9 +270,11 @@ def _missing(e, _import=bytes([opcode.opmap["IMPORT_NAME"]]),
     return code is getattr(_finder, "__code__", None) or code.co_code[tb.tb_lasti : tb.tb_lasti + 1] == _import
 
 
-def _program(req):
-    # A standard-input program run as `python path` would run it: its input on sys.stdin (and open(0)),
-    # its output captured, its end an exit status or an exception.
+def _program(req, _dup2=os.dup2, _close=os.close, _collect=gc.collect):
+    # A standard-input program run as `python path` would run it: its input on sys.stdin (and open(0)), its
+    # output all it writes to file descriptor 1 (sys.stdout, sys.__stdout__, os.write(1, ...), open(1) or
+    # /dev/stdout, a child process's), which is an unnamed file while it runs; its end an exit status or an
+    # exception.
     import builtins, runpy
     _setup()
     path = os.path.join(_ROOT, RENAMED["p"].get(req["p"], req["p"]))
@@ -212,18 +284,23 @@ def _program(req):
     except BaseException as e:
         return _cannot_run(e)
     data = req["i"].encode("utf-8", "surrogatepass")
-    out = _Kept()
     real_open = builtins.open
 
     def fake_open(file, mode="r", *args, **kwargs):
-        if (isinstance(file, int) and file == 0) or file == "/dev/stdin":
+        if _names(file, 0, _STDIN):
             raw = io.BytesIO(data)
             return raw if "b" in mode else io.TextIOWrapper(raw, encoding="utf-8")
+        if _names(file, 1, _STDOUT) and any(c in mode for c in "wax+"):
+            return _writer(mode)  # not the file itself: opening it again for writing would empty it
         return real_open(file, mode, *args, **kwargs)
 
-    saved = sys.stdin, sys.stdout, sys.argv, list(sys.path)
-    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="replace", write_through=True)
-    sys.stdin, sys.stdout = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"), stdout
+    saved = sys.stdin, sys.stdout, sys.__stdout__, sys.argv, list(sys.path)
+    _flush(sys.__stdout__)  # what a call before left in it goes where it was written: nowhere
+    out = _capture()
+    _dup2(out, 1)
+    stdout = _writer("w")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    sys.stdout = sys.__stdout__ = stdout
     sys.argv, builtins.open = [path], fake_open
     sys.path.insert(0, os.path.dirname(path))
     end, message, missing = "exit status 0", "", None
@@ -239,17 +316,70 @@ def _program(req):
         else:
             end, message = _type(e), str(e)
     finally:
-        try:
-            stdout.flush()
-        except BaseException:
-            pass
-        printed = out.getvalue() if not out.closed else out.kept
-        sys.stdin, sys.stdout, sys.argv, sys.path[:] = saved
+        _flush(sys.stdout)
+        sys.stdin, sys.stdout, sys.__stdout__, sys.argv, sys.path[:] = saved
         builtins.open = real_open
+        _collect()  # as at a program's exit, what it left is finalized: a file it did not close is flushed
+        _nowhere(1)
+        printed = _read(out)
+        _close(out)
     if missing is not None:
         return _cannot_run(missing)
     r, h = _text(printed.decode("utf-8", "replace"))
     return {"k": "exit", "t": end, "r": r, "h": h, "m": _text(message)[0]}
+
+
+def _names(file, fd, paths):
+    # Whether open(file) opens standard input (fd 0) or output (fd 1).
+    return (isinstance(file, int) and file == fd) or (isinstance(file, str) and file in paths)
+
+
+def _writer(mode):
+    # A file object on descriptor 1 that writes through (nothing is left in a buffer when the program ends)
+    # and never closes it.
+    raw = io.FileIO(1, "w", closefd=False)
+    if "b" in mode:
+        return raw
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)
+
+
+def _flush(stream):
+    try:
+        stream.flush()
+    except BaseException:
+        pass
+
+
+def _capture(_open=os.open, _unlink=os.unlink, _unnamed=getattr(os, "O_TMPFILE", 0)):
+    # A file without a name in the sandbox's private /tmp, for a program's output.
+    if _unnamed:
+        try:
+            return _open(_HOME, _unnamed | os.O_RDWR, 0o600)
+        except OSError:
+            pass
+    path = os.path.join(_HOME, TREE + "-output")
+    fd = _open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    _unlink(path)
+    return fd
+
+
+def _nowhere(fd, _open=os.open, _dup2=os.dup2, _close=os.close):
+    # The descriptor fd on /dev/null.
+    null = _open(os.devnull, os.O_RDWR)
+    if null != fd:
+        _dup2(null, fd)
+        _close(null)
+
+
+def _read(fd, _pread=os.pread):
+    # All a file holds, read from its start.
+    chunks, at = [], 0
+    while True:
+        chunk = _pread(fd, 1 << 20, at)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        at += len(chunk)
 
 
 def _call(req, _load=importlib.import_module, _literal=ast.literal_eval):
@@ -324,7 +454,8 @@ def _worker():
     # test runs: its __main__ module holds none of its functions, and patching builtins or __main__ changes
     # no answer. The script's folder is no import root.
     names = {"__name__": "__main__", "FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE,
-             "MARK": MARK, "MAX_TEXT": MAX_TEXT, "SOURCE": "", "WORKER": True}
+             "MARK": MARK, "MAX_TEXT": MAX_TEXT, "MAX_LINE": MAX_LINE, "MAX_NODES": MAX_NODES, "SOURCE": "",
+             "WORKER": True}
     script = ("import builtins, sys\nsys.path.pop(0)\nexec(compile(" + repr(SOURCE) + ", __file__, 'exec'), dict("
               + repr(names) + ", __builtins__=dict(vars(builtins))))\n")
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
@@ -420,12 +551,25 @@ def _ended(w):
     return w.returncode
 
 
-def _encode(out, _quote=json.encoder.encode_basestring_ascii, _dumps=json.dumps):
-    # A result as json.dumps writes it, by functions bound before any code under test runs (a result is a
-    # dict of strings; anything else, which only a patched driver could make, goes to json.dumps).
-    if type(out) is dict and all(type(k) is str and type(v) is str for k, v in out.items()):
-        return ("{" + ", ".join(_quote(k) + ": " + _quote(v) for k, v in out.items()) + "}").encode("ascii")
-    return _dumps(out).encode("ascii")
+def _encode(out, _quote=json.encoder.encode_basestring, _dumps=json.dumps, _sorted=sorted):
+    # A result as JSON, by functions bound before any code under test runs, at most MAX_LINE characters
+    # (the sandbox keeps 4,096 of a test's output): text other than ASCII written as itself (escaped: a
+    # lone surrogate, and what Python reads as a line break), a type longer than 200 characters cut with
+    # its digest after, and while the line is too long the longest shown text (value, arguments, instance,
+    # message) cut by half: what is compared of them is their digests. A result is a dict of strings;
+    # anything else, which only a patched driver could make, goes to json.dumps.
+    if type(out) is not dict or not all(type(k) is str and type(v) is str for k, v in out.items()):
+        return _dumps(out).encode("ascii")
+    out = dict(out)
+    if len(out.get("t", "")) > 200:
+        out["t"] = out["t"][:100] + "...#" + _hash(out["t"])
+    while True:
+        text = "{" + ", ".join(_quote(k) + ": " + _quote(v) for k, v in out.items()) + "}"
+        text = text.translate(_ESCAPED)
+        cut = _sorted((k for k in ("r", "a", "s", "sb", "m") if out.get(k)), key=lambda k: -len(out[k]))
+        if len(text) <= MAX_LINE or not cut:
+            return text.encode("utf-8")
+        out[cut[0]] = out[cut[0]][: len(out[cut[0]]) // 2]
 
 
 def _serve():
@@ -449,13 +593,17 @@ def _serve():
             data = data[write(results, data) :]
 
 
-def main():
-    # The test's first line is the nonce (read before any code under test runs), the request the rest.
-    out = sys.stdout
+def main(_loads=json.loads, _encode=_encode, _isolated=_isolated, _delegate=_delegate, _mark=MARK):
+    # The test's first line is the nonce (read before any code under test runs), the request the rest. All
+    # that writes the result line is bound first: where the call runs in this process (no calls process),
+    # code under test that patches json, the driver's functions or its output's write changes no answer.
+    write = sys.stdout.write
     nonce, _, text = sys.stdin.read().partition("\n")
-    req = json.loads(text)
+    req = _loads(text)
     line = _delegate(req)
-    out.write(MARK + nonce + " " + (line if line is not None else json.dumps(_isolated(req))) + "\n")
+    if line is None:
+        line = _encode(_isolated(req)).decode("utf-8")
+    write(_mark + nonce + " " + line + "\n")
 
 
 if WORKER:
@@ -477,7 +625,7 @@ def program(
     tree = "memdoor-tree-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     renamed = {"m": dict(sorted((modules or {}).items())), "p": dict(sorted((paths or {}).items()))}
     head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nRENAMED = {renamed!r}\nTREE = {tree!r}\n"
-    head += f"MARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\n"
+    head += f"MARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\nMAX_LINE = {MAX_LINE}\nMAX_NODES = {MAX_NODES}\n"
     return head + f"WORKER = False\nSOURCE = {DRIVER!r}\n" + DRIVER
 
 
@@ -550,9 +698,12 @@ class CallOutcome(BaseModel):
         """What two outcomes must share to be the same behaviour: the kind, the type, a returned value's
         text, the arguments left behind, and the state an instance method left its instance in. An
         exception's message is not compared (a refactoring that rewords the error a nonsense input gets
-        keeps behaviour), nor a crash's reason. A program's output and how it ended are compared (not an
-        exception's message)."""
-        value = (self.digest or self.text) if self.kind in ("return", "exit") else ""
+        keeps behaviour), nor a crash's reason (only the digest of a result line it could not read). A
+        program's output and how it ended are compared (not an exception's message)."""
+        if self.kind == "crash":
+            value = self.digest
+        else:
+            value = (self.digest or self.text) if self.kind in ("return", "exit") else ""
         return (self.kind, self.type, value, self.mutated_digest, self.state_digest)
 
     def show(self) -> str:
@@ -606,13 +757,21 @@ def outcome(result: TestResult, nonce: str, last: bool = False) -> CallOutcome:
         data = json.loads(line) if line is not None else None
     except (ValueError, RecursionError):
         data = None
+    if line is not None and not _readable(data):  # a result line cut or garbled: compared by its digest
+        digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return CallOutcome(kind="crash", text=f"unreadable result #{digest[:8]}", digest=digest)
     return from_mark(data)
+
+
+def _readable(data: object) -> bool:
+    """Whether a result line's JSON is a driver's result (:func:`from_mark` reads it)."""
+    return isinstance(data, dict) and data.get("k") in ("return", "raise", "import", "exit", "crash")
 
 
 def from_mark(data: object) -> CallOutcome:
     """The outcome a driver's result line holds (``k``, ``t``, ``r``, ``h``, ``m``, ``a``, ``ah``, and an
     instance method's ``s``, ``sh``, ``sb``), read as untrusted data; anything else is a crash."""
-    if not isinstance(data, dict) or data.get("k") not in ("return", "raise", "import", "exit", "crash"):
+    if not _readable(data):
         return CallOutcome(kind="crash", text="no result")
     mutated, state = _str(data, "a") or None, _str(data, "s") or None
     return CallOutcome(

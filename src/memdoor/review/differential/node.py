@@ -18,20 +18,30 @@ private ``/tmp`` and then, in one of two modes:
   ``r``, ``h``, ``a``, ``ah``; and, only for an instance method whose call changed its instance's own
   enumerable fields, ``s``/``sh`` those after the call, sorted by name, and ``sb`` before it). Values are
   written as canonical text: ``undefined``, ``NaN``, ``Infinity``, ``-0``, ``12n``, Maps and Sets, class
-  names, ``[Circular]``, so that what JSON cannot say is still compared.
-- **a program** (``TARGET``): the program's standard input is the test's; it runs as ``node file`` would
-  (``require``, or ``import()`` for an ES module), its output is captured, and at exit the line holds the
-  output's text and digest, and how it ended: ``exit status N`` or the uncaught exception's type. A file
-  that does not parse, or that needs a module the sandbox does not have, is ``import`` (it cannot run),
-  not behaviour.
+  names, ``[Circular]``, so that what JSON cannot say is still compared; a value nested deeper than 40
+  levels as ``...#`` and a digest of its whole (walked without recursion, :data:`MAX_NODES` values at most).
+- **a program** (``TARGET``): it runs in a Node process of its own, started by the driver, whose standard
+  input is the test's and whose file descriptor 1 is a file: it runs as ``node file > file`` would
+  (``require``, or ``import()`` for an ES module), and its output is all it writes to descriptor 1
+  (``console.log``, ``fs.writeSync(1, ...)``, a child process's). That process reports how it ended on
+  descriptor 3, in a line after a random key it wrote there before loading any code; the driver's line
+  holds the output's text and digest, and that end: ``exit status N`` or the uncaught exception's type
+  (without the report, its exit status; killed by a signal, a ``crash``). A file that does not parse, or
+  that needs a module the sandbox does not have (an error Node's own module resolver threw), is
+  ``import`` (it cannot run), not behaviour; an error the program throws with such a code itself is
+  compared.
+
+Each result line is at most :data:`MAX_LINE` characters (a long type cut with its digest after, long shown
+texts cut further: their digests are compared), with the characters Python reads as line breaks escaped.
 
 The test's first line is the nonce (:mod:`.seal`): the driver reads standard input before any code
 under test is loaded, takes that line out (the input file keeps only the rest, and standard input reads it
 again from its start) and prints it in its result line, after :data:`MARK`. Everything printed comes from
 untrusted code and is read as data (:func:`read_js`): only the last line with the nonce is a result.
 
-The code under test runs in the driver's process and may replace any global, prototype method or module
-function (``JSON.stringify``, ``Array.prototype.join``, ``crypto.createHash``, ``Promise.prototype.then``…).
+A function under test runs in the driver's process (a program, in its own beside the driver's code that
+reports its end) and may replace any global, prototype method or module function (``JSON.stringify``,
+``Array.prototype.join``, ``crypto.createHash``, ``Promise.prototype.then``…).
 The driver takes every built-in it uses after loading that code at start-up and calls it with a captured
 ``Reflect.apply``; it builds its text by concatenation and index loops (no array method, no iterator), its
 records have no prototype (no setter of ``Object.prototype`` takes a field), it writes its JSON line field
@@ -46,7 +56,7 @@ import json
 
 from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
-from memdoor.review.differential.driver import MARK, MAX_TEXT, CallOutcome, outcome
+from memdoor.review.differential.driver import MARK, MAX_LINE, MAX_NODES, MAX_TEXT, CallOutcome, outcome
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.jsscan import tokens
 from memdoor.review.differential.stdin_inputs import stdin_of
@@ -61,8 +71,11 @@ const crypto = require('crypto');
 const util = require('util');
 const vm = require('vm');
 const Module = require('module');
+const { spawnSync } = require('child_process');
 const { pathToFileURL } = require('url');
 const ROOT = path.join('/tmp', TREE);
+const CHILD = '--memdoor-program';
+const IN_CHILD = process.argv[2] === CHILD;
 
 // Every built-in the driver uses once code under test may have run, taken now, before any is loaded: that
 // code may replace a global, a prototype's method or a module's function, and the result line must not
@@ -73,13 +86,15 @@ const $construct = Reflect.construct;
 const call = (fn, self, ...args) => $apply(fn, self, args);
 const $String = String;
 const $TypeError = TypeError;
-const $Uint8Array = Uint8Array;
+const $Set = Set;
+const $WeakSet = WeakSet;
 const { create: $create, getPrototypeOf: $getProto, hasOwn: $hasOwn, is: $is, keys: $keys } = Object;
 const { parse: $parse, stringify: $stringify } = JSON;
 const $isArray = Array.isArray;
 const $isView = ArrayBuffer.isView;
 const $sort = Array.prototype.sort;
 const $slice = String.prototype.slice;
+const $charCodeAt = String.prototype.charCodeAt;
 const $isPrototypeOf = Object.prototype.isPrototypeOf;
 const OBJECT_PROTO = Object.prototype;
 const ERROR_PROTO = Error.prototype;
@@ -88,6 +103,8 @@ const $mapEntries = Map.prototype.entries;
 const $mapNext = $getProto(new Map().entries()).next;
 const $setValues = Set.prototype.values;
 const $setNext = $getProto(new Set().values()).next;
+const { add: $setAdd, has: $setHas, delete: $setDelete } = Set.prototype;
+const { add: $weakAdd, has: $weakHas } = WeakSet.prototype;
 const $getTime = Date.prototype.getTime;
 const $toISOString = Date.prototype.toISOString;
 const getter = (proto, name) => { const d = Object.getOwnPropertyDescriptor(proto, name); return d ? d.get : undefined; };
@@ -96,7 +113,6 @@ const FLAGS = [['hasIndices', 'd'], ['global', 'g'], ['ignoreCase', 'i'], ['mult
   ['unicode', 'u'], ['unicodeSets', 'v'], ['sticky', 'y']].filter(([n]) => getter(RegExp.prototype, n)).map(([n, c]) => [getter(RegExp.prototype, n), c]);
 const TYPED_PROTO = $getProto(Uint8Array.prototype);
 const $typedLength = getter(TYPED_PROTO, 'length');
-const $typedSet = TYPED_PROTO.set;
 const $utf8Slice = Buffer.prototype.utf8Slice;
 const $bufferFrom = Buffer.from;
 const ERROR_NAMES = [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, AggregateError]
@@ -113,7 +129,10 @@ const $digest = HASH_PROTO.digest;
 const $exit = process.exit;
 const writeSync = fs.writeSync;
 const RESULT_FIELDS = ['k', 't', 'r', 'h', 'm', 'a', 'ah', 's', 'sh', 'sb'];
-const NONCE = takeNonce();
+const SHOWN_FIELDS = ['r', 'a', 's', 'sb', 'm'];
+const DONE = $create(null);
+const MISSING = new $WeakSet();
+const NONCE = IN_CHILD ? '' : takeNonce();
 
 function takeNonce() {
   // The test's first line, read before any code under test is loaded; the input file keeps only the rest,
@@ -170,9 +189,8 @@ function listed(v, each) {
   return out;
 }
 
-function canon(v, depth, seen) {
-  // ``seen``: the objects this one is inside, a chain of {v, up} records.
-  if (depth > 40) return '...';
+function leaf(v) {
+  // canon's text of a value that holds none it writes inside it; null for an array, Map, Set or other object.
   const t = typeof v;
   if (v === undefined) return 'undefined';
   if (v === null) return 'null';
@@ -182,9 +200,42 @@ function canon(v, depth, seen) {
   if (t === 'boolean') return $String(v);
   if (t === 'symbol') return $String(v);
   if (t === 'function') return '[Function ' + (v.name || 'anonymous') + ']';
+  if ($isArray(v) || isMap(v) || isSet(v)) return null;
+  if (isDate(v)) { const time = call($getTime, v); return 'Date ' + (time !== time ? 'Invalid' : call($toISOString, v)); }
+  if (isRegExp(v)) { let f = ''; for (let i = 0; i < FLAGS.length; i++) if (call(FLAGS[i][0], v)) f += FLAGS[i][1]; return '/' + call($source, v) + '/' + f; }
+  if (call($isPrototypeOf, ERROR_PROTO, v)) return $String(errorName(v)) + ': ' + $String(v.message);
+  if ($isView(v)) {
+    let out = '';
+    if (isTypedArray(v)) for (let i = 0, n = call($typedLength, v); i < n; i++) out += (i ? ', ' : '') + $String(v[i]);
+    return v.constructor.name + ' [' + out + ']';
+  }
+  if (typeof v.then === 'function') return '[Promise]';
+  return null;
+}
+
+function objectName(v) {
+  // How canon names an object's class before its fields ('' for a plain object).
+  const proto = $getProto(v);
+  if (proto === null) return '[Object: null prototype] ';
+  return proto === OBJECT_PROTO ? '' : ((proto.constructor && proto.constructor.name) || '?') + ' ';
+}
+
+function budget() {
+  // The values deep may read of one value's deepest parts, all together.
+  const left = $create(null);
+  left.n = MAX_NODES;
+  return left;
+}
+
+function canon(v, depth, seen, left) {
+  // ``seen``: the objects this one is inside, a chain of {v, up} records. A value nested deeper than 40 is
+  // written '...#' and a digest of its whole (deep); ``left``: what deep may still read (budget()).
+  if (depth > 40) return '...#' + deep(v, seen, left);
+  const own = leaf(v);
+  if (own !== null) return own;
   for (let s = seen; s !== null; s = s.up) if (s.v === v) return '[Circular]';
   const inside = { v, up: seen };
-  const inner = (x) => canon(x, depth + 1, inside);
+  const inner = (x) => canon(x, depth + 1, inside, left);
   if ($isArray(v)) return '[' + listed(v, inner) + ']';
   if (isMap(v)) {
     let out = '';
@@ -204,24 +255,70 @@ function canon(v, depth, seen) {
     }
     return 'Set {' + out + '}';
   }
-  if (isDate(v)) { const time = call($getTime, v); return 'Date ' + (time !== time ? 'Invalid' : call($toISOString, v)); }
-  if (isRegExp(v)) { let f = ''; for (let i = 0; i < FLAGS.length; i++) if (call(FLAGS[i][0], v)) f += FLAGS[i][1]; return '/' + call($source, v) + '/' + f; }
-  if (call($isPrototypeOf, ERROR_PROTO, v)) return $String(errorName(v)) + ': ' + $String(v.message);
-  if ($isView(v)) {
-    let out = '';
-    if (isTypedArray(v)) for (let i = 0, n = call($typedLength, v); i < n; i++) out += (i ? ', ' : '') + $String(v[i]);
-    return v.constructor.name + ' [' + out + ']';
-  }
-  if (typeof v.then === 'function') return '[Promise]';
-  const proto = $getProto(v);
-  let name = '';
-  if (proto === null) name = '[Object: null prototype] ';
-  else if (proto !== OBJECT_PROTO) name = ((proto.constructor && proto.constructor.name) || '?') + ' ';
-  return name + '{' + listed($keys(v), (k) => $stringify(k) + ': ' + inner(v[k])) + '}';
+  return objectName(v) + '{' + listed($keys(v), (k) => $stringify(k) + ': ' + inner(v[k])) + '}';
 }
 
-function safeCanon(v) {
-  try { return canon(v, 0, null); } catch (e) { return '[unprintable]'; }
+function deep(v, seen, left) {
+  // The whole of a value nested too deep for canon to write, as a digest (so that two values that differ
+  // only down there still differ): an array, Map, Set or other object the digest of its kind and its items'
+  // digests (an object's with their keys), any other value of its text. It is walked without recursion, an
+  // object met again inside itself is [Circular], and at most left.n values are read in all (a part not
+  // read is "cut"): its time and memory are bounded.
+  const path = new $Set();
+  for (let s = seen; s !== null; s = s.up) call($setAdd, path, s.v);
+  const stack = $create(null);
+  let n = 0;
+  let d = enter(v, path, left);
+  for (;;) {
+    if (typeof d !== 'string') stack[n++] = d;
+    else if (n === 0) return call($slice, d, 0, 16);
+    else { const f = stack[n - 1]; f.acc += (f.items++ ? ',' : '') + f.label + d; }
+    const f = stack[n - 1];
+    const x = left.n > 0 ? nextItem(f) : DONE;
+    if (x !== DONE) { d = enter(x, path, left); continue; }
+    n--;
+    call($setDelete, path, f.self);
+    d = digest(f.kind + '(' + f.acc + (left.n > 0 ? '' : ',cut') + ')');
+  }
+}
+
+function enter(v, path, left) {
+  // v's digest when it holds none canon writes inside it; else the frame deep walks its items with.
+  left.n--;
+  if (left.n < 0) return 'cut';
+  const own = leaf(v);
+  if (own !== null) return digest('value ' + own);
+  if (call($setHas, path, v)) return '[Circular]';
+  call($setAdd, path, v);
+  const f = $create(null);
+  f.self = v; f.acc = ''; f.items = 0; f.label = ''; f.i = 0; f.it = null; f.pending = DONE;
+  if ($isArray(v)) { f.kind = 'Array'; f.count = v.length; }
+  else if (isMap(v)) { f.kind = 'Map'; f.it = call($mapEntries, v); f.next = $mapNext; }
+  else if (isSet(v)) { f.kind = 'Set'; f.it = call($setValues, v); f.next = $setNext; }
+  else { f.kind = objectName(v) + 'Object'; f.keys = $keys(v); f.count = f.keys.length; }
+  return f;
+}
+
+function nextItem(f) {
+  // The next value of a frame of deep (a Map's key, then its value), or DONE.
+  if (f.kind === 'Array') return f.i < f.count ? f.self[f.i++] : DONE;
+  if (f.it !== null) {
+    if (f.pending !== DONE) { const x = f.pending; f.pending = DONE; return x; }
+    const step = call(f.next, f.it);
+    if (step.done) return DONE;
+    if (f.kind !== 'Map') return step.value;
+    f.pending = step.value[1];
+    return step.value[0];
+  }
+  if (f.i >= f.count) return DONE;
+  const k = f.keys[f.i++];
+  f.label = $stringify(k) + ':';
+  return f.self[k];
+}
+
+function safeCanon(v, left) {
+  // ``left``: a budget() shared with other values (a generator's items); a fresh one when undefined.
+  try { return canon(v, 0, null, left === undefined ? budget() : left); } catch (e) { return '[unprintable]'; }
 }
 
 function ownState(self) {
@@ -230,7 +327,8 @@ function ownState(self) {
   try {
     const names = $keys(self);
     call($sort, names);
-    return '{' + listed(names, (k) => $stringify(k) + ': ' + canon(self[k], 1, { v: self, up: null })) + '}';
+    const left = budget();
+    return '{' + listed(names, (k) => $stringify(k) + ': ' + canon(self[k], 1, { v: self, up: null }, left)) + '}';
   } catch (e) { return '[unprintable]'; }
 }
 
@@ -261,19 +359,76 @@ function errMessage(e) {
   try { return e && typeof e === 'object' && 'message' in e ? $String(e.message) : safeCanon(e); } catch (_) { return ''; }
 }
 
+let ESM_MISSING = null;
+
+function trackMissing() {
+  // Node's CommonJS resolver, wrapped before any code under test loads: each error it throws for a module
+  // it cannot find is noted (ESM_MISSING is the class of its ES module loader's, taken then too), so that
+  // only those say the program cannot run here: code that throws an error with that code itself is
+  // compared like any other.
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function () {
+    try {
+      return $apply(resolve, this, arguments);
+    } catch (e) {
+      try {
+        if (e !== null && typeof e === 'object' && e.code === 'MODULE_NOT_FOUND') call($weakAdd, MISSING, e);
+      } catch (_) { /* thrown as it was */ }
+      throw e;
+    }
+  };
+}
+
 function missingModule(e) {
-  try { return !!e && (e.code === 'MODULE_NOT_FOUND' || e.code === 'ERR_MODULE_NOT_FOUND'); } catch (_) { return false; }
+  try {
+    if (call($weakHas, MISSING, e)) return true;
+    return ESM_MISSING !== null && e !== null && typeof e === 'object' && $getProto(e) === ESM_MISSING;
+  } catch (_) { return false; }
 }
 
 function line(res) {
   // The result as JSON, its fields in a fixed order, each an own text (no JSON.stringify of an object,
-  // which would look toJSON up).
-  let out = '';
+  // which would look toJSON up), at most MAX_LINE characters (the sandbox keeps 4,096 of a test's output):
+  // a type longer than 200 cut with its digest after, and while the line is too long the longest shown
+  // text (value, arguments, instance, message) cut by half (what is compared of them is their digests).
+  // What Python reads as a line break is escaped.
+  const own = $create(null);
   for (let i = 0; i < RESULT_FIELDS.length; i++) {
     const f = RESULT_FIELDS[i];
-    if ($hasOwn(res, f) && typeof res[f] === 'string') out += (out ? ',' : '') + $stringify(f) + ':' + $stringify(res[f]);
+    if ($hasOwn(res, f) && typeof res[f] === 'string') own[f] = res[f];
   }
-  return '{' + out + '}';
+  if (typeof own.t === 'string' && own.t.length > 200) {
+    own.t = call($slice, own.t, 0, 100) + '...#' + call($slice, digest(own.t), 0, 32);
+  }
+  for (;;) {
+    let out = '';
+    for (let i = 0; i < RESULT_FIELDS.length; i++) {
+      const f = RESULT_FIELDS[i];
+      if (typeof own[f] === 'string') out += (out ? ',' : '') + $stringify(f) + ':' + unbroken($stringify(own[f]));
+    }
+    let longest = null;
+    for (let i = 0; i < SHOWN_FIELDS.length; i++) {
+      const f = SHOWN_FIELDS[i];
+      const n = typeof own[f] === 'string' ? own[f].length : 0;
+      if (n > 0 && (longest === null || n > own[longest].length)) longest = f;
+    }
+    if (out.length + 2 <= MAX_LINE || longest === null) return '{' + out + '}';
+    own[longest] = call($slice, own[longest], 0, (own[longest].length / 2) | 0);
+  }
+}
+
+function unbroken(s) {
+  // JSON text with U+0085, U+2028 and U+2029 escaped: Python splits lines at them.
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = call($charCodeAt, s, i);
+    if (c === 0x85 || c === 0x2028 || c === 0x2029) {
+      out += call($slice, s, from, i) + (c === 0x85 ? '\\u0085' : c === 0x2028 ? '\\u2028' : '\\u2029');
+      from = i + 1;
+    }
+  }
+  return from === 0 ? s : out + call($slice, s, from);
 }
 
 function finish(res) {
@@ -321,6 +476,7 @@ async function generated(gen) {
   const isAsync = call($isPrototypeOf, ASYNC_GENERATOR_PROTO, gen);
   const kind = isAsync ? 'AsyncGenerator' : 'Generator';
   const next = isAsync ? $asyncGeneratorNext : $generatorNext;
+  const left = budget();
   let items = '';
   let n = 0;
   try {
@@ -329,10 +485,10 @@ async function generated(gen) {
       let step = call(next, gen);
       if (isAsync) step = await step;
       if (step.done) {
-        const end = step.value === undefined ? '' : ' then returns ' + safeCanon(step.value);
+        const end = step.value === undefined ? '' : ' then returns ' + safeCanon(step.value, left);
         return record('return', kind, text(kind + ' [' + items + ']' + end));
       }
-      items += (n ? ', ' : '') + safeCanon(step.value);
+      items += (n ? ', ' : '') + safeCanon(step.value, left);
       n++;
     }
   } catch (e) {
@@ -390,29 +546,95 @@ function packageType(full) {
   return 'commonjs';
 }
 
-function printed(chunks, count) {
-  // The program's output, its chunks joined and read as UTF-8.
-  let size = 0;
-  for (let i = 0; i < count; i++) size += call($typedLength, chunks[i]);
-  const all = new $Uint8Array(size);
-  for (let i = 0, at = 0; i < count; i++) { call($typedSet, all, chunks[i], at); at += call($typedLength, chunks[i]); }
-  return call($utf8Slice, all, 0, size);
+function programMode() {
+  // The program runs in a process of its own (runProgram), whose descriptor 1 is a file read back here once
+  // it ends: its output is all it writes there (console.log, process.stdout, fs.writeSync(1, ...), a child
+  // process's), as it would be to a file. How it ended it reports on descriptor 3, a pipe, in a line after
+  // the key it wrote there first, before any code under test loaded; without that line (the program
+  // removed the driver's handlers), its exit status says. This process loads no code under test.
+  let out;
+  try {
+    const where = path.join('/tmp', TREE + '-output');
+    out = fs.openSync(where, 'w+', 0o600);
+    fs.unlinkSync(where);
+  } catch (e) {
+    finish(crash('its output file cannot be made: ' + errMessage(e)));
+    return;
+  }
+  const ran = spawnSync(process.execPath, [...process.execArgv, __filename, CHILD], { stdio: [0, out, 'ignore', 'pipe'] });
+  const said = ran.output ? reported(ran.output[3]) : null;
+  const printed = text(readAll(out));
+  fs.closeSync(out);
+  if (said !== null && said.k === 'import') {
+    finish(record('import', said.t, text(said.m)));
+  } else if (ran.status !== null || (said !== null && said.t !== '')) {
+    const res = record('exit', said !== null && said.t !== '' ? said.t : 'exit status ' + ran.status, printed);
+    res.m = said !== null ? call($slice, said.m, 0, MAX_TEXT) : '';
+    finish(res);
+  } else {
+    finish(crash('its process ended (' + (ran.error ? $String(ran.error.code) : 'signal ' + ran.signal) + ')'));
+  }
 }
 
-function programMode() {
-  const chunks = $create(null);
-  let count = 0;
+function crash(reason) {
+  const res = $create(null);
+  res.k = 'crash';
+  res.r = call($slice, reason, 0, MAX_TEXT);
+  return res;
+}
+
+function readAll(fd) {
+  // All a file holds, from its start, read as UTF-8.
+  const size = fs.fstatSync(fd).size;
+  const data = Buffer.alloc(size);
+  let at = 0;
+  while (at < size) {
+    const n = fs.readSync(fd, data, at, size - at, at);
+    if (n <= 0) break;
+    at += n;
+  }
+  return data.toString('utf8', 0, at);
+}
+
+function reported(data) {
+  // The program's report of how it ended ({k, t, m}): the last line on its descriptor 3 that starts with
+  // the key on that descriptor's first line; null without one.
+  const s = data ? data.toString('utf8') : '';
+  const key = s.slice(0, 32);
+  if (!/^[0-9a-f]{32}$/.test(key) || s[32] !== '\n') return null;
+  const at = s.lastIndexOf('\n' + key + ' ');
+  if (at < 32) return null;
+  const rest = s.slice(at + 34);
+  try {
+    const said = JSON.parse(rest.slice(0, rest.indexOf('\n') < 0 ? rest.length : rest.indexOf('\n')));
+    const ok = said && (said.k === 'exit' || said.k === 'import') && typeof said.t === 'string' && typeof said.m === 'string';
+    return ok ? said : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+function writeAll(fd, s) {
+  // s written whole to fd (a pipe may be full for a moment); given up on any other error.
+  const data = $bufferFrom(s, 'utf8');
+  for (let at = 0, tries = 0; at < call($typedLength, data) && tries < 100000;) {
+    try { at += writeSync(fd, data, at); } catch (e) { if (e.code !== 'EAGAIN') return; tries++; }
+  }
+}
+
+function runProgram() {
+  // The program's own process (programMode's): its output is descriptor 1's, its report goes to 3.
+  const key = crypto.randomBytes(16).toString('hex');
+  writeAll(3, key + '\n');
+  process.argv.length = 2;
   let error = null;
   let loading = true;
-  process.on('exit', (code) => {
-    const o = text(printed(chunks, count));
-    if (error && error.load) finish(record('import', error.type, text(error.message)));
-    else {
-      const res = record('exit', error ? error.type : 'exit status ' + code, o);
-      res.m = error ? call($slice, error.message, 0, MAX_TEXT) : '';
-      finish(res);
-    }
-    process.exitCode = 0;
+  process.on('exit', () => {
+    const res = $create(null);
+    res.k = error && error.load ? 'import' : 'exit';
+    res.t = error ? error.type : '';
+    res.m = error ? error.message : '';
+    writeAll(3, '\n' + key + ' ' + line(res) + '\n');
   });
   const fail = (e) => {
     if (!error) error = { type: errType(e), message: errMessage(e), load: (loading && e && e.memdoorLoad === true) || missingModule(e) };
@@ -420,31 +642,36 @@ function programMode() {
   };
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
-  let full;
-  try {
-    setup();
-    full = path.join(ROOT, TARGET);
-    const esm = full.endsWith('.mjs') || (full.endsWith('.js') && packageType(full) === 'module');
-    if (!esm) {
-      let src = fs.readFileSync(full, 'utf8');
-      if (src.startsWith('#!')) src = '//' + src;
-      try { new vm.Script(Module.wrap(src), { filename: full }); } catch (e) { e.memdoorLoad = true; throw e; }
+  const load = () => {
+    try {
+      setup();
+      const full = path.join(ROOT, TARGET);
+      const esm = full.endsWith('.mjs') || (full.endsWith('.js') && packageType(full) === 'module');
+      if (!esm) {
+        let src = fs.readFileSync(full, 'utf8');
+        if (src.startsWith('#!')) src = '//' + src;
+        try { new vm.Script(Module.wrap(src), { filename: full }); } catch (e) { e.memdoorLoad = true; throw e; }
+      }
+      loading = false;
+      if (esm) import(pathToFileURL(full).href).catch(fail);
+      else require(full);
+    } catch (e) {
+      fail(e);
     }
-    process.stdout.write = function (chunk, enc, cb) {
-      chunks[count++] = typeof chunk === 'string' ? $bufferFrom(chunk, typeof enc === 'string' ? enc : 'utf8') : $bufferFrom(chunk);
-      const done = typeof enc === 'function' ? enc : cb;
-      if (typeof done === 'function') process.nextTick(done);
-      return true;
-    };
-    loading = false;
-    if (esm) import(pathToFileURL(full).href).catch(fail);
-    else require(full);
-  } catch (e) {
-    fail(e);
-  }
+  };
+  trackMissing();
+  // The class of the ES module loader's error for a missing module, from one it throws now; the program
+  // then starts as a main module would (no promise job of its own before it).
+  const noted = (e) => {
+    if (e !== null && typeof e === 'object' && e.code === 'ERR_MODULE_NOT_FOUND') ESM_MISSING = $getProto(e);
+    setImmediate(load);
+  };
+  import(pathToFileURL(path.join(ROOT, '.memdoor-no-such-module.mjs')).href).then(noted, noted);
 }
 
-if (TARGET === null) {
+if (IN_CHILD) {
+  runProgram();
+} else if (TARGET === null) {
   callMode();
 } else {
   programMode();
@@ -473,7 +700,7 @@ def js_program(files: dict[str, str], target: str | None = None) -> str:
     head = (
         f"'use strict';\nconst FILES = {blob};\nconst TREE = {json.dumps(tree)};\n"
         f"const TARGET = {json.dumps(target)};\nconst MARK = {json.dumps(MARK)};\nconst MAX_TEXT = {MAX_TEXT};\n"
-        f"const MAX_ITEMS = {MAX_ITEMS};\n"
+        f"const MAX_ITEMS = {MAX_ITEMS};\nconst MAX_LINE = {MAX_LINE};\nconst MAX_NODES = {MAX_NODES};\n"
     )
     return head + DRIVER
 
