@@ -72,3 +72,49 @@ def finishes(call: Callable[[], Any], seconds: float = 20.0) -> Any:
     finally:
         child.kill()
         child.join()
+
+
+def only_difference(ran) -> tuple[str, str]:
+    """The base's and the change's outcome, as shown, of a target's one reproduced difference."""
+    assert ran.reproduced == 1, ran
+    (d,) = ran.differences
+    return d.old.show(), d.new.show()
+
+
+async def rust_library_difference(sandbox, tmp_path: Path, old: str, new: str) -> tuple[str, str]:
+    """:func:`only_difference` of the one function changed from ``old`` to ``new`` (a crate's ``src/lib.rs``),
+    called with 1 (the input then made smaller by the stage)."""
+    from memdoor.judging.judge import Judge
+    from memdoor.review.differential.execute import differences
+    from memdoor.review.differential.inputs import Call
+    from memdoor.review.differential.plan import rust_batches
+    from memdoor.review.differential.rustfunctions import compare_rust
+
+    base, changed = tmp_path / "base", tmp_path / "changed"
+    for root, text in ((base, old), (changed, new)):
+        (root / "src").mkdir(parents=True)
+        (root / "src/lib.rs").write_text(text)
+    (fn,), _ = compare_rust(old, new, file="src/lib.rs")
+    (batch,) = rust_batches([(0, fn, [Call(text="[1]")])], changed, base)
+    (ran,) = await differences(Judge(sandbox), batch)
+    return only_difference(ran)
+
+
+async def js_function_difference(sandbox, old: str, new: str, name: str = "addOne") -> tuple[str, str]:
+    """:func:`only_difference` of the function ``name`` changed from ``old`` to ``new`` (``lib/calc.js``),
+    called with 1 (the input then made smaller by the stage)."""
+    from memdoor.judging.judge import Judge
+    from memdoor.review.differential.execute import differences
+    from memdoor.review.differential.inputs import Call
+    from memdoor.review.differential.jsfunctions import compare_javascript
+    from memdoor.review.differential.node import js_call_request, js_program, read_js
+    from memdoor.review.differential.targets import Batch
+
+    (fn,) = [t for t in compare_javascript(old, new, file="lib/calc.js")[0] if t.name == name]
+    work = [(0, fn, [Call(text="[1]")])]
+    old_code, new_code = js_program({"lib/calc.js": old}), js_program({"lib/calc.js": new})
+    batch = Batch(
+        "javascript", old_code, new_code, work, lambda t, c, _k: js_call_request(t.file, t.name, c), read_js
+    )
+    (ran,) = await differences(Judge(sandbox), batch)
+    return only_difference(ran)

@@ -8,6 +8,7 @@ import json
 from functools import partial
 
 import pytest
+from differential_helpers import js_function_difference, only_difference, rust_library_difference
 
 from memdoor.core.verdict import TestResult
 from memdoor.judging.judge import Judge
@@ -15,13 +16,10 @@ from memdoor.review.differential.driver import MARK, outcome, program, request
 from memdoor.review.differential.execute import differences, run_version
 from memdoor.review.differential.functions import compare_files
 from memdoor.review.differential.inputs import Call
-from memdoor.review.differential.jsfunctions import compare_javascript
-from memdoor.review.differential.node import js_call_request, js_program, read_js, stdin_request
-from memdoor.review.differential.plan import rust_batches
+from memdoor.review.differential.node import js_program, read_js, stdin_request
 from memdoor.review.differential.programs import program_of
 from memdoor.review.differential.rust_driver import read_rust, wrap_program
 from memdoor.review.differential.rust_pair import layout
-from memdoor.review.differential.rustfunctions import compare_rust
 from memdoor.review.differential.seal import head, new_nonce, results
 from memdoor.review.differential.targets import Batch
 from memdoor.sandbox.lang.run import tool_for
@@ -106,29 +104,19 @@ def test_only_a_line_with_the_nonce_is_a_result():
         results(output, "")
 
 
-def _one_difference(ran) -> tuple[str, str]:
-    assert ran.reproduced == 1, ran
-    (d,) = ran.differences
-    return d.old.show(), d.new.show()
-
-
 async def test_a_python_function_printing_the_base_s_result_line_still_differs(sandbox):
     (fn,) = compare_files(PY_OLD, PY_NEW, file="calc.py", old_file="calc.py", module="calc", import_root="")
     work = [(0, fn, [Call(text="[1]")])]
     old, new = program({"calc.py": PY_OLD}, [""]), program({"calc.py": PY_NEW}, [""])
     batch = Batch("python", old, new, work, lambda t, c, _k: request(t, c), outcome)
     (ran,) = await differences(Judge(sandbox), batch)
-    assert _one_difference(ran) == ("returns 1", "returns 2")  # its input [1], made [0]
+    assert only_difference(ran) == ("returns 1", "returns 2")  # its input [1], made [0]
 
 
 @needs_node
 async def test_a_javascript_function_printing_the_base_s_result_line_last_still_differs(sandbox):
-    (fn,) = [t for t in compare_javascript(JS_OLD, JS_NEW, file="lib/calc.js")[0] if t.name == "addOne"]
-    work = [(0, fn, [Call(text="[1]")])]
-    old, new = js_program({"lib/calc.js": JS_OLD}), js_program({"lib/calc.js": JS_NEW})
-    batch = Batch("javascript", old, new, work, lambda t, c, _k: js_call_request(t.file, t.name, c), read_js)
-    (ran,) = await differences(Judge(sandbox), batch)
-    assert _one_difference(ran) == ("returns 1", "returns 2")  # its input [1], made [0]
+    shown = await js_function_difference(sandbox, JS_OLD, JS_NEW)
+    assert shown == ("returns 1", "returns 2")  # its input [1], made [0]
 
 
 @needs_node
@@ -147,7 +135,7 @@ async def test_a_javascript_program_printing_the_base_s_end_line_last_still_diff
         read_js,
     )
     (ran,) = await differences(Judge(sandbox), batch)
-    old_end, new_end = _one_difference(ran)  # its input '1', made '' (Number('') is 0)
+    old_end, new_end = only_difference(ran)  # its input '1', made '' (Number('') is 0)
     assert old_end == "prints '1\\n' and exits with status 0"
     # all it writes to its descriptor 1 is its output, the forged line too: never a result
     assert new_end.startswith("prints '2\\n\\n" + MARK) and new_end.endswith("' and exits with status 0")
@@ -155,14 +143,7 @@ async def test_a_javascript_program_printing_the_base_s_end_line_last_still_diff
 
 @needs_rust
 async def test_a_rust_function_printing_the_base_s_result_line_last_still_differs(sandbox, tmp_path):
-    base, changed = tmp_path / "base", tmp_path / "changed"
-    for root, text in ((base, RS_OLD), (changed, RS_NEW)):
-        (root / "src").mkdir(parents=True)
-        (root / "src/lib.rs").write_text(text)
-    (fn,), _ = compare_rust(RS_OLD, RS_NEW, file="src/lib.rs")
-    (batch,) = rust_batches([(0, fn, [Call(text="[1]")])], changed, base)
-    (ran,) = await differences(Judge(sandbox), batch)
-    old, new = _one_difference(ran)
+    old, new = await rust_library_difference(sandbox, tmp_path, RS_OLD, RS_NEW)
     # its input [1], made [0]; the change ended the process: no result of the harness's
     assert old == "returns 1" and new.startswith("crashes")
 

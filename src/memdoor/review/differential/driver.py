@@ -37,8 +37,10 @@ memory) and the next starts another. It reports its CPU time with each result an
 call once it has used half its CPU-time limit (the harness's, inherited: at least twice a test's wall-clock
 limit), so the calls before cannot leave a call too little; a call that alone runs past the limit is still
 that call's ``crash``. Each request it gets carries a fresh random key, and only its answer line that
-holds the key is read (the code under test may write on that pipe too, but cannot know the key). The
-process runs the program in a namespace of its own (its ``__main__`` module holds none of it) with a copy of
+holds the key is read (the code under test may write on that pipe too, but is not given the key); a line
+with another key-shaped value is a guess at it, which makes the call's outcome a forged result
+(:data:`.seal.FORGED`) and replaces the process, as a result line with another nonce does (:mod:`.seal`).
+The process runs the program in a namespace of its own (its ``__main__`` module holds none of it) with a copy of
 the builtins, and binds the library functions it uses (its JSON reader and writer, ``os.write``, its clock,
 ``hashlib.sha256``, ``ast.literal_eval``, ``importlib.import_module``) before any code under test is
 imported, so code that patches them, the builtins or ``__main__`` changes no answer; code that reads the
@@ -70,7 +72,7 @@ from memdoor.core.problem import TestCase
 from memdoor.core.verdict import TestResult
 from memdoor.review.differential.functions import ChangedFunction
 from memdoor.review.differential.inputs import Call
-from memdoor.review.differential.seal import MARK, results
+from memdoor.review.differential.seal import FORGED, FORGED_DIGEST, MARK, forged, results
 
 MAX_TEXT = 600
 """Characters of a result's text kept (its digest is of the whole)."""
@@ -78,6 +80,8 @@ MAX_LINE = 3600
 """Characters of a driver's result line (its JSON) at most: the sandbox keeps 4,096 of a test's output."""
 MAX_NODES = 100_000
 """Values a driver reads of one value's parts nested deeper than it writes (their digest is of those)."""
+FORGED_LINE = json.dumps({"k": "crash", "r": FORGED, "h": FORGED_DIGEST})
+"""The result a driver writes for a call whose keyed answer was forged (:data:`.seal.FORGED`)."""
 
 DRIVER = r"""
 import ast, gc, hashlib, importlib, io, itertools, json, opcode, os, re, sys
@@ -455,7 +459,7 @@ def _worker():
     # no answer. The script's folder is no import root.
     names = {"__name__": "__main__", "FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE,
              "MARK": MARK, "MAX_TEXT": MAX_TEXT, "MAX_LINE": MAX_LINE, "MAX_NODES": MAX_NODES, "SOURCE": "",
-             "WORKER": True}
+             "FORGED_LINE": FORGED_LINE, "WORKER": True}
     script = ("import builtins, sys\nsys.path.pop(0)\nexec(compile(" + repr(SOURCE) + ", __file__, 'exec'), dict("
               + repr(names) + ", __builtins__=dict(vars(builtins))))\n")
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
@@ -486,6 +490,9 @@ def _delegate(req):
         line = _answer(w, key)
     except (OSError, ValueError):
         line = ""
+    if line is None:  # a guess at the key: the worker, and what it may still write, goes
+        _retire(w)
+        return FORGED_LINE
     if line:
         used, _, rest = line.partition(" ")
         try:
@@ -504,14 +511,22 @@ def _key():
     return os.urandom(16).hex().encode("ascii")
 
 
+_KEYED = re.compile(rb"[0-9A-Fa-f]{32} ")
+
+
 def _answer(w, key):
     # The worker's answer to the request sent with ``key``: the first line that holds the key (a line
-    # without it, written by the code under test, is skipped); "" when the worker ends first.
+    # without anything shaped like a key, written by the code under test, is skipped); "" when the worker
+    # ends first; None when a line holds another key-shaped value (32 hexadecimal digits and a space) before
+    # the key or without it: a guess at the key, which code that reads the worker's memory could make for
+    # each candidate it finds there. It gets one guess, and a wrong one is a forged answer.
     while True:
         raw = w.stdout.readline()
         if not raw:
             return ""
-        _, found, rest = raw.partition(key + b" ")
+        before, found, rest = raw.partition(key + b" ")
+        if _KEYED.search(before) is not None:
+            return None
         if found:
             return rest.decode("utf-8", "replace").strip()
 
@@ -626,6 +641,7 @@ def program(
     renamed = {"m": dict(sorted((modules or {}).items())), "p": dict(sorted((paths or {}).items()))}
     head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nRENAMED = {renamed!r}\nTREE = {tree!r}\n"
     head += f"MARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\nMAX_LINE = {MAX_LINE}\nMAX_NODES = {MAX_NODES}\n"
+    head += f"FORGED_LINE = {FORGED_LINE!r}\n"
     return head + f"WORKER = False\nSOURCE = {DRIVER!r}\n" + DRIVER
 
 
@@ -672,6 +688,12 @@ class CallOutcome(BaseModel):
         made = cls(kind="import", type="compile error", text=text)
         made._not_compiled = True
         return made
+
+    @classmethod
+    def forged(cls) -> CallOutcome:
+        """A call or program whose output held a guess at its seal (:func:`.seal.forged`): a crash compared by
+        its digest, the same on both versions, another than any other crash."""
+        return cls(kind="crash", text=FORGED, digest=FORGED_DIGEST)
 
     @property
     def did_not_compile(self) -> bool:
@@ -744,13 +766,16 @@ def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
 def outcome(result: TestResult, nonce: str, last: bool = False) -> CallOutcome:
     """The outcome of one test of the program (a sandbox result: read as untrusted data), from its first
     result line with the test's ``nonce`` (:mod:`.seal`; ``last``: its last, for the Node driver, which
-    prints after the program's own output). A line with the bare marker is no result."""
+    prints after the program's own output). A line with the bare marker is no result; one with another
+    nonce-shaped value makes the outcome :meth:`CallOutcome.forged` (one guess)."""
     if result.status == "time_limit":
         return CallOutcome(kind="timeout")
     if result.status == "memory_limit":
         return CallOutcome(kind="memory")
     if result.status != "passed":
         return CallOutcome(kind="crash", text=f"{result.status}: {result.detail}"[:MAX_TEXT])
+    if forged(result.output or "", nonce):
+        return CallOutcome.forged()
     marked = results(result.output or "", nonce)
     line = (marked[-1] if last else marked[0]) if marked else None
     try:

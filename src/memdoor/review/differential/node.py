@@ -26,9 +26,10 @@ private ``/tmp`` and then, in one of two modes:
   (``console.log``, ``fs.writeSync(1, ...)``, a child process's). That process reports how it ended on
   descriptor 3, in a line after a random key it wrote there before loading any code; the driver's line
   holds the output's text and digest, and that end: ``exit status N`` or the uncaught exception's type
-  (without the report, its exit status; killed by a signal, a ``crash``). A file that does not parse, or
-  that needs a module the sandbox does not have (an error Node's own module resolver threw), is
-  ``import`` (it cannot run), not behaviour; an error the program throws with such a code itself is
+  (without the report, its exit status; killed by a signal, a ``crash``; a line there that starts with
+  another key-shaped value, a guess at the key, a forged result: :data:`.seal.FORGED`). A file that does
+  not parse, or that needs a module the sandbox does not have (an error Node's own module resolver threw),
+  is ``import`` (it cannot run), not behaviour; an error the program throws with such a code itself is
   compared.
 
 Each result line is at most :data:`MAX_LINE` characters (a long type cut with its digest after, long shown
@@ -37,7 +38,9 @@ texts cut further: their digests are compared), with the characters Python reads
 The test's first line is the nonce (:mod:`.seal`): the driver reads standard input before any code
 under test is loaded, takes that line out (the input file keeps only the rest, and standard input reads it
 again from its start) and prints it in its result line, after :data:`MARK`. Everything printed comes from
-untrusted code and is read as data (:func:`read_js`): only the last line with the nonce is a result.
+untrusted code and is read as data (:func:`read_js`): only the last line with the nonce is a result, and
+one with another nonce-shaped value makes the outcome a forged result (:func:`.seal.forged`: one guess).
+Nothing keeps a function's code from reading the driver's memory (``/proc/self/mem``) for the nonce.
 
 A function under test runs in the driver's process (a program, in its own beside the driver's code that
 reports its end) and may replace any global, prototype method or module function (``JSON.stringify``,
@@ -59,6 +62,7 @@ from memdoor.core.verdict import TestResult
 from memdoor.review.differential.driver import MARK, MAX_LINE, MAX_NODES, MAX_TEXT, CallOutcome, outcome
 from memdoor.review.differential.inputs import Call
 from memdoor.review.differential.jsscan import tokens
+from memdoor.review.differential.seal import FORGED, FORGED_DIGEST
 from memdoor.review.differential.stdin_inputs import stdin_of
 
 MAX_ITEMS = 100
@@ -565,7 +569,11 @@ function programMode() {
   const said = ran.output ? reported(ran.output[3]) : null;
   const printed = text(readAll(out));
   fs.closeSync(out);
-  if (said !== null && said.k === 'import') {
+  if (said === FORGED_REPORT) {
+    const res = crash(FORGED);
+    res.h = FORGED_DIGEST;
+    finish(res);
+  } else if (said !== null && said.k === 'import') {
     finish(record('import', said.t, text(said.m)));
   } else if (ran.status !== null || (said !== null && said.t !== '')) {
     const res = record('exit', said !== null && said.t !== '' ? said.t : 'exit status ' + ran.status, printed);
@@ -575,6 +583,8 @@ function programMode() {
     finish(crash('its process ended (' + (ran.error ? $String(ran.error.code) : 'signal ' + ran.signal) + ')'));
   }
 }
+
+const FORGED_REPORT = $create(null);
 
 function crash(reason) {
   const res = $create(null);
@@ -598,10 +608,17 @@ function readAll(fd) {
 
 function reported(data) {
   // The program's report of how it ended ({k, t, m}): the last line on its descriptor 3 that starts with
-  // the key on that descriptor's first line; null without one.
+  // the key on that descriptor's first line; null without one; FORGED_REPORT when a later line starts
+  // with another key-shaped value (32 hexadecimal digits and a space): a guess at the key, which a program
+  // reading its process's memory could make for each candidate there. It gets one guess.
   const s = data ? data.toString('utf8') : '';
   const key = s.slice(0, 32);
   if (!/^[0-9a-f]{32}$/.test(key) || s[32] !== '\n') return null;
+  const shaped = /^([0-9A-Fa-f]{32}) /gm;
+  shaped.lastIndex = 33;
+  for (let m = shaped.exec(s); m !== null; m = shaped.exec(s)) {
+    if (m[1] !== key) return FORGED_REPORT;
+  }
   const at = s.lastIndexOf('\n' + key + ' ');
   if (at < 32) return null;
   const rest = s.slice(at + 34);
@@ -701,6 +718,7 @@ def js_program(files: dict[str, str], target: str | None = None) -> str:
         f"'use strict';\nconst FILES = {blob};\nconst TREE = {json.dumps(tree)};\n"
         f"const TARGET = {json.dumps(target)};\nconst MARK = {json.dumps(MARK)};\nconst MAX_TEXT = {MAX_TEXT};\n"
         f"const MAX_ITEMS = {MAX_ITEMS};\nconst MAX_LINE = {MAX_LINE};\nconst MAX_NODES = {MAX_NODES};\n"
+        f"const FORGED = {json.dumps(FORGED)};\nconst FORGED_DIGEST = {json.dumps(FORGED_DIGEST)};\n"
     )
     return head + DRIVER
 

@@ -12,7 +12,12 @@ exit status is the end. A version that does not compile is ``import`` (it cannot
 Before the program runs, our ``main`` reads the test's first line, the nonce (:mod:`.seal`), and takes it
 out of the input (the input file keeps only the rest, and standard input reads it again from its start):
 only a line with the nonce is read as the end, or as a call's result; a line the code under test prints
-is its output.
+is its output, unless it is shaped like a result line with another nonce: a guess, which makes the run's
+or call's outcome a forged result (:func:`.seal.forged`). Before it reads the nonce, ``main`` makes the
+process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, as the grader's Rust harness does: ``rust_report``):
+its ``/proc/self/mem`` is then root's, and safe Rust of the code under test, which is not root in its user
+namespace (bwrap; ``unshare`` when Memdoor runs as root), cannot open it to look for the nonce. Native code
+of the file (``unsafe``, an ``extern "C"`` block) runs in the same process and can undo that.
 
 For functions (:func:`function_harness`), every input is baked in as Rust literals of the declared
 parameter types (:mod:`.rust_inputs`: only values that compile), one ``match`` arm each; a run reads the
@@ -52,7 +57,7 @@ from memdoor.review.differential.rust_pair import (
     refused_harness,
 )
 from memdoor.review.differential.rustfunctions import MUT_METHOD
-from memdoor.review.differential.seal import head
+from memdoor.review.differential.seal import forged, head
 from memdoor.sandbox.lang.rust_call import Unsupported
 
 HARNESS = "__memdoor_harness"
@@ -72,9 +77,15 @@ fn __memdoor_json(s: &str) -> ::std::string::String {
     o.push('"');
     o
 }
+extern "C" {
+    fn prctl(option: ::std::ffi::c_int, ...) -> ::std::ffi::c_int;
+}
 fn __memdoor_nonce() -> ::std::string::String {
     // The test's first line, read before the code under test runs; the input file keeps only the rest,
-    // which standard input reads from its start (from a pipe, only that line is read).
+    // which standard input reads from its start (from a pipe, only that line is read). The process is made
+    // non-dumpable first (PR_SET_DUMPABLE 0): its /proc/self/mem is then root's, which safe Rust of the code
+    // under test, not root in its user namespace, cannot open to read the nonce.
+    unsafe { prctl(4, 0 as ::std::ffi::c_ulong) };
     use ::std::io::{Read, Seek, Write};
     use ::std::os::unix::io::AsFd;
     let mut input = match ::std::io::stdin().as_fd().try_clone_to_owned() {
@@ -169,7 +180,8 @@ def _not_compiled(result: TestResult, where: Layout) -> CallOutcome:
 
 def read_rust(result: TestResult, nonce: str, where: Layout) -> CallOutcome:
     """The outcome of one run of the wrapped program, read as untrusted data: its end from the last line
-    with the test's ``nonce``; any other line is what the program printed."""
+    with the test's ``nonce``; a line with another nonce-shaped value makes it :meth:`CallOutcome.forged`
+    (:func:`.seal.forged`: one guess); any other line is what the program printed."""
     detail = (result.detail or "").strip()
     if result.status == "compile_error":
         return _not_compiled(result, where)
@@ -183,6 +195,8 @@ def read_rust(result: TestResult, nonce: str, where: Layout) -> CallOutcome:
             return CallOutcome(kind="crash", text=f"{result.status}: {detail}"[:MAX_TEXT])
         return CallOutcome(kind="exit", type=f"exit status {status.group(1)}", text="")
     out = result.output or ""
+    if forged(out, nonce):
+        return CallOutcome.forged()
     mark = "\n" + head(nonce)
     at = out.rfind(mark)
     end, message = "exit status 0", ""
