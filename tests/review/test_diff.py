@@ -276,6 +276,27 @@ def test_hunk_numbers_too_long_or_not_ascii_are_refused_in_one_line(hunk):
 
 
 @pytest.mark.parametrize(
+    ("hunk", "numbers"),
+    [
+        ("@@ -1 +1,0000000000000000000001 @@", (1, 1, 1, 1)),  # 22 digits, 21 of them leading zeros
+        (f"@@ -{'0' * 5000}1,1 +00001 @@", (1, 1, 1, 1)),
+    ],
+)
+def test_hunk_numbers_with_leading_zeros_are_read_as_git_reads_them(hunk, numbers, repo):
+    """git's strtoul reads leading zeros; only the digits after them count toward the limit."""
+    text = f"--- a/x.py\n+++ b/x.py\n{hunk}\n-a\n+b\n"
+    (fd,) = parse_diff(text)
+    (h,) = fd.hunks
+    assert (h.old_start, h.old_len, h.new_start, h.new_len) == numbers and h.lines == ["-a", "+b"]
+    assert _git_reads(repo, text) == _git_reads(repo, "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+
+
+def test_a_huge_hunk_number_after_leading_zeros_is_still_refused():
+    with pytest.raises(ReviewInputError, match="bad hunk header at line 3"):
+        parse_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +0001234567890123456789 @@\n-a\n+b\n")
+
+
+@pytest.mark.parametrize(
     ("score", "kept"),
     [("90", "90"), ("0090", "90"), ("+90", "90"), ("150", None), (BIG, None), ("18446744073709551706", None)],
 )

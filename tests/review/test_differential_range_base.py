@@ -17,6 +17,7 @@ from review_helpers import BUGGY, git, make_repo
 from memdoor.memory.inproc import InProcMemory
 from memdoor.models.pool import ModelPool
 from memdoor.models.scripted import ScriptedModel
+from memdoor.review import session
 from memdoor.review.gitrange import export_tree, read_range
 from memdoor.review.session import ReviewConfig, ReviewReport, prepare, run_review
 from memdoor.run.env import RunEnv
@@ -89,3 +90,41 @@ async def test_crlf_attributes_of_the_change_never_stop_the_differential_stage(s
     assert [t.name for t in report.pre_existing] == ["test_calc.T.test_empty"]
     assert any(g.source == "tests" and "test_mean" in g.message for g in report.findings)
     assert report.complete and report.stages_run == ["tests", "differential"]
+    # its base holds the diff's paths only, as the base commit has them (.gitattributes: absent there);
+    # it was a second copy of the whole tree (test_calc.py too), on top of the test stage's two
+    base = place / "work" / "differential-base"
+    assert (
+        sorted(p.name for p in base.iterdir()) == ["calc.py"] and b"\r" not in (base / "calc.py").read_bytes()
+    )
+    assert (place / "work" / "base" / "test_calc.py").is_file()  # the tests' base is still the whole tree
+
+
+@pytest.mark.parametrize(
+    "head", [pytest.param("HEAD", id="head-commit"), pytest.param(None, id="working-tree")]
+)
+async def test_a_base_the_file_system_cannot_build_stops_each_stage_with_its_reason(
+    sandbox, place, head, monkeypatch
+):
+    """A rename, removal or copy refused while building a base (OSError) failed the whole review with
+    the error's type; each stage now stops with the reason in one line and the review is incomplete."""
+
+    def refused_rename(root, commit, copy, scratch):
+        raise PermissionError(13, "Permission denied", str(scratch / "calc.py"), None, str(copy / "calc.py"))
+
+    def full_disk(root, files, dest):
+        raise OSError(28, "No space left on device", str(dest / "calc.py"))
+
+    monkeypatch.setattr(session, "restore_base", refused_rename)  # the tests' base, working tree
+    monkeypatch.setattr(session, "copy_tree", full_disk)  # the differential's base; the tests' with --head
+    repo = place / "repo"
+    crlf_change(repo, checked_out=False)
+    report = await review_range(sandbox, repo, head, place)  # no report.error: nothing crashed
+    why = "base-tree/calc.py -> base/calc.py: Permission denied" if head is None else "base/calc.py: No space"
+    assert not report.complete and report.incomplete_reason.startswith(f"the base cannot be built: {why}")
+    assert (
+        report.base_tests is None and report.tests is None and report.stages_run == ["tests", "differential"]
+    )
+    stage = report.differential
+    assert stage is not None and stage.functions == []
+    assert stage.stopped == "the base cannot be built: differential-base/calc.py: No space left on device"
+    assert "\n" not in report.incomplete_reason

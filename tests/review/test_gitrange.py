@@ -8,8 +8,9 @@ import pytest
 from review_helpers import BUGGY, CALC, git
 
 from memdoor.core.errors import ReviewInputError
+from memdoor.review import gitrange
 from memdoor.review.diff import parse_diff
-from memdoor.review.gitrange import export_tree, read_range
+from memdoor.review.gitrange import changed_paths, export_tree, read_range
 from memdoor.review.session import ReviewConfig, prepare
 
 
@@ -78,6 +79,28 @@ def test_bad_refs_and_a_large_diff_are_one_line_of_bad_input(ranged, base, head,
     with pytest.raises(ReviewInputError, match=says) as e:
         read_range(ranged, base, head, 100)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("bound", [50, 103])  # cut in the first entry's object ids, or in its path
+def test_a_list_of_changed_files_too_long_to_read_whole_is_refused_in_one_line(ranged, monkeypatch, bound):
+    """git's list of the range's files (``--raw``), cut at its bound, made the binary check raise an
+    IndexError, or read a path cut short."""
+    monkeypatch.setattr(gitrange, "MAX_LIST_BYTES", bound)
+    with pytest.raises(
+        ReviewInputError, match=f"the files the range changes is larger than {bound} bytes"
+    ) as e:
+        read_range(ranged, "HEAD~1", "HEAD", 1_000_000)
+    assert "\n" not in str(e.value)
+
+
+def test_the_paths_to_restore_are_never_a_list_cut_short(ranged, monkeypatch):
+    """The base's paths to put back (``--name-only``: ``calc.py``, ``logo.png``, 18 bytes) were cut at the
+    bound without a word, leaving the base silently incomplete."""
+    monkeypatch.setattr(gitrange, "MAX_LIST_BYTES", 18)
+    assert changed_paths(ranged, ["HEAD~1", "HEAD"]) == ["calc.py", "logo.png"]
+    monkeypatch.setattr(gitrange, "MAX_LIST_BYTES", 10)
+    with pytest.raises(ReviewInputError, match="larger than 10 bytes; review it in parts"):
+        changed_paths(ranged, ["HEAD~1", "HEAD"])
 
 
 def test_no_filter_or_hook_of_the_repository_runs(repo, tmp_path):

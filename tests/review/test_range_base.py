@@ -20,8 +20,9 @@ from memdoor.core.budget import Budget, BudgetTracker
 from memdoor.core.ledger import Ledger
 from memdoor.core.trace import Trace
 from memdoor.memory.inproc import InProcMemory
+from memdoor.review.differential.trees import touched_paths
 from memdoor.review.gitrange import export_tree, read_range, restore_base
-from memdoor.review.session import ReviewConfig, prepare
+from memdoor.review.session import ReviewConfig, base_tree, prepare
 from memdoor.review.session import test_stage as run_test_stage
 from memdoor.review.teststage import TestStage
 
@@ -180,3 +181,40 @@ def test_restoring_the_base_never_writes_or_removes_through_a_link(place):
     assert (copy / "doc.txt").read_text() == "base\n" and not (copy / "new.py").exists()
     assert sorted(p.name for p in outside.iterdir()) == ["x.py", "y.py"]
     assert (outside / "x.py").read_text() == "HOST\n"
+
+
+def files_under(top: Path) -> dict[str, bytes]:
+    """Every file or link under ``top`` (``.git`` aside), by path: its bytes or its link's target."""
+    out = {}
+    for path in sorted(top.rglob("*")):
+        rel = path.relative_to(top).as_posix()
+        if rel == ".git" or rel.startswith(".git/") or (path.is_dir() and not path.is_symlink()):
+            continue
+        out[rel] = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("head", HEAD_MODES)
+def test_a_base_of_the_diffs_paths_only_is_the_whole_bases_at_those_paths(place, head):
+    """The differential stage's base (``paths``): the base commit's versions of the diff's paths and
+    nothing else, neither an untouched large file nor the working tree's untracked one; at each of those
+    paths, what the tests' whole base has there."""
+    repo = base_repo(place, {"big.txt": "x" * 1_000_000, "old.py": "OLD = 1\n" * 20, "gone.py": "G = 1\n"})
+    (repo / "old.py").rename(repo / "new.py")
+    (repo / "gone.py").unlink()
+    commit(repo, {"calc.py": CALC.replace("a + b", "a - b"), "new.py": "OLD = 1\n" * 19 + "OLD = 2\n",
+                  "added.py": "A = 1\n"}, "head")  # fmt: skip
+    (repo / "local.py").write_text("LOCAL = 1\n")  # untracked: in the working tree's whole base only
+    found = read_range(repo, "HEAD~1", head, 1_000_000)
+    work = place / "work"
+    work.mkdir()
+    tree = export_tree(repo, found.head_commit, work / "head") if found.head_commit else repo
+    prepared = prepare(found.diff, tree, ReviewConfig(stages=["reading"]), work, found)
+    paths = sorted(touched_paths(prepared.files))
+    assert paths == ["added.py", "calc.py", "gone.py", "new.py", "old.py"]
+    some = files_under(base_tree(prepared, work / "differential-base", paths))
+    whole = files_under(base_tree(prepared, work / "base"))
+    assert sorted(some) == ["calc.py", "gone.py", "old.py"]
+    assert some == {p: whole[p] for p in paths if p in whole}
+    assert "big.txt" in whole and ("local.py" in whole) == (head is None)
+    assert files_under(work / "differential-base-tree").keys() == some.keys()  # git wrote those alone

@@ -19,9 +19,10 @@ diff, a diff larger than ``max_bytes``, and paths that leave the repository (abs
 control characters, or are deeper or longer than :data:`MAX_PATH_DEPTH` / :data:`MAX_PATH_CHARS`; a mode
 git refuses (``100644x``), an ``index`` line whose object names are not hexadecimal, a header line given
 twice in one file (git never writes one; which one counts is not clear), a hunk header with a number of
-more than :data:`MAX_DIGITS` digits. Numbers are read as git's ``strtoul`` reads them (ASCII digits; a
-similarity over 100 is ignored, a mode too large for it is all ones), never by ``int()`` on unbounded
-decimal text (Python refuses more than 4,300 digits with a ValueError).
+more than :data:`MAX_DIGITS` digits after its leading zeros. Numbers are read as git's ``strtoul`` reads
+them (ASCII digits, leading zeros included; a similarity over 100 is ignored, a mode too large for it is
+all ones), never by ``int()`` on unbounded decimal text (Python refuses more than 4,300 digits with a
+ValueError).
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ LINK_MODE = "120000"
 """git's mode of a symbolic link (its content is the link's target text)."""
 
 MAX_DIGITS = 18
-"""Most digits of a hunk header's line number or count (a larger one is refused: no file has that many
-lines, and Python's int() refuses numbers of more than 4,300 digits)."""
-_NUM = rf"([0-9]{{1,{MAX_DIGITS}}})"
+"""Most digits of a hunk header's line number or count after its leading zeros (a larger one is refused: no
+file has that many lines, and Python's int() refuses numbers of more than 4,300 digits)."""
+_NUM = rf"0*([0-9]{{1,{MAX_DIGITS}}})"  # leading zeros read as git's strtoul reads them, never counted
 _HUNK = re.compile(rf"@@ -{_NUM}(?:,{_NUM})? \+{_NUM}(?:,{_NUM})? @@")
 _EXTENDED = (  # git's extended header lines (apply.c), in the order git tries them
     "--- ", "+++ ", "old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ",

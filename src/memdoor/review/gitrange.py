@@ -46,6 +46,8 @@ MAX_COMMITS = 200
 MAX_BINARY = 1000
 """Binary files a range may change (they are left out by name; more is refused)."""
 MAX_REF_CHARS = 1000
+MAX_LIST_BYTES = 64 << 20
+"""Most bytes of git's list of the files a range changes (more is refused: review the range in parts)."""
 FIRST_BYTES = 8000
 """Bytes of a file git reads for a NUL byte to call it binary (its default, without attributes)."""
 DIFF_OPTIONS = (
@@ -128,6 +130,17 @@ def bounded_git(args: list[str], cwd: Path, limit: int) -> tuple[bytes, bool]:
     return data, False
 
 
+def _file_list(args: list[str], root: Path) -> bytes:
+    """git's list of the files the range changes (``args``), whole: ReviewInputError (one line) when it is
+    longer than :data:`MAX_LIST_BYTES`, never a list cut short."""
+    data, over = bounded_git(args, root, MAX_LIST_BYTES)
+    if over:
+        raise ReviewInputError(
+            f"the list of the files the range changes is larger than {MAX_LIST_BYTES:,} bytes; review it in parts"
+        )
+    return data
+
+
 def _raw_entries(data: bytes) -> list[tuple[list[str], list[str], list[str]]]:
     """(modes, object ids, paths) of each entry of ``git diff --raw -z --no-abbrev``: old and new mode
     and id, and the path (both paths of a rename or copy)."""
@@ -199,9 +212,7 @@ def binary_files(root: Path, revisions: list[str]) -> list[str]:
     """Files of the range that are binary by content, as git decides without attributes: a NUL byte in
     the first :data:`FIRST_BYTES` of either side (a link's target is text). Both names of a renamed one.
     The working tree's side (no ``--head``) is read from the file when git has not hashed it."""
-    data, _ = bounded_git(
-        ["diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *revisions, "--"], root, 64 << 20
-    )
+    data = _file_list(["diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *revisions, "--"], root)
     out: set[str] = set()
     try:
         blobs = _Blobs(root)
@@ -307,9 +318,7 @@ def changed_paths(root: Path, revisions: list[str]) -> list[str]:
     """Every path that differs between ``revisions`` (one commit: it and the working tree), binary files
     and both sides of a rename included; ReviewInputError for a path git would never write."""
     options = [o for o in DIFF_OPTIONS if o != "--find-renames"]
-    data, _ = bounded_git(
-        ["diff", "--name-only", "-z", "--no-renames", *options, *revisions, "--"], root, 64 << 20
-    )
+    data = _file_list(["diff", "--name-only", "-z", "--no-renames", *options, *revisions, "--"], root)
     out = [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
     for p in out:
         if any(part in ("", ".", "..") for part in p.split("/")):

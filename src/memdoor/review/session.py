@@ -45,6 +45,7 @@ from memdoor.review.differential.stage import (
     findings_of,
     run_stage,
 )
+from memdoor.review.differential.trees import touched_paths
 from memdoor.review.findings import AgentReview
 from memdoor.review.gitrange import Range, export_tree, restore_base
 from memdoor.review.patch import Patch, assemble
@@ -56,6 +57,7 @@ from memdoor.review.repo import (
     copy_tree,
     git_changes,
     repo_root,
+    shown_name,
     tracked_files,
 )
 from memdoor.review.stages import STAGES, Stages
@@ -294,23 +296,43 @@ def fresh_copy(src: Path, dest: Path) -> Path:
     return dest
 
 
-def base_tree(prepared: Prepared, dest: Path) -> Path:
-    """The base the tests run on, at ``dest`` (a range's is the differential stage's too). A range's comes
-    from its base commit: with ``--head`` that commit's whole tree, exported and copied as the changed
-    tree was; against the working tree, a copy of the working tree with every path the range changes put
-    back as the commit has it (:func:`memdoor.review.gitrange.restore_base`). A diff file's is the
-    changed copy with the diff applied in reverse. git's scratch tree is ``dest``'s name with ``-tree``
-    in the work directory. ReviewInputError when git cannot."""
+def base_tree(prepared: Prepared, dest: Path, paths: list[str] | None = None) -> Path:
+    """The base the tests run on, at ``dest``. A range's comes from its base commit: with ``--head`` that
+    commit's whole tree, exported and copied as the changed tree was; against the working tree, a copy
+    of the working tree with every path the range changes put back as the commit has it
+    (:func:`memdoor.review.gitrange.restore_base`). ``paths`` (a range's base only): just those paths as
+    the base commit has them, exported alone, in both modes — the differential stage's base, which is
+    read at the diff's paths only (against the working tree, every path of the diff is one the range
+    changes, so the whole base has the commit's version there too). A diff file's base is the changed
+    copy with the diff applied in reverse. git's scratch tree is ``dest``'s name with ``-tree`` in the
+    work directory. ReviewInputError (one line) when git or the file system cannot build it."""
     scratch = prepared.workdir / f"{dest.name}-tree"
-    if prepared.base_commit is None:
-        base_copy(fresh_copy(prepared.changed, dest), "".join(f.text for f in prepared.files))
-    elif prepared.head_commit is not None:
-        tree = export_tree(prepared.root, prepared.base_commit, scratch, what="--base")
-        copy_tree(tree, tracked_files(tree), dest)
-    else:
-        fresh_copy(prepared.changed, dest)
-        restore_base(prepared.root, prepared.base_commit, dest, scratch)
+    try:
+        if prepared.base_commit is None:
+            base_copy(fresh_copy(prepared.changed, dest), "".join(f.text for f in prepared.files))
+        elif prepared.head_commit is not None or paths is not None:
+            tree = export_tree(prepared.root, prepared.base_commit, scratch, paths=paths, what="--base")
+            files = tracked_files(tree)
+            copy_tree(tree, files if paths is None else sorted(set(files) & set(paths)), dest)
+        else:
+            fresh_copy(prepared.changed, dest)
+            restore_base(prepared.root, prepared.base_commit, dest, scratch)
+    except OSError as e:  # a rename, a removal or a copy the file system refused: not a crash
+        raise ReviewInputError(f"the base cannot be built: {os_reason(e, prepared.workdir)}") from None
     return dest
+
+
+def os_reason(e: OSError, workdir: Path) -> str:
+    """What ``e`` says, in one line: the files (relative to ``workdir``) and why (shutil's copy error: its
+    first file)."""
+    if isinstance(e, shutil.Error) and e.args and isinstance(e.args[0], list) and e.args[0]:
+        src, _, why = e.args[0][0]
+        text = f"{src}: {why}"
+    else:
+        names = [os.fsdecode(n) for n in (e.filename, e.filename2) if n is not None]
+        text = f"{' -> '.join(names)}: {e.strerror or e}" if names else str(e.strerror or e)
+    text = shown_name(text.replace(f"{workdir}/", ""))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def test_limits(config: ReviewConfig, checkout: Path | None) -> TestRunConfig:
@@ -338,8 +360,13 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     command = config.test or ""
     limits = test_limits(config, prepared.root)
 
+    try:  # a base that cannot be built: the stage stops with the reason, the review is incomplete
+        base_dir = await in_thread(lambda _: base_tree(prepared, prepared.workdir / "base"))
+    except ReviewInputError as e:
+        return TestStage(unusable=str(e))
+
     def on_base(cancel: threading.Event) -> TestRun:
-        return run_tests(base_tree(prepared, prepared.workdir / "base"), command, limits, cancel)
+        return run_tests(base_dir, command, limits, cancel)
 
     base = await in_thread(on_base)
     await ctx.event("tests", None, on="base", passed=base.passed, exit_code=base.exit_code)
@@ -429,18 +456,23 @@ async def _differential(
     """The differential stage into ``report``: its record, and the differences the description asks for
     as the change's observed behaviour (its findings are taken by the caller)."""
     report.stages_run.append("differential")
+    build = None  # a diff file's: the diff's files with the diff reversed (the stage's own)
+    if prepared.base_commit is not None:  # a range's: from its base commit, only the paths the stage reads
+        build = functools.partial(base_tree, prepared, paths=sorted(touched_paths(prepared.files)))
     try:
         stage = await run_stage(
             prepared.files, prepared.changed, prepared.workdir, team, ctx,
             Judge(env.sandbox, env.sandbox_slots), config.description,
             commit_messages=config.commit_messages, inputs_per_agent=config.differential_inputs, max_functions=config.max_functions,
             logprobs=config.logprobs,
-            base=None if prepared.base_commit is None else functools.partial(base_tree, prepared),
+            base=build,
         )  # fmt: skip
     except SandboxError as e:
         report.incomplete(f"no sandbox for the differential stage: {e}")
         return None
     report.differential = stage
+    if stage.stopped not in (None, "budget"):  # its base (or its files) could not be read: nothing compared
+        report.incomplete(f"the differential stage compared nothing: {stage.stopped}")
     report.observed_behaviour = behaviour_of(stage)
     if stage.stopped == "budget":
         report.stopped = "budget"
