@@ -128,3 +128,33 @@ async def test_a_base_the_file_system_cannot_build_stops_each_stage_with_its_rea
     assert stage is not None and stage.functions == []
     assert stage.stopped == "the base cannot be built: differential-base/calc.py: No space left on device"
     assert "\n" not in report.incomplete_reason
+
+
+async def test_a_diff_files_base_the_file_system_cannot_copy_stops_the_stage_with_its_reason(
+    sandbox, place, monkeypatch
+):
+    """A diff file's differential base is the changed copy's files with the diff reversed: a copy the file
+    system refused there (OSError) escaped the stage and failed the whole review."""
+    from memdoor.review.differential import trees
+
+    def full_disk(root, files, dest):
+        raise OSError(28, "No space left on device", str(dest / "calc.py"))
+
+    repo = place / "repo"
+    make_repo(repo)
+    (repo / "calc.py").write_text(BUGGY)
+    diff = git(repo, "diff")
+    git(repo, "checkout", "--", "calc.py")  # the checkout at the base, as for a patch file
+    monkeypatch.setattr(trees, "copy_tree", full_disk)
+    pool = ModelPool()
+    pool.add("scripted:0", ScriptedModel(respond=lambda _: INPUTS, spec="scripted:0"))
+    env = RunEnv(pool=pool, sandbox=sandbox, memory=InProcMemory(), trace_dir=place / "traces")
+    cfg = ReviewConfig(agents=1, models=["scripted:0"], description="refactor", stages=["differential"])
+    work = place / "work"
+    work.mkdir()
+    report = await run_review(prepare(diff, repo, cfg, work), cfg, env)
+    assert report.error is None, report.error  # "OSError" before the fix
+    stage = report.differential
+    assert stage is not None and stage.functions == []
+    assert stage.stopped == "the base cannot be built: differential-base/calc.py: No space left on device"
+    assert not report.complete and "\n" not in report.incomplete_reason

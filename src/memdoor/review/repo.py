@@ -213,3 +213,16 @@ def changed_copy(root: Path, diff: str, dest: Path) -> Path:
     if how == "forward":
         apply_patch(dest, diff)
     return dest
+
+
+def os_reason(e: OSError, workdir: Path) -> str:
+    """What ``e`` says, in one line: the files (relative to ``workdir``) and why (shutil's copy error: its
+    first file)."""
+    if isinstance(e, shutil.Error) and e.args and isinstance(e.args[0], list) and e.args[0]:
+        src, _, why = e.args[0][0]
+        text = f"{src}: {why}"
+    else:
+        names = [os.fsdecode(n) for n in (e.filename, e.filename2) if n is not None]
+        text = f"{' -> '.join(names)}: {e.strerror or e}" if names else str(e.strerror or e)
+    text = shown_name(text.replace(f"{workdir}/", ""))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

@@ -56,8 +56,8 @@ from memdoor.review.repo import (
     check_agreement,
     copy_tree,
     git_changes,
+    os_reason,
     repo_root,
-    shown_name,
     tracked_files,
 )
 from memdoor.review.stages import STAGES, Stages
@@ -320,19 +320,6 @@ def base_tree(prepared: Prepared, dest: Path, paths: list[str] | None = None) ->
     except OSError as e:  # a rename, a removal or a copy the file system refused: not a crash
         raise ReviewInputError(f"the base cannot be built: {os_reason(e, prepared.workdir)}") from None
     return dest
-
-
-def os_reason(e: OSError, workdir: Path) -> str:
-    """What ``e`` says, in one line: the files (relative to ``workdir``) and why (shutil's copy error: its
-    first file)."""
-    if isinstance(e, shutil.Error) and e.args and isinstance(e.args[0], list) and e.args[0]:
-        src, _, why = e.args[0][0]
-        text = f"{src}: {why}"
-    else:
-        names = [os.fsdecode(n) for n in (e.filename, e.filename2) if n is not None]
-        text = f"{' -> '.join(names)}: {e.strerror or e}" if names else str(e.strerror or e)
-    text = shown_name(text.replace(f"{workdir}/", ""))
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def test_limits(config: ReviewConfig, checkout: Path | None) -> TestRunConfig:

@@ -19,9 +19,10 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from memdoor.core.errors import ReviewInputError
 from memdoor.review.diff import FileDiff
 from memdoor.review.files import inspect
-from memdoor.review.repo import copy_tree
+from memdoor.review.repo import copy_tree, os_reason
 from memdoor.review.teststage import base_copy
 
 MAX_TREE_CHARS = 2_000_000
@@ -87,10 +88,13 @@ def base_files(
     of building its base at a directory (a range's, from its base commit), which then makes ``dest``;
     without it (a diff file), the changed copy's versions of the diff's files
     (:func:`memdoor.review.repo.copy_tree`) with the diff applied in reverse. ReviewInputError when git
-    cannot."""
+    cannot, or the copy fails."""
     if build is not None:
         return build(dest)
-    copy_tree(changed, [f.path for f in files if not f.deleted], dest)
+    try:
+        copy_tree(changed, [f.path for f in files if not f.deleted], dest)
+    except OSError as e:  # a copy the file system refused: the stage compares nothing, with the reason
+        raise ReviewInputError(f"the base cannot be built: {os_reason(e, dest.parent)}") from None
     base_copy(dest, "".join(f.text for f in files))
     return dest
 
