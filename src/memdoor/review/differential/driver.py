@@ -16,13 +16,22 @@ levels is written ``...#`` and a digest of its whole (walked without recursion, 
 at most), so two that differ only down there still differ. The line is UTF-8 of at most
 :data:`MAX_LINE` characters (the sandbox keeps 4,096 of the output): a long type is cut with its digest
 after, long shown texts are cut further (their digests are compared). What the function prints and
-reads is its own (standard input empty, output discarded). A program's output is all it writes to file
-descriptor 1 (``print``, ``os.write(1, ...)``, ``open(1)``, ``/dev/stdout``, a child process's), which is a
-file without a name while it runs; the worker's answers go to another descriptor. A module that fails to
-load (it does not parse, a module it imports is missing), and a call or program that meets the import
-system's ModuleNotFoundError (an ``import`` statement, or ``importlib.import_module``, finding no module:
-one the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour. An ImportError the
-code raises itself is raised like any other exception, and compared.
+reads is its own (standard input empty, output discarded). A standard-input program runs as
+``python path < input`` would, in a Python process of its own for each run (:data:`CHILD`; ``-u``, the calls'
+flags and hash seed): its input is a file on descriptor 0 (``sys.stdin``, ``sys.stdin.fileno()``,
+``os.read(0, ...)``, ``open(0)``; ``/dev/stdin`` reads it again from its start), its output all it writes to
+descriptor 1 (``print``, ``os.write(1, ...)``, ``open(1)``, ``/dev/stdout``, a child process's), another file
+without a name, read once the process has ended. It ends as the interpreter ends (its threads waited for, its
+``atexit`` handlers run, ``sys.stdout`` flushed, its module's names let go: a file it left open is flushed as
+Python flushes it), and what one run leaves in its interpreter (a module's state, the recursion limit) no
+other run sees. How its code ended that process reports on a pipe, in a line after a key it wrote there
+before any code under test ran (a line with another key-shaped value is a guess at it: a forged result);
+without that line its exit status says (``os._exit``), and killed as the kernel kills a group out of memory
+it ran out of memory. A program that reads its process's memory (its frames) could still write that line.
+A module that fails to load (it does not parse, a module it imports is missing), and a call or program that
+meets the import system's ModuleNotFoundError (an ``import`` statement, or ``importlib.import_module``,
+finding no module: one the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
+An ImportError the code raises itself is raised like any other exception, and compared.
 A request names the module or program as the change has it; the base's program maps the files the change
 renamed back to their old module names and paths (``RENAMED``), so each version runs under its own;
 it shows the classes a renamed module defines under the change's name (``calc_util.ParseError`` as
@@ -83,14 +92,153 @@ MAX_NODES = 100_000
 FORGED_LINE = json.dumps({"k": "crash", "r": FORGED, "h": FORGED_DIGEST})
 """The result a driver writes for a call whose keyed answer was forged (:data:`.seal.FORGED`)."""
 
-DRIVER = r"""
-import ast, gc, hashlib, importlib, io, itertools, json, opcode, os, re, sys
+_SHARED = r"""
+import io, opcode, os, sys
+
+
+def _type(e):
+    t = type(e)
+    return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
+
+
+def _missing(e, _import=bytes([opcode.opmap["IMPORT_NAME"]]),
+             _finder=getattr(sys.modules.get("_frozen_importlib"), "_find_and_load_unlocked", None)):
+    # Whether an exception a call or a program raised is the import system's for a module the sandbox lacks
+    # (an import statement, or importlib.import_module, that found no module): the code cannot run here. An
+    # ImportError the code raises itself is behaviour, compared like any other exception.
+    if type(e) is not ModuleNotFoundError or e.__traceback__ is None:
+        return False
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return code is getattr(_finder, "__code__", None) or code.co_code[tb.tb_lasti : tb.tb_lasti + 1] == _import
+
+
+def _read(fd, _pread=os.pread):
+    # All a file holds, read from its start.
+    chunks, at = [], 0
+    while True:
+        chunk = _pread(fd, 1 << 20, at)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        at += len(chunk)
+
+"""
+"""What both the driver and a program's own process (:data:`CHILD`) run: light imports only, as the latter
+starts once for each run."""
+
+CHILD = (
+    _SHARED
+    + r"""
+_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_STDOUT = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def _names(file, fd, paths):
+    # Whether open(file) opens standard input (fd 0) or output (fd 1).
+    return (isinstance(file, int) and file == fd) or (isinstance(file, str) and file in paths)
+
+
+def _writer(mode):
+    # A file object on descriptor 1 that writes through (nothing is left in a buffer when the program ends)
+    # and never closes it.
+    raw = io.FileIO(1, "w", closefd=False)
+    if "b" in mode:
+        return raw
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)
+
+
+def _child(report, path, roots, _write=os.write, _close=os.close, _urandom=os.urandom):
+    # A standard-input program's own process, started by the driver's _program with its input on descriptor 0
+    # and descriptor 1 on the file its output is read from: it runs as `python path` would run it (in the
+    # interpreter's __main__ module, sys.argv [path], its folder first on sys.path, sys.stdin reading
+    # descriptor 0, sys.stdout writing through to 1) and ends as the interpreter does (its threads waited
+    # for, its atexit handlers run, sys.stdout flushed, its module's names let go in the interpreter's order:
+    # a file it left open is flushed as Python flushes it). How its code ended (kind, end, message) it writes
+    # on the pipe `report`, in a line after the key it wrote there first, before any code under test ran;
+    # this code's own names (its builtins a copy) are none of the program's.
+    import builtins
+    os.set_inheritable(report, False)  # a process the program starts does not hold it open
+    key = _urandom(16).hex().encode("ascii")
+    _put(report, key + b"\n", _write)
+    sys.stdin.reconfigure(encoding="utf-8")
+    sys.stdout.reconfigure(encoding="utf-8", errors="replace")
+    names = vars(sys.modules["__main__"])
+    loader = getattr(sys.modules.get("_frozen_importlib_external"), "SourceFileLoader", None)
+    names.clear()
+    names.update(__name__="__main__", __doc__=None, __package__=None, __spec__=None, __file__=path,
+                 __cached__=None, __builtins__=builtins, __loader__=loader and loader("__main__", path))
+    sys.argv = [path]
+    del sys.path[0]
+    for root in roots:
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    sys.path.insert(0, os.path.dirname(path))
+    real_open = builtins.open
+
+    def open(file, mode="r", *args, **kwargs):
+        writes = any(c in mode for c in "wax+")
+        if _names(file, 1, _STDOUT) and writes:
+            return _writer(mode)  # not the file itself: opening it again for writing would empty it
+        if isinstance(file, str) and file in _STDIN and not writes:
+            raw = io.BytesIO(_read(0))  # the input from its start, as opening a file again reads it
+            return raw if "b" in mode else io.TextIOWrapper(raw, encoding="utf-8")
+        return real_open(file, mode, *args, **kwargs)
+
+    builtins.open = open
+    kind, end, message = "exit", "exit status 0", ""
+    try:
+        with real_open(path, "rb") as f:
+            code = compile(f.read(), path, "exec")
+    except BaseException as e:
+        kind, end, message = "import", _type(e), _message(e)
+    else:
+        try:
+            exec(code, names)
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            end = "exit status " + str(status)
+            message = "" if e.code is None or isinstance(e.code, int) else _message(e.code)
+        except BaseException as e:
+            kind = "import" if _missing(e) else "exit"
+            end, message = _type(e), _message(e)
+    said = repr((kind, end, message)).encode("utf-8", "surrogatepass")
+    _put(report, b"\n" + key + b" " + said + b"\n", _write)
+    _close(report)
+
+
+def _message(e):
+    # An exception's message (or a SystemExit's code that is no number), cut (the driver cuts it further).
+    try:
+        return str(e)[:20000]
+    except BaseException:
+        return "<unprintable>"
+
+
+def _put(fd, data, _write):
+    while data:
+        data = data[_write(fd, data) :]
+
+
+_child(int(sys.argv[1]), sys.argv[2], sys.argv[3:])
+"""
+)
+"""The program a standard-input Python program runs in: one process of its own for each run."""
+
+DRIVER = (
+    _SHARED
+    + r"""
+import ast, hashlib, importlib, itertools, json, re
 
 _ADDR = re.compile(r" at 0x[0-9A-Fa-f]+")
 _HOME = os.getcwd()
 _ROOT = os.path.join(_HOME, TREE)
-_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-_STDOUT = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+_BOOT = ("import builtins\nexec(compile(" + repr(CHILD) + ", '<memdoor>', 'exec'), "
+         "{'__name__': 'memdoor', '__builtins__': dict(vars(builtins))})\n")
+_FORGED = json.loads(FORGED_LINE)
+_OUT_OF_MEMORY = '{"k": "memory"}'
 _ESCAPED = {c: "\\u%04x" % c for c in [*range(0xD800, 0xE000), 0x85, 0x2028, 0x2029]}
 
 
@@ -234,11 +382,6 @@ def _text(s):
     return s[:MAX_TEXT], _hash(s)
 
 
-def _type(e):
-    t = type(e)
-    return t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
-
-
 def _renamer(module, name, _escape=re.escape, _compile=re.compile):
     # The base runs a file the change renamed under its old module name: the classes it defines are shown
     # under the change's name (``name``), so that the rename alone makes no difference.
@@ -260,130 +403,130 @@ def _cannot_run(e):
     return {"k": "import", "t": _type(e), "r": r, "h": h}
 
 
-def _missing(e, _import=bytes([opcode.opmap["IMPORT_NAME"]]),
-             _finder=getattr(importlib._bootstrap, "_find_and_load_unlocked", None)):
-    # Whether an exception a call or a program raised is the import system's for a module the sandbox lacks
-    # (an import statement, or importlib.import_module, that found no module): the code cannot run here. An
-    # ImportError the code raises itself is behaviour, compared like any other exception.
-    if type(e) is not ModuleNotFoundError or e.__traceback__ is None:
-        return False
-    tb = e.__traceback__
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return code is getattr(_finder, "__code__", None) or code.co_code[tb.tb_lasti : tb.tb_lasti + 1] == _import
-
-
-def _program(req, _dup2=os.dup2, _close=os.close, _collect=gc.collect):
-    # A standard-input program run as `python path` would run it: its input on sys.stdin (and open(0)), its
-    # output all it writes to file descriptor 1 (sys.stdout, sys.__stdout__, os.write(1, ...), open(1) or
-    # /dev/stdout, a child process's), which is an unnamed file while it runs; its end an exit status or an
-    # exception.
-    import builtins, runpy
+def _program(req, _close=os.close):
+    # A standard-input program, run as `python path` would run it, in a process of its own (CHILD's): its
+    # input on descriptor 0 (sys.stdin, os.read(0, ...), open(0), /dev/stdin), its output all it writes to
+    # descriptor 1 (sys.stdout, os.write(1, ...), open(1) or /dev/stdout, a child process's), each an unnamed
+    # file; its end an exit status or an exception, as that process reports it. It ends as an interpreter
+    # ends (atexit handlers, files it left open flushed), and what one run changes in its interpreter no other
+    # run sees. Killed as the kernel kills a group out of memory, it ran out of memory (_OUT_OF_MEMORY).
     _setup()
     path = os.path.join(_ROOT, RENAMED["p"].get(req["p"], req["p"]))
+    roots = [os.path.join(_ROOT, entry) if entry else _ROOT for entry in ROOTS]
+    fds = []
     try:
-        with open(path, encoding="utf-8") as f:
-            compile(f.read(), path, "exec")
-    except BaseException as e:
-        return _cannot_run(e)
-    data = req["i"].encode("utf-8", "surrogatepass")
-    real_open = builtins.open
-
-    def fake_open(file, mode="r", *args, **kwargs):
-        if _names(file, 0, _STDIN):
-            raw = io.BytesIO(data)
-            return raw if "b" in mode else io.TextIOWrapper(raw, encoding="utf-8")
-        if _names(file, 1, _STDOUT) and any(c in mode for c in "wax+"):
-            return _writer(mode)  # not the file itself: opening it again for writing would empty it
-        return real_open(file, mode, *args, **kwargs)
-
-    saved = sys.stdin, sys.stdout, sys.__stdout__, sys.argv, list(sys.path)
-    _flush(sys.__stdout__)  # what a call before left in it goes where it was written: nowhere
-    out = _capture()
-    _dup2(out, 1)
-    stdout = _writer("w")
-    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
-    sys.stdout = sys.__stdout__ = stdout
-    sys.argv, builtins.open = [path], fake_open
-    sys.path.insert(0, os.path.dirname(path))
-    end, message, missing = "exit status 0", "", None
-    try:
-        runpy.run_path(path, run_name="__main__")
-    except SystemExit as e:
-        code = e.code
-        end = "exit status " + str(code if isinstance(code, int) else (0 if code is None else 1))
-        message = "" if code is None or isinstance(code, int) else str(code)
-    except BaseException as e:
-        if _missing(e):
-            missing = e
-        else:
-            end, message = _type(e), str(e)
+        ended, used, said, printed = _run(path, roots, req["i"].encode("utf-8", "surrogatepass"), fds)
+    except OSError as e:
+        return {"k": "crash", "r": _text("its process cannot run: " + _type(e) + ": " + str(e))[0]}
     finally:
-        _flush(sys.stdout)
-        sys.stdin, sys.stdout, sys.__stdout__, sys.argv, sys.path[:] = saved
-        builtins.open = real_open
-        _collect()  # as at a program's exit, what it left is finalized: a file it did not close is flushed
-        _nowhere(1)
-        printed = _read(out)
-        _close(out)
-    if missing is not None:
-        return _cannot_run(missing)
+        for fd in fds:
+            _close(fd)
+    if said is not None and said[0] == "forged":
+        return dict(_FORGED)
+    if said is not None and said[0] == "import":
+        r, h = _text(said[2])
+        return {"k": "import", "t": said[1], "r": r, "h": h}
+    if said is not None:
+        end, message = said[1], said[2]
+    elif ended >= 0:  # it ended before its code did (os._exit)
+        end, message = "exit status " + str(ended), ""
+    elif _out_of_memory(ended, used):
+        return json.loads(_OUT_OF_MEMORY)
+    else:
+        return {"k": "crash", "r": "its process ended (signal " + str(-ended) + ")"}
     r, h = _text(printed.decode("utf-8", "replace"))
     return {"k": "exit", "t": end, "r": r, "h": h, "m": _text(message)[0]}
 
 
-def _names(file, fd, paths):
-    # Whether open(file) opens standard input (fd 0) or output (fd 1).
-    return (isinstance(file, int) and file == fd) or (isinstance(file, str) and file in paths)
-
-
-def _writer(mode):
-    # A file object on descriptor 1 that writes through (nothing is left in a buffer when the program ends)
-    # and never closes it.
-    raw = io.FileIO(1, "w", closefd=False)
-    if "b" in mode:
-        return raw
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)
-
-
-def _flush(stream):
+def _run(path, roots, data, fds, _spawn=os.posix_spawn, _pipe=os.pipe, _wait4=os.wait4, _close=os.close,
+         _inherit=os.set_inheritable, _python=sys.executable, _env=dict(os.environ, PYTHONHASHSEED="0")):
+    # The program at path run in its own process (CHILD) on the input data: how that process ended (its exit
+    # code, its resource use), its report (_said) and its output. The descriptors it opens go in fds.
+    given = _capture("-input")
+    fds.append(given)
+    out = _capture("-output")
+    fds.append(out)
+    _fill(given, data)
+    null = os.open(os.devnull, os.O_RDWR)
+    fds.append(null)
+    reader, writer = _pipe()
+    fds.append(reader)
     try:
-        stream.flush()
-    except BaseException:
-        pass
+        _inherit(writer, True)
+        argv = [_python, "-s", "-S", "-u", "-c", _BOOT, str(writer), path, *roots]
+        moves = [(os.POSIX_SPAWN_DUP2, fd, k) for k, fd in enumerate((given, out, null))]
+        pid = _spawn(_python, argv, _env, file_actions=moves)
+    finally:
+        _close(writer)
+    said = _said(reader)
+    _, status, used = _wait4(pid, 0)
+    return os.waitstatus_to_exitcode(status), used, said, _read(out)
 
 
-def _capture(_open=os.open, _unlink=os.unlink, _unnamed=getattr(os, "O_TMPFILE", 0)):
-    # A file without a name in the sandbox's private /tmp, for a program's output.
+_SHAPED = re.compile(rb"[0-9A-Fa-f]{32} ")
+
+
+def _said(fd, _recv=os.read, _literal=ast.literal_eval, _shaped=_SHAPED.match):
+    # How a program's code ended, as its process (CHILD) reported it on the pipe fd, read to its end: (kind,
+    # end, message) from the last line that starts with the key the first line holds; None without one;
+    # ("forged", "", "") when a line starts with another key-shaped value (32 hexadecimal digits and a
+    # space): a guess at the key, which a program reading its process's memory could make for each candidate
+    # it finds there. It gets one guess. Of a line longer than 256 KiB only the start is read (no report).
+    key, said, guessed, rest = None, None, False, b""
+    while True:
+        chunk = _recv(fd, 1 << 16)
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop() if chunk else b""
+        for line in lines:
+            if key is None:
+                key = line if len(line) == 32 and _shaped(line + b" ") else b""
+            elif key and _shaped(line):
+                if line[:32] == key:
+                    said = line[33:]
+                else:
+                    guessed = True
+        if len(rest) > 1 << 18:
+            rest = rest[:33] + b"\0"
+        if not chunk:
+            break
+    if guessed:
+        return ("forged", "", "")
+    try:
+        kind, end, message = _literal(said.decode("utf-8", "surrogatepass"))
+    except BaseException:  # no report, or one cut
+        return None
+    ok = kind in ("exit", "import") and type(end) is str and type(message) is str
+    return (kind, end, message) if ok else None
+
+
+def _out_of_memory(code, used):
+    # Whether a process that ended with code, using used (its rusage), was killed as the memory killer kills:
+    # SIGKILL before its CPU time reached the limit the kernel also enforces with SIGKILL.
+    import resource, signal
+    cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    spent = used.ru_utime + used.ru_stime
+    return code == -signal.SIGKILL and (cpu == resource.RLIM_INFINITY or spent < cpu - 1)
+
+
+def _capture(suffix, _open=os.open, _unlink=os.unlink, _unnamed=getattr(os, "O_TMPFILE", 0)):
+    # A file without a name in the sandbox's private /tmp, for a program's input or output.
     if _unnamed:
         try:
             return _open(_HOME, _unnamed | os.O_RDWR, 0o600)
         except OSError:
             pass
-    path = os.path.join(_HOME, TREE + "-output")
+    path = os.path.join(_HOME, TREE + suffix)
     fd = _open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     _unlink(path)
     return fd
 
 
-def _nowhere(fd, _open=os.open, _dup2=os.dup2, _close=os.close):
-    # The descriptor fd on /dev/null.
-    null = _open(os.devnull, os.O_RDWR)
-    if null != fd:
-        _dup2(null, fd)
-        _close(null)
+def _fill(fd, data, _write=os.write, _seek=os.lseek):
+    # The file fd holding data, read from its start.
+    while data:
+        data = data[_write(fd, data) :]
+    _seek(fd, 0, os.SEEK_SET)
 
-
-def _read(fd, _pread=os.pread):
-    # All a file holds, read from its start.
-    chunks, at = [], 0
-    while True:
-        chunk = _pread(fd, 1 << 20, at)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        at += len(chunk)
 
 
 def _call(req, _load=importlib.import_module, _literal=ast.literal_eval):
@@ -459,7 +602,7 @@ def _worker():
     # no answer. The script's folder is no import root.
     names = {"__name__": "__main__", "FILES": {}, "ROOTS": ROOTS, "RENAMED": RENAMED, "TREE": TREE,
              "MARK": MARK, "MAX_TEXT": MAX_TEXT, "MAX_LINE": MAX_LINE, "MAX_NODES": MAX_NODES, "SOURCE": "",
-             "FORGED_LINE": FORGED_LINE, "WORKER": True}
+             "FORGED_LINE": FORGED_LINE, "CHILD": CHILD, "WORKER": True}
     script = ("import builtins, sys\nsys.path.pop(0)\nexec(compile(" + repr(SOURCE) + ", __file__, 'exec'), dict("
               + repr(names) + ", __builtins__=dict(vars(builtins))))\n")
     path = os.path.join(os.getcwd(), TREE + "-worker.py")
@@ -554,14 +697,12 @@ def _retire(w):
 def _ended(w):
     # How the worker ended. Killed (SIGKILL) before its CPU time reached the limit the kernel also enforces
     # with SIGKILL, it was the memory killer's: the call ran out of memory, as the harness reports its own.
-    import resource, signal
     try:
         _, status, used = os.wait4(w.pid, 0)
         w.returncode = os.waitstatus_to_exitcode(status)
     except (ChildProcessError, ValueError):
         return w.wait()
-    cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    if w.returncode == -signal.SIGKILL and (cpu == resource.RLIM_INFINITY or used.ru_utime + used.ru_stime < cpu - 1):
+    if _out_of_memory(w.returncode, used):
         raise MemoryError("the call's process was killed: out of memory")
     return w.returncode
 
@@ -608,16 +749,20 @@ def _serve():
             data = data[write(results, data) :]
 
 
-def main(_loads=json.loads, _encode=_encode, _isolated=_isolated, _delegate=_delegate, _mark=MARK):
+def main(_loads=json.loads, _encode=_encode, _isolated=_isolated, _delegate=_delegate, _mark=MARK,
+         _memory=_OUT_OF_MEMORY):
     # The test's first line is the nonce (read before any code under test runs), the request the rest. All
     # that writes the result line is bound first: where the call runs in this process (no calls process),
-    # code under test that patches json, the driver's functions or its output's write changes no answer.
+    # code under test that patches json, the driver's functions or its output's write changes no answer. A
+    # program whose process ran out of memory does here, as the harness reports it.
     write = sys.stdout.write
     nonce, _, text = sys.stdin.read().partition("\n")
     req = _loads(text)
     line = _delegate(req)
     if line is None:
         line = _encode(_isolated(req)).decode("utf-8")
+    if line == _memory:
+        raise MemoryError("the program's process was killed: out of memory")
     write(_mark + nonce + " " + line + "\n")
 
 
@@ -626,6 +771,7 @@ if WORKER:
 else:
     main()
 """
+)
 
 
 def program(
@@ -641,7 +787,7 @@ def program(
     renamed = {"m": dict(sorted((modules or {}).items())), "p": dict(sorted((paths or {}).items()))}
     head = f"FILES = {text}\nROOTS = {sorted(set(roots))!r}\nRENAMED = {renamed!r}\nTREE = {tree!r}\n"
     head += f"MARK = {MARK!r}\nMAX_TEXT = {MAX_TEXT}\nMAX_LINE = {MAX_LINE}\nMAX_NODES = {MAX_NODES}\n"
-    head += f"FORGED_LINE = {FORGED_LINE!r}\n"
+    head += f"FORGED_LINE = {FORGED_LINE!r}\nCHILD = {CHILD!r}\n"
     return head + f"WORKER = False\nSOURCE = {DRIVER!r}\n" + DRIVER
 
 
