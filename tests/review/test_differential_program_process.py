@@ -188,3 +188,13 @@ async def test_a_program_guessing_its_end_report_s_key_gets_a_forged_result(sand
     assert await runs(sandbox, guess.format(said=b"!" + said), [""]) == [
         "prints '1\\n' and exits with status 0"
     ]
+
+
+async def test_exit_and_quit_end_a_program_as_sys_exit_does(sandbox):
+    """The interpreter runs without site (-S), which defines exit() and quit(): a refactoring from
+    sys.exit(2) to exit(2) was a NameError on one side, a false difference."""
+    old = "import sys\nprint(input())\nsys.exit(2)\n"
+    for new in ("print(input())\nexit(2)\n", "print(input())\nquit(2)\n"):
+        assert await runs(sandbox, new, ["a\n"]) == ["prints 'a\\n' and exits with status 2"]
+        ran = await program_difference(sandbox, old, new, ["a\n", "b\n"])
+        assert ran.reproduced == 0 and not ran.differences, ran

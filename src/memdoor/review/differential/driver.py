@@ -115,6 +115,19 @@ def _missing(e, _import=bytes([opcode.opmap["IMPORT_NAME"]]),
     return code is getattr(_finder, "__code__", None) or code.co_code[tb.tb_lasti : tb.tb_lasti + 1] == _import
 
 
+def _site_exits():
+    # exit() and quit(), which site defines and -S leaves out: they end the code as sys.exit does, so a change
+    # from sys.exit(1) to exit(1) is no difference (it was a NameError on one side only).
+    import builtins
+
+    def exit(code=None):
+        raise SystemExit(code)
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, exit)
+
+
 def _read(fd, _pread=os.pread):
     # All a file holds, read from its start.
     chunks, at = [], 0
@@ -188,6 +201,7 @@ def _child(report, path, roots, _write=os.write, _close=os.close, _urandom=os.ur
         return real_open(file, mode, *args, **kwargs)
 
     builtins.open = open
+    _site_exits()
     kind, end, message = "exit", "exit status 0", ""
     try:
         with real_open(path, "rb") as f:
@@ -251,6 +265,7 @@ class _Sink(io.TextIOBase):
 
 
 def _setup():
+    _site_exits()
     ready = os.path.join(_ROOT, ".memdoor-ready")
     if not os.path.exists(ready):
         os.makedirs(_ROOT, exist_ok=True)  # a version without Python files has none to make it

@@ -18,7 +18,12 @@ function, the prompt's helpers) reaches it as a wrapper: arguments are copied in
 (and a thrown value) back into the test's realm as plain data, functions wrapped again. So a program that
 replaces ``console.assert``, ``process.stderr.write``, ``JSON.stringify`` or a prototype changes only its own
 realm. Strict mode everywhere on the test's side means a program's ``Error.prepareStackTrace`` or
-``f.caller`` finds no function or receiver of the test's realm.
+``f.caller`` finds no function or receiver of the test's realm. The harness's own code that runs once program
+code has (decoding the arguments, the program's ``require``, the test's ``console``, the end line) uses only
+built-ins it took before: a program that replaces ``Array.prototype.map``, ``Map``, ``Object.defineProperty``
+or String methods, or adds ``errno`` or ``lineOffset`` to ``Object.prototype`` (Node's ``fs.writeSync`` and
+``vm.runInContext`` read them from a fresh ``{}``), breaks only its own realm; the test and the names it reads
+are compiled before any program code runs.
 
 Only when the test code has returned without a failed assertion does the harness write the secret on stdout
 (``<secret> ok``) and end the process itself; a failed ``console.assert`` writes "Assertion failed" on stderr,
@@ -40,13 +45,30 @@ const vm = require('vm');
 const util = require('util');
 const { Readable, Writable } = require('stream');
 const randomBytes = require('crypto').randomBytes;
+// Every built-in the harness's own code uses once program code has run, taken now, before any has: a program
+// that replaces Array.prototype.map, Map, Object.defineProperty, String... changes nothing of the harness.
 const writeSync = fs.writeSync;
+const writeFileSync = fs.writeFileSync;
 const reallyExit = process.reallyExit;
 const apply = Reflect.apply;
+const defineProperty = Reflect.defineProperty;
 const parseJSON = JSON.parse;
 const includes = Array.prototype.includes;
 const fromCharCode = String.fromCharCode;
+const startsWith = String.prototype.startsWith, stringSlice = String.prototype.slice;
+const SafeMap = Map, mapSet = Map.prototype.set, SafeSet = Set, setAdd = Set.prototype.add, SafeDate = Date;
+const SafeNumber = Number, SafeBigInt = BigInt, SafeString = String, SafeError = Error, SafeProxy = Proxy;
+const typedArrayLength = Reflect.getOwnPropertyDescriptor(Reflect.getPrototypeOf(Uint8Array.prototype), 'length').get;
+const Script = vm.Script;
+const runHere = Script.prototype.runInThisContext, runIn = Script.prototype.runInContext;
 const format = util.format;
+// The harness's own lines (the end line, "Assertion failed", what the test logs, an error). fs.writeFileSync
+// of a string to a descriptor, without options, is Node's C++ fast path: no object a program can reach is
+// read. (fs.writeSync returns its errors through a fresh {}: an Object.prototype.errno or .error of the
+// program's would run, and throw, after each write.)
+function emit(fd, text) {
+  writeFileSync(fd, text);
+}
 // The secret, kept masked: while program code runs, no copy of it is in the process's memory as text.
 const secretFile = fs.readFileSync('/tmp/secret');
 fs.unlinkSync('/tmp/secret');
@@ -70,18 +92,17 @@ fs.unlinkSync('/tmp/main.js');
 fs.unlinkSync('/tmp/test.js');
 
 function finish(code, text) {
-  if (text) writeSync(2, text + '\n');
+  if (text) emit(2, text + '\n');
   reallyExit(code);
 }
 
 function describe(e) {
   try {
     if (e !== null && (typeof e === 'object' || typeof e === 'function')) {
-      const name = typeof e.name === 'string' ? e.name : 'Error';
-      const message = typeof e.message === 'string' ? e.message : '';
-      return name + ': ' + message;
+      const name = e.name, message = e.message;
+      return (typeof name === 'string' ? name : 'Error') + ': ' + (typeof message === 'string' ? message : '');
     }
-    return 'Uncaught ' + String(e);
+    return 'Uncaught ' + SafeString(e);
   } catch (_) {
     return 'Error: an exception that cannot be described';
   }
@@ -101,11 +122,11 @@ const testConsole = Object.create(null);
 testConsole.assert = (ok, ...rest) => {
   if (!ok) {
     failures += 1;
-    writeSync(2, 'Assertion failed' + (rest.length ? ': ' + format(...rest) : '') + '\n');
+    emit(2, 'Assertion failed' + (rest.length ? ': ' + apply(format, undefined, rest) : '') + '\n');
   }
 };
-testConsole.log = testConsole.info = testConsole.debug = (...a) => { writeSync(1, format(...a) + '\n'); };
-testConsole.error = testConsole.warn = (...a) => { writeSync(2, format(...a) + '\n'); };
+testConsole.log = testConsole.info = testConsole.debug = (...a) => { emit(1, apply(format, undefined, a) + '\n'); };
+testConsole.error = testConsole.warn = (...a) => { emit(2, apply(format, undefined, a) + '\n'); };
 sandbox.console = testConsole;
 const context = vm.createContext(sandbox);
 const makeBridge = vm.runInContext(`(function (callOut) {
@@ -175,7 +196,9 @@ const makeBridge = vm.runInContext(`(function (callOut) {
   // A value the program threw: an error of this realm with its name and message (strings only), else a copy.
   function thrown(v) {
     if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
-    const name = v.name, message = v.message;
+    let name, message;  // a getter that throws: what it throws stays in the program's realm
+    try { name = v.name; } catch (_) { /* no name */ }
+    try { message = v.message; } catch (_) { /* no message */ }
     const e = new Error(typeof message === 'string' ? message : '');
     if (typeof name === 'string') define(e, 'name', { value: name, writable: true, configurable: true });
     return e;
@@ -186,22 +209,39 @@ const makeBridge = vm.runInContext(`(function (callOut) {
   };
 })`, context, { filename: 'memdoor-bridge.js' });
 
+// The test's arguments, built in the program's realm as the test's literals would be: with the built-ins taken
+// at the start, index loops (no iterator, no Array.prototype method) and descriptors with no prototype (an
+// Object.prototype.get of the program's is not read as one); an element is defined, not assigned (no setter).
+function field(value) {
+  return { __proto__: null, value, writable: true, enumerable: true, configurable: true };
+}
 function decode(t) {
+  const items = t[1];
   switch (t[0]) {
     case 'u': return undefined;
     case 'z': return null;
-    case 'b': case 's': return t[1];
-    case 'n': return t[1] === '-0' ? -0 : Number(t[1]);
-    case 'i': return BigInt(t[1]);
-    case 'a': return t[1].map(decode);
-    case 'm': return new Map(t[1].map((p) => [decode(p[0]), decode(p[1])]));
-    case 'S': return new Set(t[1].map(decode));
-    case 'd': return new Date(t[1]);
+    case 'b': case 's': return items;
+    case 'n': return items === '-0' ? -0 : SafeNumber(items);
+    case 'i': return SafeBigInt(items);
+    case 'd': return new SafeDate(items);
+    case 'a': {
+      const out = [];
+      for (let i = 0; i < items.length; i++) defineProperty(out, i, field(decode(items[i])));
+      return out;
+    }
+    case 'm': {
+      const out = new SafeMap();
+      for (let i = 0; i < items.length; i++) apply(mapSet, out, [decode(items[i][0]), decode(items[i][1])]);
+      return out;
+    }
+    case 'S': {
+      const out = new SafeSet();
+      for (let i = 0; i < items.length; i++) apply(setAdd, out, [decode(items[i])]);
+      return out;
+    }
     default: {
       const out = {};
-      for (const p of t[1]) {
-        Object.defineProperty(out, p[0], { value: decode(p[1]), writable: true, enumerable: true, configurable: true });
-      }
+      for (let i = 0; i < items.length; i++) defineProperty(out, items[i][0], field(decode(items[i][1])));
       return out;
     }
   }
@@ -229,30 +269,44 @@ const KEYWORDS = new Set(['break', 'case', 'catch', 'class', 'const', 'continue'
 const nodeGlobals = new Set(Object.getOwnPropertyNames(globalThis));
 const declared = new Set();
 for (const m of test.matchAll(/\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)/g)) declared.add(m[1]);
+// Compiled now, before any program code runs (so is the test): after it, only Script.prototype's own methods
+// run them, with no options object (vm.runInContext would copy one into a plain {} and read cachedData,
+// lineOffset, importModuleDynamically... from the program's Object.prototype).
 const wanted = [];
 for (const name of new Set(test.match(/[A-Za-z_$][\w$]*/g) || [])) {
   if (KEYWORDS.has(name) || declared.has(name) || nodeGlobals.has(name)) continue;
   if (vm.runInContext('typeof globalThis[' + JSON.stringify(name) + "] !== 'undefined'", context)) continue;
-  wanted.push(name);
+  try {
+    wanted.push({ __proto__: null, text: name, typeOf: new Script('typeof ' + name), read: new Script(name) });
+  } catch (_) { /* not a name a script can read */ }
+}
+let testScript = null;
+try {
+  testScript = new Script("'use strict';\n" + test, { __proto__: null, filename: '/tmp/test.js' });
+} catch (e) {
+  finish(1, describe(e));
 }
 
 // The program: a script of the main realm, with CommonJS's names and no module loader but pure modules.
 const PURE = ['assert', 'buffer', 'crypto', 'events', 'path', 'querystring', 'string_decoder', 'url', 'util'];
+const PURE_NAMES = PURE.join(', ');
 const harnessRequire = require;
 // Any other module is a stand-in whose functions fail when called: a program that only requires it (or names
 // its functions) passes, as officially; one that uses it fails.
 function unavailable(bare) {
   const refuse = () => {
-    throw new Error("module '" + bare + "' is not available to a graded program (only " + PURE.join(', ') + ')');
+    throw new SafeError("module '" + bare + "' is not available to a graded program (only " + PURE_NAMES + ')');
   };
-  const stub = new Proxy(function unavailable() {}, {
+  const stub = new SafeProxy(function unavailable() {}, {
+    __proto__: null,  // no trap of the program's Object.prototype
     get: (target, key) => (key === 'then' || typeof key === 'symbol' ? undefined : stub),
     apply: refuse, construct: refuse, set: refuse, defineProperty: refuse, deleteProperty: refuse,
   });
   return stub;
 }
 function limitedRequire(name) {
-  const bare = String(name).replace(/^node:/, '');
+  const text = SafeString(name);
+  const bare = apply(startsWith, text, ['node:']) ? apply(stringSlice, text, [5]) : text;
   return apply(includes, PURE, [bare]) ? harnessRequire(bare) : unavailable(bare);
 }
 for (const key of ['binding', '_linkedBinding', 'dlopen', 'getBuiltinModule', 'mainModule', '_debugProcess',
@@ -267,9 +321,10 @@ process.reallyExit = (code) => reallyExit(code);  // process.exit keeps working 
 // it writes still reaches fd 1 or 2 at once (console.log included), so any output fails the test as before;
 // stdin is empty, as /dev/null.
 function writeAll(fd, chunk) {
-  for (let done = 0; done < chunk.length;) {
+  const length = apply(typedArrayLength, chunk, []);  // a Buffer: not a length of the program's prototypes
+  for (let done = 0; done < length;) {
     try {
-      done += writeSync(fd, chunk, done);
+      done += writeSync(fd, chunk, done, length - done);
     } catch (e) {
       if (!e || e.code !== 'EAGAIN') throw e;
     }
@@ -317,18 +372,17 @@ try {
 for (let i = 0; i < wanted.length; i++) {
   const name = wanted[i];
   try {
-    if (vm.runInThisContext('typeof ' + name) === 'undefined') continue;
-    sandbox[name] = bridge.value(vm.runInThisContext(name));
+    if (apply(runHere, name.typeOf, []) === 'undefined') continue;
+    sandbox[name.text] = bridge.value(apply(runHere, name.read, []));
   } catch (e) {
-    if (e instanceof SyntaxError) continue;
     finish(1, describe(e));
   }
 }
 try {
-  vm.runInContext("'use strict';\n" + test, context, { filename: '/tmp/test.js' });
+  apply(runIn, testScript, [context]);
 } catch (e) {
   finish(1, describe(e));
 }
-writeSync(1, '\n' + secretText() + (failures ? ' failed ' + failures : ' ok') + '\n');
+emit(1, '\n' + secretText() + (failures ? ' failed ' + failures : ' ok') + '\n');
 finish(0, '');
 """
