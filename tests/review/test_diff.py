@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from differential_helpers import finishes
 
 from memdoor.core.errors import ReviewInputError, UsageError
 from memdoor.review.diff import parse_diff
@@ -289,6 +290,21 @@ def test_hunk_numbers_with_leading_zeros_are_read_as_git_reads_them(hunk, number
     (h,) = fd.hunks
     assert (h.old_start, h.old_len, h.new_start, h.new_len) == numbers and h.lines == ["-a", "+b"]
     assert _git_reads(repo, text) == _git_reads(repo, "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+
+
+def _zeros_header_fails() -> bool:
+    z = "0" * 5000 + "1"
+    try:
+        parse_diff(f"--- a/x.py\n+++ b/x.py\n@@ -{z},{z} +{z},{z}x@@\n-a\n+b\n")
+    except ReviewInputError:
+        return True
+    return False
+
+
+def test_a_header_of_leading_zeros_failing_late_is_refused_without_backtracking():
+    """Four numbers of 5,000 leading zeros each, the header broken at its end: the zeros split 18 ways per
+    number and the search backtracked through all of them (9 s here; about an hour for a 2 MB line)."""
+    assert finishes(_zeros_header_fails, seconds=5)
 
 
 def test_a_huge_hunk_number_after_leading_zeros_is_still_refused():

@@ -47,7 +47,10 @@ LINK_MODE = "120000"
 MAX_DIGITS = 18
 """Most digits of a hunk header's line number or count after its leading zeros (a larger one is refused: no
 file has that many lines, and Python's int() refuses numbers of more than 4,300 digits)."""
-_NUM = rf"0*([0-9]{{1,{MAX_DIGITS}}})"  # leading zeros read as git's strtoul reads them, never counted
+_NUM = rf"0*([1-9][0-9]{{0,{MAX_DIGITS - 1}}}|0)"
+"""A hunk number: leading zeros read as git's strtoul reads them, never counted. The zeros split one way
+only (``0*([0-9]{1,18})`` could split them 18 ways per number: a header failing late backtracked through
+them all, seconds for one line of 5,000 zeros)."""
 _HUNK = re.compile(rf"@@ -{_NUM}(?:,{_NUM})? \+{_NUM}(?:,{_NUM})? @@")
 _EXTENDED = (  # git's extended header lines (apply.c), in the order git tries them
     "--- ", "+++ ", "old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ",
