@@ -179,7 +179,8 @@ async def test_how_a_program_s_process_ended_is_its_end(sandbox):
 
 async def test_a_program_guessing_its_end_report_s_key_gets_a_forged_result(sandbox):
     guess = (
-        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\n' + b'a' * 32 + {said!r})\n"
+        "import os\nfor fd in sorted(map(int, os.listdir('/proc/self/fd')))[3:]:\n    try:\n"
+        "        os.write(fd, b'\\n' + b'a' * 32 + {said!r})\n"
     )
     guess += "    except OSError:\n        pass\nprint(1)\n"
     said = b" ('exit', 'exit status 0', '')\n"
@@ -198,3 +199,49 @@ async def test_exit_and_quit_end_a_program_as_sys_exit_does(sandbox):
         assert await runs(sandbox, new, ["a\n"]) == ["prints 'a\\n' and exits with status 2"]
         ran = await program_difference(sandbox, old, new, ["a\n", "b\n"])
         assert ran.reproduced == 0 and not ran.differences, ran
+
+
+async def test_a_program_s_run_ends_when_its_process_does_not_when_a_child_it_forked_does(quick_sandbox):
+    """A child the program forks no longer holds the report's pipe open (the run waited for it, and ran out
+    of time), nor writes a report of its own (the last report won: the child's exception was the end); it is
+    killed when the program's process ends, as the run does."""
+    lingers = "import os, time\nif os.fork() == 0:\n    time.sleep(20)\n    os._exit(0)\nprint('parent')\n"
+    raises = "import os, time\nif os.fork() == 0:\n    time.sleep(0.3)\n    raise ValueError('child')\nprint('parent')\n"
+    for source in (lingers, raises):
+        assert await runs(quick_sandbox, source, [""]) == ["prints 'parent\\n' and exits with status 0"]
+
+
+async def test_a_program_that_closes_descriptors_still_reports_its_end(sandbox):
+    """The report's pipe is on a high descriptor, and opened again by its name when the program closed it
+    (closerange(3, 1024) made the run exit with status 1)."""
+    for top in ("1024", "os.sysconf('SC_OPEN_MAX')"):
+        closes = f"import os\nos.closerange(3, {top})\nprint('ok')\n"
+        assert await runs(sandbox, closes, [""]) == ["prints 'ok\\n' and exits with status 0"]
+        assert await runs(sandbox, closes + "raise KeyError('k')\n", [""]) == [
+            "prints 'ok\\n', then raises KeyError: 'k'"
+        ]
+
+
+async def test_what_ends_the_process_after_the_program_s_code_is_its_end(sandbox):
+    """The end is reported after the program's atexit handlers (and threads) have run: one that calls
+    os._exit(4) ends the process with status 4 (it was reported as status 0)."""
+    ends = {
+        "import atexit, os\natexit.register(os._exit, 4)\nprint(1)\n": "prints '1\\n' and exits with status 4",
+        "import atexit, os\natexit.register(os._exit, 4)\nraise KeyError('k')\n": "prints nothing and exits with status 4",
+        "import os, threading, time\n\ndef late():\n    time.sleep(0.2)\n    os._exit(5)\n\n"
+        "threading.Thread(target=late).start()\n": "prints nothing and exits with status 5",
+        "import atexit\natexit.register(print, 'bye')\nraise KeyError('k')\n": (
+            "prints 'bye\\n', then raises KeyError: 'k'"
+        ),
+    }
+    for source, shown in ends.items():
+        assert await runs(sandbox, source, [""]) == [shown]
+
+
+async def test_sys_exit_s_code_is_the_exit_status_python_ends_with(sandbox):
+    """An int code (a bool is one) as the C exit() takes it; a code that is no int is printed, status 1."""
+    ends = {"True": 1, "256": 0, "-1": 255, "257": 1, "2 ** 64": 255, "False": 0, "None": 0, "'no'": 1}
+    for code, status in ends.items():
+        assert await runs(sandbox, f"import sys\nsys.exit({code})\n", [""]) == [
+            f"prints nothing and exits with status {status}"
+        ]

@@ -25,9 +25,13 @@ without a name, read once the process has ended. It ends as the interpreter ends
 ``atexit`` handlers run, ``sys.stdout`` flushed, its module's names let go: a file it left open is flushed as
 Python flushes it), and what one run leaves in its interpreter (a module's state, the recursion limit) no
 other run sees. How its code ended that process reports on a pipe, in a line after a key it wrote there
-before any code under test ran (a line with another key-shaped value is a guess at it: a forged result);
-without that line its exit status says (``os._exit``), and killed as the kernel kills a group out of memory
-it ran out of memory. A program that reads its process's memory (its frames) could still write that line.
+before any code under test ran (a line with another key-shaped value is a guess at it: a forged result),
+from the atexit handler that runs last (after the program's threads and handlers), on a high descriptor
+that a child it forks closes (it opens the pipe again by name if the program closed it); without that line
+its exit status says (``os._exit``, an atexit handler's; the status is Python's: an exception's 1,
+``sys.exit(code)``'s as the C ``exit()`` takes it), and killed as the kernel kills a group out of memory it
+ran out of memory. The run ends when that process ends: children it left running are killed. A program
+that reads its process's memory (its frames) could still write that line.
 A module that fails to load (it does not parse, a module it imports is missing), and a call or program that
 meets the import system's ModuleNotFoundError (an ``import`` statement, or ``importlib.import_module``,
 finding no module: one the sandbox lacks), is ``import``: the code cannot run here, which is no behaviour.
@@ -163,19 +167,23 @@ def _writer(mode):
     return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)
 
 
-def _child(report, path, roots, _write=os.write, _close=os.close, _urandom=os.urandom):
+def _child(report, reader, path, roots, _write=os.write, _close=os.close, _urandom=os.urandom):
     # A standard-input program's own process, started by the driver's _program with its input on descriptor 0
     # and descriptor 1 on the file its output is read from: it runs as `python path` would run it (in the
     # interpreter's __main__ module, sys.argv [path], its folder first on sys.path, sys.stdin reading
     # descriptor 0, sys.stdout writing through to 1) and ends as the interpreter does (its threads waited
     # for, its atexit handlers run, sys.stdout flushed, its module's names let go in the interpreter's order:
-    # a file it left open is flushed as Python flushes it). How its code ended (kind, end, message) it writes
-    # on the pipe `report`, in a line after the key it wrote there first, before any code under test ran;
-    # this code's own names (its builtins a copy) are none of the program's.
-    import builtins
-    os.set_inheritable(report, False)  # a process the program starts does not hold it open
+    # a file it left open is flushed as Python flushes it; an exception it raised, or its SystemExit, is
+    # raised on, so the process's exit status is Python's). How its code ended (kind, end, message) it
+    # writes on the pipe `report` (the driver's `reader` reads it), in a line after the key it wrote there
+    # first, before any code under test ran, from the atexit handler that runs last; this code's own names
+    # (its builtins a copy) are none of the program's.
+    import atexit, builtins
+    report = _moved(report)
     key = _urandom(16).hex().encode("ascii")
     _put(report, key + b"\n", _write)
+    ended = ["exit", "exit status 0", ""]
+    atexit.register(_reporter(report, reader, key, ended))  # the first registered, it runs last
     sys.stdin.reconfigure(encoding="utf-8")
     sys.stdout.reconfigure(encoding="utf-8", errors="replace")
     names = vars(sys.modules["__main__"])
@@ -202,25 +210,106 @@ def _child(report, path, roots, _write=os.write, _close=os.close, _urandom=os.ur
 
     builtins.open = open
     _site_exits()
-    kind, end, message = "exit", "exit status 0", ""
     try:
         with real_open(path, "rb") as f:
             code = compile(f.read(), path, "exec")
     except BaseException as e:
-        kind, end, message = "import", _type(e), _message(e)
+        ended[:] = "import", _type(e), _message(e)
+        raise
+    try:
+        exec(code, names)
+    except SystemExit as e:
+        ended[1:] = "exit status " + str(_status(e.code)), _message(e.code) if _printed(e.code) else ""
+        raise
+    except BaseException as e:
+        ended[:] = "import" if _missing(e) else "exit", _type(e), _message(e)
+        raise
+
+
+def _status(code, _int=int.__int__):
+    # The exit status SystemExit(code) ends the interpreter with: an int's (a bool is one) as the C exit()
+    # takes it (its low 8 bits; -1 for one no C long holds), 0 for None, 1 for anything else (printed).
+    if isinstance(code, int):
+        n = _int(code)
+        return (n if -(1 << 63) <= n < (1 << 63) else -1) & 0xFF
+    return 0 if code is None else 1
+
+
+def _printed(code):
+    # Whether SystemExit's code is a message (the interpreter prints it): neither None nor an int.
+    return code is not None and not isinstance(code, int)
+
+
+def _moved(fd):
+    # The pipe fd moved to a high descriptor (a program closing descriptors from 3 up to 1024 leaves it; the
+    # low ones are the program's, as in `python path`), closed on exec and in a child the program forks
+    # (which would hold it open, or write a report of its own).
+    import fcntl
+    try:
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, max(3, min(os.sysconf("SC_OPEN_MAX") - 1, 1 << 16)))
+    except (OSError, ValueError):
+        high = fd
+        os.set_inheritable(fd, False)
     else:
+        os.close(fd)
+    os.register_at_fork(after_in_child=lambda: _shut(high))
+    return high
+
+
+def _shut(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _reporter(report, reader, key, ended, _write=os.write, _close=os.close, _getpid=os.getpid):
+    # The atexit handler that writes how the code ended (ended) on the pipe, after key, when the process
+    # that started the code ends (not a child the program forked). A program that closed the pipe's
+    # descriptor has it opened again by the name of the driver's end (`reader`), for a line the pipe holds
+    # whole: the driver reads it once the process has ended. An atexit handler of the program that ends the
+    # process (os._exit) runs before it: then there is no report, and the exit status says how it ended.
+    me, driver, pipe = _getpid(), os.getppid(), _inode(report)
+
+    def end():
+        if _getpid() != me:
+            return
         try:
-            exec(code, names)
-        except SystemExit as e:
-            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            end = "exit status " + str(status)
-            message = "" if e.code is None or isinstance(e.code, int) else _message(e.code)
-        except BaseException as e:
-            kind = "import" if _missing(e) else "exit"
-            end, message = _type(e), _message(e)
-    said = repr((kind, end, message)).encode("utf-8", "surrogatepass")
-    _put(report, b"\n" + key + b" " + said + b"\n", _write)
-    _close(report)
+            if _inode(report) != pipe:
+                raise OSError("no longer the pipe")
+            _put(report, _line(key, ended, 1 << 20), _write)
+        except OSError:
+            try:
+                again = os.open("/proc/%d/fd/%d" % (driver, reader), os.O_WRONLY | os.O_CLOEXEC)
+            except OSError:
+                return
+            try:
+                if _inode(again) == pipe:
+                    _put(again, _line(key, ended, 4000), _write)
+            except OSError:
+                pass
+            finally:
+                _close(again)
+
+    return end
+
+
+def _inode(fd, _fstat=os.fstat):
+    try:
+        st = _fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _line(key, ended, most):
+    # The report line, of at most `most` bytes (its message cut: the driver does not compare it).
+    kind, end, message = ended
+    while True:
+        line = b"\n" + key + b" " + repr((kind, end, message)).encode("utf-8", "surrogatepass") + b"\n"
+        if len(line) <= most or not message:
+            return line
+        message = message[: len(message) // 2]
 
 
 def _message(e):
@@ -236,7 +325,7 @@ def _put(fd, data, _write):
         data = data[_write(fd, data) :]
 
 
-_child(int(sys.argv[1]), sys.argv[2], sys.argv[3:])
+_child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])
 """
 )
 """The program a standard-input Python program runs in: one process of its own for each run."""
@@ -456,7 +545,9 @@ def _program(req, _close=os.close):
 def _run(path, roots, data, fds, _spawn=os.posix_spawn, _pipe=os.pipe, _wait4=os.wait4, _close=os.close,
          _inherit=os.set_inheritable, _python=sys.executable, _env=dict(os.environ, PYTHONHASHSEED="0")):
     # The program at path run in its own process (CHILD) on the input data: how that process ended (its exit
-    # code, its resource use), its report (_said) and its output. The descriptors it opens go in fds.
+    # code, its resource use), its report (_said) and its output. The descriptors it opens go in fds. The
+    # run ends when that process ends, as `python path < input` returns: a child it forked and left running
+    # (its own process group's) is killed then, before its output is read.
     given = _capture("-input")
     fds.append(given)
     out = _capture("-output")
@@ -468,14 +559,37 @@ def _run(path, roots, data, fds, _spawn=os.posix_spawn, _pipe=os.pipe, _wait4=os
     fds.append(reader)
     try:
         _inherit(writer, True)
-        argv = [_python, "-s", "-S", "-u", "-c", _BOOT, str(writer), path, *roots]
+        argv = [_python, "-s", "-S", "-u", "-c", _BOOT, str(writer), str(reader), path, *roots]
         moves = [(os.POSIX_SPAWN_DUP2, fd, k) for k, fd in enumerate((given, out, null))]
-        pid = _spawn(_python, argv, _env, file_actions=moves)
+        pid = _spawn(_python, argv, _env, file_actions=moves, setpgroup=0)
     finally:
         _close(writer)
-    said = _said(reader)
-    _, status, used = _wait4(pid, 0)
+    ended = []
+    said = _said(reader, _ending(pid, ended, _wait4))
+    _, status, used = ended[0] if ended else _wait4(pid, 0)
+    try:
+        os.killpg(pid, 9)  # SIGKILL
+    except OSError:
+        pass
     return os.waitstatus_to_exitcode(status), used, said, _read(out)
+
+
+def _ending(pid, ended, _wait4, _recv=os.read):
+    # os.read for _said on the pipe of the process pid: at its end (no process holds the pipe open) the
+    # process is waited for (its wait4 in ended), then what it wrote since (a report written on the pipe
+    # opened again, after the program closed its descriptor) is read, without waiting more.
+    def recv(fd, size):
+        while True:
+            try:
+                chunk = _recv(fd, size)
+            except BlockingIOError:
+                return b""
+            if chunk or ended:
+                return chunk
+            ended.append(_wait4(pid, 0))
+            os.set_blocking(fd, False)
+
+    return recv
 
 
 _SHAPED = re.compile(rb"[0-9A-Fa-f]{32} ")
