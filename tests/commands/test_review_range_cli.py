@@ -145,3 +145,19 @@ def test_the_tests_base_is_the_base_commit_even_when_the_change_asks_for_crlf(ho
     assert r.returncode == 1, r.stderr  # exit 3 (incomplete: the base cannot be rebuilt) before the fix
     out = json.loads(r.stdout)
     assert any(f["source"] == "tests" and "test_mean" in f["message"] for f in out["findings"])
+
+
+@pytest.mark.parametrize("head", [("--head", "HEAD"), ()], ids=["head", "working-tree"])
+def test_the_tests_run_on_the_head_not_on_the_range_applied_to_it_again(home, head):
+    """A line added among blank lines still finds its context in the head: the range's diff was
+    applied to it a second time, the wrapper cancelled itself out and the tests passed (exit 0)."""
+    repo, wrap = home / "repo", "mean = (lambda f: lambda xs: -f(xs))(mean)\n"
+    (repo / "calc.py").write_text(CALC + "\n" * 10 + "# end\n")
+    git(repo, "commit", "-qam", "blank lines")
+    (repo / "calc.py").write_text(CALC + "\n" * 3 + wrap + "\n" * 7 + "# end\n")
+    git(repo, "commit", "-qam", "tidy")
+    r = memdoor(home, "--base", "HEAD~1", *head, "--agents", "1", *models(home, "minor"), "--test", TEST,
+                "--json", "--stages", "tests")  # fmt: skip
+    assert r.returncode == 1, r.stderr  # test_mean passes on the base and fails on the head
+    out = json.loads(r.stdout)
+    assert any(f["source"] == "tests" and "test_mean" in f["message"] for f in out["findings"])

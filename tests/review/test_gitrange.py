@@ -4,6 +4,8 @@ runs a program the repository names (filters, hooks)."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from review_helpers import BUGGY, CALC, git
 
@@ -130,3 +132,27 @@ def test_the_head_tree_is_exported_and_reviewed_not_the_working_tree(ranged, tmp
     assert (prepared.changed / "calc.py").read_text() == BUGGY
     assert (ranged / "calc.py").read_text() == CALC + "# uncommitted\n"  # the user's tree untouched
     assert git(ranged, "worktree", "list").count("\n") == 1  # no worktree added to the checkout
+
+
+MEAN = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+DOUBLED = MEAN + "\n" * 10 + "# end\n"
+WRAPPED = MEAN + "\n" * 3 + "mean = (lambda f: lambda xs: -f(xs))(mean)\n" + "\n" * 7 + "# end\n"
+
+
+@pytest.mark.parametrize("head", ["HEAD", None], ids=["head", "working-tree"])
+def test_the_changed_tree_is_the_head_never_the_diff_applied_again(repo, tmp_path, head):
+    """The head inserts a line among blank lines: its diff still applies to the head (its context is
+    there), and was applied a second time, so the tests ran on a tree where the change cancels out."""
+    (repo / "calc.py").write_text(DOUBLED)
+    git(repo, "commit", "-qam", "blank lines")
+    (repo / "calc.py").write_text(WRAPPED)
+    git(repo, "commit", "-qam", "tidy")
+    found = read_range(repo, "HEAD~1", head, 1_000_000)
+    (tmp_path / "work").mkdir()
+    tree = repo if head is None else export_tree(repo, found.head_commit, tmp_path / "work" / "head")
+    again = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=tree, input=found.diff, text=True, check=False
+    )
+    assert again.returncode == 0  # the diff applies to the head once more
+    prepared = prepare(found.diff, tree, ReviewConfig(), tmp_path / "work", found)
+    assert (prepared.changed / "calc.py").read_bytes() == WRAPPED.encode()

@@ -156,3 +156,19 @@ def test_a_filter_whose_name_is_not_utf8_is_emptied_too(repo, bug_diff, tmp_path
 def test_a_name_that_is_not_utf8_is_shown_with_its_bytes_escaped():
     assert shown_name(ODD) == "u\\xfe.txt" and shown_name(ODD).encode("utf-8")
     assert shown_name("t\u00e9st.py") == "t\u00e9st.py"  # UTF-8 names are unchanged
+
+
+def test_a_diff_that_applies_both_ways_is_refused(repo, tmp_path):
+    """A line added among repeated lines finds its context in the tree that already holds it: applied
+    forward first, the change was made twice (and could cancel itself out in the tests)."""
+    from review_helpers import git
+
+    plain = CALC + "\n" * 10 + "# end\n"
+    (repo / "calc.py").write_text(plain)
+    git(repo, "commit", "-qam", "blank lines")
+    changed = CALC + "\n" * 3 + "mean = abs\n" + "\n" * 7 + "# end\n"
+    diff = diff_of(repo, "calc.py", changed)
+    (repo / "calc.py").write_text(changed)  # the checkout holds the change, and it applies again
+    with pytest.raises(ReviewInputError, match="both as it is and in reverse") as e:
+        changed_copy(repo, diff, tmp_path / "copy")
+    assert "\n" not in str(e.value) and not (tmp_path / "copy").exists()

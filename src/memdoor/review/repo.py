@@ -2,7 +2,8 @@
 
 The diff is applied to a copy, never to the user's tree. ``git diff main | memdoor review -`` run in a
 checkout that already holds the change is recognised too: the diff then applies in reverse, and the
-tree as it is already is the changed code.
+tree as it is already is the changed code. A diff that applies both ways is refused: which tree is the
+changed code cannot be told. A range (``--base``) is never applied: its head is the changed code.
 
 Every git command runs so that the repository under review cannot make it run a program
 (:func:`hardened_env`): no hooks (``core.hooksPath=/dev/null``), no fsmonitor, no external diff, no
@@ -125,11 +126,19 @@ def _first_line(text: str) -> str:
 
 def applies(root: Path, diff: str) -> str:
     """``"forward"`` when the diff applies to the tree at ``root``, ``"applied"`` when the tree already holds
-    it (it applies in reverse); else ReviewInputError with git's reason."""
+    it (it applies in reverse); else ReviewInputError with git's reason. A diff that applies both ways
+    is refused too: which tree is the changed code cannot be told (a line added among repeated lines
+    still finds its context in the tree that holds it, and applying it again could cancel it out)."""
     forward = git(["apply", "--check", "--whitespace=nowarn", "-"], root, stdin=diff)
+    reverse = git(["apply", "--check", "--reverse", "--whitespace=nowarn", "-"], root, stdin=diff)
+    if forward.returncode == 0 and reverse.returncode == 0:
+        raise ReviewInputError(
+            f"the diff applies to {root} both as it is and in reverse: whether the checkout already holds "
+            "the change cannot be told (review a commit range with --base and --head instead)"
+        )
     if forward.returncode == 0:
         return "forward"
-    if git(["apply", "--check", "--reverse", "--whitespace=nowarn", "-"], root, stdin=diff).returncode == 0:
+    if reverse.returncode == 0:
         return "applied"
     raise ReviewInputError(f"the diff does not apply to {root}: {_first_line(forward.stderr)}")
 
@@ -205,11 +214,17 @@ def apply_patch(directory: Path, diff: str) -> None:
         raise ReviewInputError(f"the diff does not apply to the copy: {_first_line(done.stderr)}")
 
 
+def checkout_copy(root: Path, dest: Path) -> Path:
+    """A copy of the checkout at ``root`` in ``dest`` as it is (:func:`tracked_files`): a range's changed
+    tree, which is the head itself (never a diff applied to it)."""
+    return copy_tree(root, tracked_files(root), dest)
+
+
 def changed_copy(root: Path, diff: str, dest: Path) -> Path:
     """A copy of the checkout at ``root`` in ``dest`` with the diff's change in it (applied, unless the tree
-    already holds it). ReviewInputError when the diff applies neither way."""
+    already holds it). ReviewInputError when the diff applies neither way, or both."""
     how = applies(root, diff)
-    copy_tree(root, tracked_files(root), dest)
+    checkout_copy(root, dest)
     if how == "forward":
         apply_patch(dest, diff)
     return dest

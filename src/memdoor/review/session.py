@@ -54,6 +54,7 @@ from memdoor.review.repo import (
     apply_patch,
     changed_copy,
     check_agreement,
+    checkout_copy,
     copy_tree,
     git_changes,
     os_reason,
@@ -254,10 +255,11 @@ class Prepared(BaseModel):
 def prepare(
     diff_text: str, repo: Path, config: ReviewConfig, workdir: Path, found: Range | None = None
 ) -> Prepared:
-    """Parse the diff, check that it applies to the checkout at ``repo``, make the changed copy in
-    ``workdir`` and split the work per file. ``found``: the git range the diff is (``--base``), whose
-    base commit the tests' base is built from. ReviewInputError for bad input (a file of the checkout
-    that cannot be read included); nothing calls a model.
+    """Parse the diff, make the changed copy in ``workdir`` and split the work per file. A diff file is
+    checked to apply to the checkout at ``repo``, one way only. ``found``: the git range the diff is
+    (``--base``; ``repo`` is its head, copied as it is), whose base commit the tests' base is built
+    from. ReviewInputError for bad input (a file of the checkout that cannot be read included); nothing
+    calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
@@ -271,7 +273,7 @@ def prepare(
     if config.test and os.geteuid() == 0:
         check_reachable(workdir / "x")  # SandboxError now, before any copy or model call
     try:  # the user's checkout: a file it cannot read is bad input, not a crash
-        changed = changed_copy(root, diff_text, workdir / "changed")
+        changed = _changed(root, diff_text, workdir / "changed", found)
         parts, skipped = build_parts(files, changed, config.max_part_chars)
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
@@ -288,6 +290,13 @@ def prepare(
         files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir,
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
     )  # fmt: skip
+
+
+def _changed(root: Path, diff_text: str, dest: Path, found: Range | None) -> Path:
+    """The changed code at ``dest``. A range's is its head as it is — the exported head commit, or the
+    working tree — since git made the diff from it: applying the diff there could apply it a second
+    time. A diff file's is the checkout with the diff applied, unless it holds the change already."""
+    return checkout_copy(root, dest) if found is not None else changed_copy(root, diff_text, dest)
 
 
 def fresh_copy(src: Path, dest: Path) -> Path:
