@@ -7,8 +7,10 @@ changed code cannot be told. A range (``--base``) is never applied: its head is 
 
 Every git command runs so that the repository under review cannot make it run a program
 (:func:`hardened_env`): no hooks (``core.hooksPath=/dev/null``), no fsmonitor, no external diff, no
-signature check, no network (``protocol.allow=never``), and every filter driver the configuration
-names (the commands a ``.gitattributes`` ``filter=`` would start, e.g. on the working tree) emptied.
+signature check, no network and no transport at all (``GIT_ALLOW_PROTOCOL`` empty, which outranks the
+repository's own ``protocol.<name>.allow``; no lazy fetch of a partial clone's missing objects), and
+every filter driver the configuration names (the commands a ``.gitattributes`` ``filter=`` would start,
+e.g. on the working tree) emptied.
 
 git's output is read as UTF-8 with ``surrogateescape``: a file name that is not UTF-8 (an untracked
 ``u\\xfe.txt`` beside the change) is kept as the bytes it is, so copying it still works, and is shown
@@ -36,7 +38,11 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("protocol.allow", "never"),
 )
 """Configuration every git command of the review runs with (as ``git -c`` would give it)."""
-DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND")
+DROPPED_ENV = (
+    "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+    "EDITOR", "VISUAL", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT",
+    "GIT_PROXY_COMMAND",
+)  # fmt: skip
 """Variables that could make git start a program; never passed to it."""
 
 
@@ -60,10 +66,13 @@ def filter_drivers(cwd: Path, env: dict[str, str]) -> list[str]:
 
 def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: this process's environment) for a git command that runs no program of the
-    repository's choosing: :data:`SAFE_CONFIG` and every filter driver emptied, given as
-    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has (no quoting to get wrong);
-    no optional locks (a diff does not rewrite the index), no prompt."""
+    repository's choosing: :data:`DROPPED_ENV` left out; :data:`SAFE_CONFIG` and every filter driver
+    emptied, given as
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has (no quoting to get wrong); no
+    transport (``GIT_ALLOW_PROTOCOL`` empty), no lazy fetch (``GIT_NO_LAZY_FETCH``; a git too old to know
+    it ignores it), no pager, no editor, no optional locks (a diff does not rewrite the index), no prompt."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in DROPPED_ENV}
+    env["GIT_ALLOW_PROTOCOL"], env["GIT_NO_LAZY_FETCH"] = "", "1"
     count = env.get("GIT_CONFIG_COUNT", "0")
     start = int(count) if count.isdigit() else 0
     pairs = list(SAFE_CONFIG)
@@ -74,6 +83,7 @@ def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str
         env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
     env["GIT_CONFIG_COUNT"] = str(start + len(pairs))
     env["GIT_OPTIONAL_LOCKS"], env["GIT_TERMINAL_PROMPT"] = "0", "0"
+    env["GIT_PAGER"], env["GIT_EDITOR"] = "cat", ":"  # git's own words for none
     return env
 
 
