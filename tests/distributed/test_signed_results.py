@@ -18,7 +18,6 @@ from dist_helpers import (
     ISSUE_PROMPT,
     PALINDROME_ANSWER,
     SRC,
-    RedisServer,
     WorkerProc,
     scripted_file,
     wait_for,
@@ -33,18 +32,6 @@ KEY_TEXT = "team-key-5f0c2e9a71d4b8-test"
 KEY = TeamKey(KEY_TEXT.encode())
 MESSAGES = [{"role": "user", "content": "write code"}]
 PARAMS = {"n": 1, "temperature": 0.2, "max_tokens": 64, "logprobs": False, "seed": None, "stop": None}
-
-
-@pytest.fixture
-def server(tmp_path):
-    srv = RedisServer(tmp_path).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def r(server):
-    return redis.Redis(host="127.0.0.1", port=server.port)
 
 
 @pytest.fixture

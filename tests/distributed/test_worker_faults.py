@@ -14,19 +14,11 @@ from dist_helpers import (
     ISSUE_PROMPT,
     PALINDROME_ANSWER,
     SRC,
-    RedisServer,
     WorkerProc,
     free_port,
     scripted_file,
     wait_for,
 )
-
-
-@pytest.fixture
-def server(tmp_path):
-    srv = RedisServer(tmp_path).start()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

@@ -100,7 +100,18 @@ class Backoff:
 
 
 def text(raw: bytes | str) -> str:
+    """A name read from Redis as text (UnicodeDecodeError when it is not UTF-8)."""
     return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def shown(raw: bytes | str, limit: int = 200) -> str:
+    r"""Text a Redis peer wrote (a key name, an id, a registration field), fit for one log line: bytes
+    that are not UTF-8 written ``\xNN``, control and other unprintable characters escaped (``\x1b``,
+    ``\n``), at most ``limit`` characters."""
+    if not isinstance(raw, str):
+        raw = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in raw)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 async def group_exists(r: aioredis.Redis, stream: str, group: str) -> bool:
@@ -125,12 +136,18 @@ async def ensure_group(r: aioredis.Redis, stream: str, group: str) -> bool:
 
 
 async def live_agents(r: aioredis.Redis, keys: Keys) -> dict[str, dict[str, Any]]:
-    """Registered agents whose heartbeat is alive: agent id → registration. Entries of dead agents are
-    removed (a live worker registers again with every heartbeat)."""
+    """Registered agents whose heartbeat is alive: agent id → registration (``{}`` for one that is not a
+    JSON object; a field name that is not UTF-8 is skipped). Entries of dead agents are removed (a live
+    worker registers again with every heartbeat)."""
     raw = await r.hgetall(keys.agents)
     if not raw:
         return {}
-    items = [(text(k), v) for k, v in raw.items()]
+    items = []
+    for k, v in raw.items():
+        try:
+            items.append((text(k), v))
+        except UnicodeDecodeError:
+            continue  # not a name any worker registers under
     async with r.pipeline(transaction=False) as pipe:
         for agent_id, _ in items:
             pipe.exists(keys.heartbeat(agent_id))

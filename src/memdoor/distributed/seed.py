@@ -36,7 +36,7 @@ from redis.exceptions import RedisError, ResponseError
 from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError
 from memdoor.core.problem import Problem
 from memdoor.distributed.config import WorkerConfig
-from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, text
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, shown, text
 from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
@@ -100,6 +100,7 @@ class SeedLeader:
         self._replace = self.redis.register_script(_REPLACE)
         self._waiting_logged = False
         self._refused: set[str] = set()
+        self._noted: set[str] = set()
 
     def answer_key(self, task_id: str) -> str:
         return f"{self.options.answer_prefix}{task_id}"
@@ -119,6 +120,9 @@ class SeedLeader:
                     delay = self.options.poll
                 except REDIS_DOWN:
                     delay = backoff.next()
+                except (RedisError, ValueError, TypeError) as e:  # a key of a peer's making: log, go on
+                    self._note(f"seed scan failed: {type(e).__name__}: {e}")
+                    delay = self.options.poll
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stopping.wait(), delay)
         finally:
@@ -132,14 +136,19 @@ class SeedLeader:
     async def _scan_once(self) -> None:
         prefix = self.options.task_prefix
         pattern = _glob_escape(prefix) + "*"
-        found = [text(k)[len(prefix) :] async for k in self.redis.scan_iter(match=pattern, count=1000)]
+        found = []
+        async for k in self.redis.scan_iter(match=pattern, count=1000):
+            try:
+                found.append(text(k)[len(prefix) :])
+            except UnicodeDecodeError:
+                self._note(f"skipped the key {shown(k)}: its name is not UTF-8")
         candidates = [t for t in found if t and t not in self._running]
         if not candidates:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for task_id in candidates:
                 (pipe.exists if self.team_key is None else pipe.get)(self.answer_key(task_id))
-            answered = await pipe.execute()
+            answered = await pipe.execute(raise_on_error=False)
         todo = [t for t, got in zip(candidates, answered, strict=True) if not self._answered(t, got)]
         if not todo:
             return
@@ -165,7 +174,15 @@ class SeedLeader:
 
     def _answered(self, task_id: str, got: Any) -> bool:
         """Whether a task's answer key holds an answer that counts (``got``: EXISTS without a team key,
-        GET with one: then only an answer it vouches for counts; another is logged once and replaced)."""
+        GET with one: then only an answer it vouches for counts; another is logged once and replaced).
+        An answer key holding another type than a string (``got`` is Redis's error) is logged once and
+        the task skipped: no answer can be written there."""
+        if isinstance(got, Exception):
+            self._note(
+                f"seed task {shown(task_id)} skipped: the answer key {shown(self.answer_key(task_id))} "
+                f"is not a string ({type(got).__name__}: {got})"
+            )
+            return True
         if self.team_key is None or got is None:
             return bool(got)
         if self.team_key.vouches(ANSWER, self.answer_key(task_id), got):
@@ -179,6 +196,12 @@ class SeedLeader:
                 self.answer_key(task_id),
             )
         return False
+
+    def _note(self, what: str) -> None:
+        """Log a warning about something a Redis peer wrote, once per distinct text."""
+        if what not in self._noted:
+            self._noted.add(what)
+            log.warning("%s: %s", self.config.agent_id, shown(what, limit=500))
 
     def _done(self, task_id: str) -> None:
         self._running.pop(task_id, None)
@@ -224,7 +247,7 @@ class SeedLeader:
                 if held_by is None:  # lost with a Redis restart: take it again
                     await self.redis.set(self.keys.claim(task_id), self.token, nx=True, px=lease_ms)
                     continue
-                log.warning("%s: lost the claim on %s to %s", self.config.agent_id, task_id, text(held_by))
+                log.warning("%s: lost the claim on %s to %s", self.config.agent_id, task_id, shown(held_by))
                 if owner is not None:
                     owner.cancel()
                 return
@@ -264,7 +287,9 @@ class SeedLeader:
         """The task's run: id, models and team size, fixed by the first worker that led it, so that a
         takeover runs the very same team and reuses every stored result."""
         agents = await live_agents(self.redis, self.keys)
-        answering = [v for v in agents.values() if v.get("role") in ANSWERING_ROLES and v.get("model")]
+        answering = [
+            v for v in agents.values() if v.get("role") in ANSWERING_ROLES and isinstance(v.get("model"), str)
+        ]
         opts = self.options
         plan = {
             "run": uuid.uuid4().hex[:12],

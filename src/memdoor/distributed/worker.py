@@ -169,7 +169,8 @@ class Worker:
         watched = [*slots, *roles]
         stop_wait = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stop_wait, *watched], return_when=asyncio.FIRST_COMPLETED)
-        failure = next((t.exception() for t in done if t is not stop_wait and t.exception()), None)
+        failed = next((t for t in done if t is not stop_wait and t.exception()), None)
+        failure = failed.exception() if failed is not None else None
         self._stopping.set()
         stop_wait.cancel()
         if slots:
@@ -183,8 +184,9 @@ class Worker:
         await self._deregister()
         log.info("%s: stopped after %d job(s)", self.config.agent_id, self.jobs_done)
         if isinstance(failure, RedisError):
+            what = "the job stream" if failed in slots else "a command of a role alongside"
             raise MemoryStoreError(
-                f"{self.config.agent_id}: Redis at {redact_url(self.config.redis)} refused the job stream: "
+                f"{self.config.agent_id}: Redis at {redact_url(self.config.redis)} refused {what}: "
                 f"{describe(failure, self.config.redis)}"
             ) from None
         if failure is not None:
@@ -221,20 +223,20 @@ class Worker:
                 await _sleep_or_stop(stop, backoff.next())
 
     async def _check_unique_id(self) -> None:
-        """Warn when another live worker uses this AGENT_ID (e.g. a restart within the heartbeat TTL)."""
-        raw = await self.redis.get(self.keys.heartbeat(self.config.agent_id))
+        """Warn when another live worker uses this AGENT_ID (e.g. a restart within the heartbeat TTL).
+        Whatever another client left at the heartbeat key is only shown, and replaced by the first beat."""
+        try:
+            raw = await self.redis.get(self.keys.heartbeat(self.config.agent_id))
+        except ResponseError:  # not a string: the first beat replaces it
+            raw = b""
         if raw is None:
             return
-        try:
-            other = json.loads(raw)
-        except ValueError:
-            other = {}
         log.warning(
             "%s: another worker registered this agent id (host %s, pid %s) and its heartbeat is live; "
             "agent ids should be unique",
             self.config.agent_id,
-            other.get("host"),
-            other.get("pid"),
+            _field(raw, "host"),
+            _field(raw, "pid"),
         )
 
     async def _beat(self) -> None:
@@ -257,7 +259,7 @@ class Worker:
     async def _deregister(self) -> None:
         with contextlib.suppress(*REDIS_DOWN):
             raw = await self.redis.get(self.keys.heartbeat(self.config.agent_id))
-            if raw is None or json.loads(raw).get("instance") == self.instance:
+            if raw is None or _field(raw, "instance") == self.instance:
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.delete(self.keys.heartbeat(self.config.agent_id))
                     pipe.hdel(self.keys.agents, self.config.agent_id)
@@ -482,6 +484,15 @@ def work_entry(job: Job, result: JobResult) -> dict[str, Any]:
         "deliveries": result.deliveries,
         "tokens": 0 if usage is None else usage.prompt_tokens + usage.completion_tokens,
     }
+
+
+def _field(raw: bytes | str, name: str) -> Any:
+    """``name`` of the JSON object ``raw`` (None when ``raw`` is not a JSON object)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data.get(name) if isinstance(data, dict) else None
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:

@@ -1,0 +1,71 @@
+"""Keys another Redis client planted, read by a real `memdoor worker` (scripted model, team key, a Redis
+of the test's own): the worker logs what it cannot use, in one escaped line, and goes on answering."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER, WorkerProc, scripted_file, wait_for
+
+from memdoor.distributed.signing import ANSWER, TeamKey
+
+KEY_TEXT = "team-key-planted-keys-0c41d2e9"
+KEY = TeamKey(KEY_TEXT.encode())
+TESTS = [{"input": ["abba"], "output": True}, {"input": ["abc"], "output": False}]
+
+
+@pytest.fixture
+def start_worker(tmp_path, server, r):
+    """Start one worker (role ``all``, the team key) under ``name``; it must still be running at the end."""
+    procs: list[WorkerProc] = []
+
+    def start(name: str = "w1") -> WorkerProc:
+        spec = scripted_file(tmp_path / f"{name}.json", [PALINDROME_ANSWER], delay=0.1)
+        proc = WorkerProc(tmp_path, name, spec, server.url, env={"MEMDOOR_TEAM_KEY": KEY_TEXT})
+        procs.append(proc)
+        wait_for(lambda: "serving" in proc.log, 120, f"{name} serving", procs=procs)
+        return proc
+
+    yield start
+    for p in procs:
+        assert p.proc.poll() is None, f"the worker stopped:\n{p.log[-3000:]}"
+        assert p.stop() == 0
+
+
+def answer(r: redis.Redis, task_id: str, procs: list[WorkerProc], **task) -> dict:
+    """Submit a task and wait for the team's signed answer."""
+    r.set(f"task:{task_id}", json.dumps({"id": task_id, "prompt": ISSUE_PROMPT, **task}))
+    key = f"memory:{task_id}"
+    raw = wait_for(
+        lambda: (got := r.get(key)) is not None and KEY.vouches(ANSWER, key, got) and got,
+        120,
+        f"a signed answer at {key}",
+        procs=procs,
+    )
+    return KEY.open(ANSWER, key, raw)
+
+
+def test_keys_of_the_wrong_name_type_or_shape_do_not_stop_the_worker(r, start_worker):
+    r.set(b"task:bad\xff", "{}")  # a task key whose name is not UTF-8
+    r.hset("memory:a-hash", "x", "y")  # an answer key holding a hash, next to its task
+    r.set("task:a-hash", json.dumps({"id": "a-hash", "prompt": ISSUE_PROMPT, "tests": TESTS}))
+    r.set("memdoor:agent:w1", "[1]")  # the worker's own heartbeat key, not a JSON object
+    r.hset("memdoor:agents", b"\xfe", "{}")  # a registration whose name is not UTF-8
+    r.hset("memdoor:agents", "w8", json.dumps({"role": "answer", "model": ["a", "list"]}))
+    r.set("memdoor:agent:w8", "alive", ex=600)  # ... and "alive"
+    worker = start_worker("w1")
+
+    done = answer(r, "ok", [worker], tests=TESTS, agents=1)
+    assert done["status"] == "done" and "s == s[::-1]" in done["code"], done
+    assert done["agents"] == [f"agent0={worker_spec(worker)}"]  # the list-valued model is not on the team
+    assert r.type("memory:a-hash") == b"hash"  # left alone: no answer can be written there
+    log = worker.log
+    assert "Traceback" not in log
+    assert r"skipped the key task:bad\xff: its name is not UTF-8" in log
+    assert log.count("seed task a-hash skipped: the answer key memory:a-hash is not a string") == 1
+
+
+def worker_spec(worker: WorkerProc) -> str:
+    return next(a for a in worker.proc.args if a.startswith("scripted:"))
