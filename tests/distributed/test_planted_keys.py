@@ -69,3 +69,15 @@ def test_keys_of_the_wrong_name_type_or_shape_do_not_stop_the_worker(r, start_wo
 
 def worker_spec(worker: WorkerProc) -> str:
     return next(a for a in worker.proc.args if a.startswith("scripted:"))
+
+
+def test_a_poisoned_work_log_does_not_cost_the_answer(r, start_worker):
+    worker = start_worker("w1")
+    plan = {"run": "evilrun", "models": [worker_spec(worker)], "agents": 1}
+    r.set("memdoor:run:t3", json.dumps(plan))  # the run plan, fixed before the task: its work log is known
+    r.rpush("memdoor:work:evilrun", '{"agent": ["x"]}', '{"agent": 5}', "[1]", b"\xff", '{"agent": "w7"}')
+
+    done = answer(r, "t3", [worker], tests=TESTS)
+    assert done["status"] == "done" and "s == s[::-1]" in done["code"], done
+    assert done["workers"] == {"w1": 1, "w7": 1}  # only entries naming an agent as text count
+    assert "Traceback" not in worker.log

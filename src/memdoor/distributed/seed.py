@@ -357,16 +357,21 @@ class SeedLeader:
         answer = done_answer(
             task, problem, solution, trace_key, time.monotonic() - started, jobs=len(run.jobs)
         )
-        with contextlib.suppress(*REDIS_DOWN):
+        with contextlib.suppress(RedisError):  # the work log is only a tally: without it, no `workers`
             answer["workers"] = await self._workers_of(run.run_id)
         return answer
 
     async def _workers_of(self, run_id: str) -> dict[str, int]:
-        """Agent id → jobs it answered in the run (from the run's work log)."""
+        """Agent id → jobs it answered in the run (from the run's work log; an entry that is not a JSON
+        object naming its agent as text is not counted: any client can append to the log)."""
         counts: dict[str, int] = {}
         for raw in await self.redis.lrange(self.keys.work(run_id), 0, -1):
-            with contextlib.suppress(ValueError, AttributeError):
-                agent = json.loads(raw).get("agent")
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            agent = entry.get("agent") if isinstance(entry, dict) else None
+            if isinstance(agent, str):
                 counts[agent] = counts.get(agent, 0) + 1
         return dict(sorted(counts.items()))
 
