@@ -10,7 +10,8 @@ Every git command runs so that the repository under review cannot make it run a 
 signature check, no network and no transport at all (``GIT_ALLOW_PROTOCOL`` empty, which outranks the
 repository's own ``protocol.<name>.allow``; no lazy fetch of a partial clone's missing objects), and
 every filter driver the configuration names (the commands a ``.gitattributes`` ``filter=`` would start,
-e.g. on the working tree) emptied.
+e.g. on the working tree) emptied. Nor can the caller's environment point git at another repository or
+index (a hook's ``GIT_INDEX_FILE``): the variables naming them are dropped.
 
 git's output is read as UTF-8 with ``surrogateescape``: a file name that is not UTF-8 (an untracked
 ``u\\xfe.txt`` beside the change) is kept as the bytes it is, so copying it still works, and is shown
@@ -19,6 +20,7 @@ with those bytes written ``\\xNN`` wherever it is reported (:func:`shown_name`).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -44,6 +46,19 @@ DROPPED_ENV = (
     "GIT_PROXY_COMMAND",
 )  # fmt: skip
 """Variables that could make git start a program; never passed to it."""
+LOCAL_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)  # fmt: skip
+"""Variables that point git at another repository, index, object store or set of refs than the one the
+review names by its directory (``git rev-parse --local-env-vars``, as of git 2.39, and the namespace; the
+list the installed git prints is added at run time, :func:`local_env_vars`): never passed to it. A
+pre-commit hook's ``GIT_INDEX_FILE`` would otherwise have git write the review's index into the commit's.
+``GIT_CONFIG_PARAMETERS`` and ``GIT_CONFIG_COUNT`` (the caller's own ``git -c``) are kept: the review's
+settings come after them and win."""
+KEPT_LOCAL = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 
 
 def filter_drivers(cwd: Path, env: dict[str, str]) -> list[str]:
@@ -64,14 +79,32 @@ def filter_drivers(cwd: Path, env: dict[str, str]) -> list[str]:
     return sorted(names)
 
 
+@functools.cache
+def local_env_vars() -> frozenset[str]:
+    """:data:`LOCAL_ENV` and what the installed git's ``git rev-parse --local-env-vars`` lists (a newer git
+    may name more; asked once a process, outside any repository), less :data:`KEPT_LOCAL`."""
+    names = set(LOCAL_ENV)
+    env = {k: v for k, v in os.environ.items() if k not in names and k not in DROPPED_ENV}
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--local-env-vars"], cwd="/", capture_output=True, text=True,
+            timeout=GIT_TIMEOUT_S, check=False, env=env,
+        )  # fmt: skip
+        names.update(done.stdout.split() if done.returncode == 0 else ())
+    except (OSError, subprocess.TimeoutExpired):
+        pass  # no git: the command that needs it says so
+    return frozenset(names - set(KEPT_LOCAL))
+
+
 def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: this process's environment) for a git command that runs no program of the
-    repository's choosing: :data:`DROPPED_ENV` left out; :data:`SAFE_CONFIG` and every filter driver
-    emptied, given as
+    repository's choosing and reads the repository ``cwd`` is in, nothing else: :data:`DROPPED_ENV` and
+    :func:`local_env_vars` left out; :data:`SAFE_CONFIG` and every filter driver emptied, given as
     ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has (no quoting to get wrong); no
     transport (``GIT_ALLOW_PROTOCOL`` empty), no lazy fetch (``GIT_NO_LAZY_FETCH``; a git too old to know
     it ignores it), no pager, no editor, no optional locks (a diff does not rewrite the index), no prompt."""
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in DROPPED_ENV}
+    dropped = set(DROPPED_ENV) | local_env_vars()
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in dropped}
     env["GIT_ALLOW_PROTOCOL"], env["GIT_NO_LAZY_FETCH"] = "", "1"
     count = env.get("GIT_CONFIG_COUNT", "0")
     start = int(count) if count.isdigit() else 0
