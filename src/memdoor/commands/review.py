@@ -56,7 +56,7 @@ from memdoor.commands.options import (
     at_least,
 )
 from memdoor.core.budget import Budget
-from memdoor.core.errors import ReviewInputError, SandboxError
+from memdoor.core.errors import MemdoorError, ReviewInputError, SandboxError
 from memdoor.review.stages import STAGES, Stage, StageError, stage_order
 
 FORMATS = ("markdown", "json", "sarif")
@@ -267,6 +267,20 @@ def render(report, fmt: str, source: Path | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The command. Under GitHub Actions, what it writes is kept from being read as workflow commands
+    (:mod:`memdoor.commands.stopcommands`), its error message too: printed here, inside the stop."""
+    from memdoor.commands.stopcommands import stopped_stderr
+
+    with stopped_stderr():
+        try:
+            return review_command(args)
+        except MemdoorError as e:  # as memdoor.cli.main prints it
+            print(f"memdoor: {e}", file=sys.stderr)
+            return e.exit_code
+
+
+def review_command(args: argparse.Namespace) -> int:
+    from memdoor.commands.stopcommands import print_report
     from memdoor.review.context import Skipped
     from memdoor.review.gitrange import export_tree
     from memdoor.review.repo import shown_name
@@ -298,8 +312,7 @@ def run(args: argparse.Namespace) -> int:
         return INCOMPLETE
     code = INCOMPLETE if not report.complete else (1 if report.fails() else 0)
     try:
-        print(out, end="")
-        sys.stdout.flush()
+        print_report(out, fmt)  # wrapped under GitHub Actions
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still says what was found
         from memdoor.cli import quiet_stdout
 
