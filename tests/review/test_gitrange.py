@@ -4,6 +4,7 @@ runs a program the repository names (filters, hooks)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -156,3 +157,75 @@ def test_the_changed_tree_is_the_head_never_the_diff_applied_again(repo, tmp_pat
     assert again.returncode == 0  # the diff applies to the head once more
     prepared = prepare(found.diff, tree, ReviewConfig(), tmp_path / "work", found)
     assert (prepared.changed / "calc.py").read_bytes() == WRAPPED.encode()
+
+
+HIDDEN = "VERSION = f\"$Id: {print('BACKDOOR RAN')} $\"\n"
+"""A line git's ``ident`` reads as ``VERSION = f"$Id$"`` through the checkout (and never rewrites on
+checkout: it has spaces)."""
+
+
+@pytest.mark.parametrize("how", ["uncommitted", "committed"])
+def test_a_change_the_checkouts_ident_hides_is_reviewed(repo, tmp_path, how):
+    """``*.py ident`` makes git read ``$Id: anything $`` in a working tree file as ``$Id$``: the change
+    was left out of `git diff BASE`, so the tests ran it and no reviewer read it. Uncommitted, or
+    committed as its bytes (``hash-object --no-filters``) and checked out in a fresh clone (CI)."""
+    (repo / ".gitattributes").write_text("*.py ident\n")
+    (repo / "calc.py").write_text('VERSION = f"$Id$"\n' + CALC)
+    git(repo, "add", ".gitattributes", "calc.py")
+    git(repo, "commit", "-qm", "version")
+    (repo / "calc.py").write_text(HIDDEN + CALC)
+    if how == "committed":
+        blob = git(repo, "hash-object", "-w", "--no-filters", "calc.py").strip()
+        git(repo, "update-index", "--cacheinfo", f"100644,{blob},calc.py")
+        git(repo, "commit", "-qm", "helper")
+        git(tmp_path, "clone", "-q", str(repo), "clone")
+        repo = tmp_path / "clone"
+        assert (repo / "calc.py").read_text() == HIDDEN + CALC and not git(repo, "diff", "HEAD~1")
+    found = read_range(repo, "HEAD~1" if how == "committed" else "HEAD", None, 1_000_000)
+    (f,) = parse_diff(found.diff)
+    assert f.path == "calc.py" and f"+{HIDDEN}" in found.diff
+
+
+def test_the_working_tree_as_git_checked_it_out_is_no_change(repo):
+    """Files exactly as git writes them (``$Id$`` expanded, CRLF for ``eol=crlf``) are their blobs, as
+    with ``--head``: only what was changed is in the diff."""
+    (repo / ".gitattributes").write_text("*.py ident\n*.txt text eol=crlf\n")
+    (repo / "calc.py").write_text('VERSION = "$Id$"\n' + CALC)
+    (repo / "notes.txt").write_text("one\ntwo\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "attributes")
+    for name in ("calc.py", "notes.txt"):
+        (repo / name).unlink()
+    git(repo, "checkout", "--", ".")
+    assert b"$Id: " in (repo / "calc.py").read_bytes() and b"\r\n" in (repo / "notes.txt").read_bytes()
+    (repo / "test_calc.py").write_text("# no tests\n")
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    assert [f.path for f in parse_diff(found.diff)] == ["test_calc.py"]
+
+
+def test_the_working_tree_diff_is_gits_own_without_attributes(repo):
+    """Without attributes the diff is ``git diff BASE``'s, byte for byte: a change, a deletion, a file
+    added with ``git add -N``, an execute bit, a link, a file under a new directory."""
+    (repo / "lib").mkdir()
+    (repo / "lib" / "a.py").write_text("A = 1\n")
+    (repo / "run.sh").write_text("echo hi\n")
+    os.symlink("calc.py", repo / "link.py")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "more")
+    (repo / "calc.py").write_text(BUGGY)
+    (repo / "lib" / "a.py").unlink()
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link.py").unlink()
+    os.symlink("test_calc.py", repo / "link.py")
+    (repo / "lib" / "b.py").write_text("B = 2\n")
+    git(repo, "add", "-N", "lib/b.py")
+    (repo / "untracked.py").write_text("not in the diff\n")
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    assert found.diff == git(repo, "diff", *gitrange.DIFF_OPTIONS, "HEAD", "--", ".")
+    assert [f.path for f in parse_diff(found.diff)] == [
+        "calc.py",
+        "lib/a.py",
+        "lib/b.py",
+        "link.py",
+        "run.sh",
+    ]

@@ -218,3 +218,16 @@ def test_a_base_of_the_diffs_paths_only_is_the_whole_bases_at_those_paths(place,
     assert some == {p: whole[p] for p in paths if p in whole}
     assert "big.txt" in whole and ("local.py" in whole) == (head is None)
     assert files_under(work / "differential-base-tree").keys() == some.keys()  # git wrote those alone
+
+
+def test_the_base_puts_back_a_file_the_checkouts_ident_hid(place):
+    """``*.py ident`` made git read the working tree's ``$Id: anything $`` as the base's ``$Id$``: the
+    path was not put back, and the tests' base ran the change too."""
+    base = 'VERSION = f"$Id$"\n' + CALC
+    repo = base_repo(place, {".gitattributes": "*.py ident\n", "calc.py": base})
+    (repo / "calc.py").write_text("VERSION = f\"$Id: {print('BACKDOOR RAN')} $\"\n" + CALC)
+    copy = place / "copy"
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    restore_base(repo, git(repo, "rev-parse", "HEAD").strip(), copy, place / "scratch")
+    restored = (copy / "calc.py").read_text()  # as git checks the base out: its $Id$ expanded
+    assert "BACKDOOR" not in restored and restored.startswith('VERSION = f"$Id: ') and restored.endswith(CALC)

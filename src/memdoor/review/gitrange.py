@@ -1,16 +1,20 @@
 """A range of a git checkout as the review's input: ``memdoor review --base REF [--head REF]``.
 
-The diff is git's own, ``git diff BASE HEAD`` (``BASE`` against the working tree without ``--head``),
-pinned to the format the review reads (``a/``/``b/`` prefixes, three lines of context, rename detection,
-no colour, paths from the top of the checkout) and made so the repository cannot run anything
-(``--no-ext-diff --no-textconv``, and :func:`memdoor.review.repo.hardened_env`: no hooks, no filters,
-no fsmonitor, no network). The same limits hold as for a diff file: a diff over ``max_bytes`` is
+The diff is git's own, ``git diff BASE HEAD``, pinned to the format the review reads (``a/``/``b/``
+prefixes, three lines of context, rename detection, no colour, paths from the top of the checkout) and
+made so the repository cannot run anything (``--no-ext-diff --no-textconv``, and
+:func:`memdoor.review.repo.hardened_env`: no hooks, no filters, no fsmonitor, no network). The same limits hold as for a diff file: a diff over ``max_bytes`` is
 refused (git is stopped once it has written that much). Binary files cannot be reviewed: they are
 left out of the diff and named (the report lists them as skipped), so a pull request that adds an
 image is still reviewed. A file is binary by its content alone, as git decides by default (a NUL byte
 in its first 8000 bytes, either side): never by the range's own ``.gitattributes`` (``calc.py -diff``,
 ``binary``), which the change under review writes and could use to hide a text file from the review
 (:func:`binary_files`; the diff is made with ``--text``). Submodules are ignored.
+
+Without ``--head``, ``HEAD`` is the working tree as a tree of its own (:func:`worktree_tree`, in a
+private repository): each file's bytes, never read through the checkout's ``.gitattributes``, whose
+``ident`` reads any ``$Id: … $`` as ``$Id$`` and so could hide a change the tests then run; a file
+that is exactly what git checks out for its indexed blob (end of line, ``ident``) is that blob.
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
 change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
@@ -27,13 +31,16 @@ commit has it (:func:`restore_base`), so the untracked files the working tree's 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -196,22 +203,10 @@ class _Blobs:
         self.proc.wait()
 
 
-def _file_head(root: Path, rel: str) -> bytes:
-    """The first :data:`FIRST_BYTES` of a working tree file (a link is never followed: not binary)."""
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return b""
-    try:
-        return os.read(fd, FIRST_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    finally:
-        os.close(fd)
-
-
 def binary_files(root: Path, revisions: list[str]) -> list[str]:
-    """Files of the range that are binary by content, as git decides without attributes: a NUL byte in
-    the first :data:`FIRST_BYTES` of either side (a link's target is text). Both names of a renamed one.
-    The working tree's side (no ``--head``) is read from the file when git has not hashed it."""
+    """Files of the range (two trees) that are binary by content, as git decides without attributes: a
+    NUL byte in the first :data:`FIRST_BYTES` of either side (a link's target is text). Both names of a
+    renamed one."""
     data = _file_list(["diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *revisions, "--"], root)
     out: set[str] = set()
     try:
@@ -220,13 +215,9 @@ def binary_files(root: Path, revisions: list[str]) -> list[str]:
         raise ReviewInputError("git is not installed (it is needed to read the range)") from None
     try:
         for modes, oids, paths in _raw_entries(data):
-            for n, (mode, oid) in enumerate(zip(modes, oids, strict=True)):
-                if not mode.startswith("10"):  # absent (000000), a link (120000), a submodule (160000)
-                    continue
-                path = paths[min(n, len(paths) - 1)]
-                # a zero id: the working tree's file, not hashed by git
-                first = blobs.head(oid) if oid.strip("0") else _file_head(root, path)
-                if b"\0" in first:
+            for mode, oid in zip(modes, oids, strict=True):
+                # not absent (000000), a link (120000) or a submodule (160000)
+                if mode.startswith("10") and b"\0" in blobs.head(oid):
                     out.update(paths)
     finally:
         blobs.close()
@@ -255,18 +246,196 @@ def commit_messages(root: Path, base: str, head: str) -> str:
     return cut_messages(data.decode("utf-8", "replace").split("\0"))
 
 
+class _Entry(NamedTuple):
+    """One path of the checkout's index (``git ls-files --stage -v``)."""
+
+    tag: str
+    mode: str
+    oid: str
+    path: str
+
+    @property
+    def as_indexed(self) -> bool:
+        """Whether git reads it from the index, not from the file: a submodule, a path outside a sparse
+        checkout (skip-worktree, ``S``) or marked assume-unchanged (a lowercase tag), as ``git diff`` does."""
+        return self.mode == "160000" or self.tag in ("S", "s") or self.tag.islower()
+
+
+def _index_entries(root: Path) -> list[_Entry]:
+    """The paths of the index of the checkout at ``root``, once each (a conflicted one by its first
+    stage)."""
+    out: dict[str, _Entry] = {}
+    for line in _listed(git(["ls-files", "-z", "--stage", "-v"], root)):
+        head, _, path = line.partition("\t")
+        tag, mode, oid, _stage = head.split(" ")
+        out.setdefault(path, _Entry(tag, mode, oid, path))
+    return list(out.values())
+
+
+def _stdin_path(path: str) -> str:
+    """``path`` as ``git hash-object --stdin-paths`` reads it: quoted as C (every byte that is not
+    printable ASCII in octal) when it holds a newline or starts with a quote, else as it is."""
+    if "\n" not in path and not path.startswith('"'):
+        return path
+    raw = path.encode("utf-8", "surrogateescape")
+    inner = "".join(chr(b) if 32 <= b < 127 and b not in b'"\\' else f"\\{b:03o}" for b in raw)
+    return f'"{inner}"'
+
+
+def _hashed(root: Path, paths: list[str], git_dir: Path | None = None) -> list[str]:
+    """git's ids of the files ``paths`` (relative to ``root``, or absolute) as their bytes are
+    (``hash-object --no-filters``: no attribute of the checkout converts them); ``git_dir``: written
+    into that repository's objects. ReviewInputError with git's reason."""
+    if not paths:
+        return []
+    where = ["--git-dir", str(git_dir)] if git_dir is not None else []
+    args = [*where, "hash-object", "--no-filters", "--stdin-paths", *(["-w"] if git_dir is not None else [])]
+    done = git(args, root, stdin="".join(f"{_stdin_path(p)}\n" for p in paths))
+    ids = done.stdout.split()
+    if done.returncode != 0 or len(ids) != len(paths):
+        raise ReviewInputError(
+            f"cannot read the working tree of {root}: git hash-object: {_first(done.stderr)}"
+        )
+    return ids
+
+
+def _file_bytes(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``rel`` of the working tree (a link is never followed)."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def _checked_out(root: Path, entries: list[_Entry], scratch: Path) -> set[str]:
+    """The paths of ``entries`` whose file holds exactly what git writes for their indexed blob (end of
+    line, ``ident``; written by ``checkout-index`` into ``scratch``, never into the checkout): files as
+    git checked them out, whose reviewed content is that blob."""
+    if not entries:
+        return set()
+    paths = "".join(f"{e.path}\0" for e in entries)
+    git(["checkout-index", f"--prefix={scratch}/", "--force", "-z", "--stdin"], root, stdin=paths)
+    out = set()  # a path git could not write (an unmerged one) is read as its bytes
+    for e in entries:
+        written = _file_bytes(scratch, e.path)
+        if written is not None and written == _file_bytes(root, e.path):
+            out.add(e.path)
+    return out
+
+
+def _exec_bit_counts(root: Path) -> bool:
+    """Whether the checkout at ``root`` reads a file's execute bit (``core.filemode``, true by default)."""
+    return git(["config", "--type=bool", "core.filemode"], root).stdout.strip() != "false"
+
+
+def _regular_mode(entry: _Entry, st: os.stat_result, exec_bit: bool) -> str:
+    """The mode git gives a regular file of the working tree: its owner's execute bit, or the index's
+    mode when the checkout ignores that bit (``exec_bit`` false)."""
+    if not exec_bit and entry.mode in ("100644", "100755"):
+        return entry.mode
+    return "100755" if st.st_mode & stat.S_IXUSR else "100644"
+
+
+def _lstat(root: Path, rel: str) -> os.stat_result | None:
+    """``rel``'s ``lstat`` in the working tree; None when it is missing or under a link."""
+    try:
+        return os.lstat(root / rel) if _real_dirs(root, rel, make=False) is not None else None
+    except OSError:
+        return None
+
+
+def _link_entries(root: Path, git_dir: Path, links: list[_Entry]) -> list[tuple[str, str, str]]:
+    """(mode, id, path) of the links ``links`` of the working tree: each target hashed as a blob
+    (written out under ``git_dir`` first, then into its objects)."""
+    names = []
+    for n, e in enumerate(links):
+        names.append(git_dir / "links" / str(n))
+        names[-1].parent.mkdir(exist_ok=True)
+        names[-1].write_bytes(os.readlink(os.fsencode(root / e.path)))
+    ids = _hashed(root, [str(p) for p in names], git_dir)
+    return [("120000", oid, e.path) for oid, e in zip(ids, links, strict=True)]
+
+
+def _file_entries(root: Path, git_dir: Path, files: list[tuple[_Entry, str]]) -> list[tuple[str, str, str]]:
+    """(mode, id, path) of the regular files ``files`` (each with its mode): the bytes of the file
+    (written into ``git_dir``'s objects when no object has them yet), or its indexed blob when the file
+    is exactly what git checks out for it (:func:`_checked_out`)."""
+    raw = _hashed(root, [e.path for e, _ in files])
+    differ = [e for (e, _), oid in zip(files, raw, strict=True) if oid != e.oid]
+    as_blob = _checked_out(root, differ, git_dir / "checked-out")
+    _hashed(root, [e.path for e in differ if e.path not in as_blob], git_dir)
+    return [
+        (mode, e.oid if e.path in as_blob else oid, e.path) for (e, mode), oid in zip(files, raw, strict=True)
+    ]
+
+
+def worktree_tree(root: Path, dest: Path) -> str:
+    """The working tree of the checkout at ``root`` as a git tree, written into a new bare repository at
+    ``dest`` (:func:`_borrowing`); its id. Every path of the index, read from its file as its bytes are,
+    never through the checkout's attributes (``ident`` reads any ``$Id: … $`` as ``$Id$``: a change
+    could hide from ``git diff BASE`` and still run); a file that holds exactly what git checks out for
+    its indexed blob (end of line, ``ident``) is that blob, as with ``--head``. Submodules, skip-worktree
+    and assume-unchanged paths are read from the index, as ``git diff`` reads them; a path whose file is
+    missing, not a file or a link, or under a link, is deleted."""
+    git_dir = _borrowing(root, dest, bare=True, doing="read the working tree")
+    exec_bit = _exec_bit_counts(root)
+    index: list[tuple[str, str, str]] = []  # mode, id, path
+    files: list[tuple[_Entry, str]] = []  # a regular file's entry and mode
+    links: list[_Entry] = []
+    for e in _index_entries(root):
+        st = None if e.as_indexed else _lstat(root, e.path)
+        if e.as_indexed:
+            index.append((e.mode, e.oid, e.path))
+        elif st is not None and stat.S_ISLNK(st.st_mode):
+            links.append(e)
+        elif st is not None and stat.S_ISREG(st.st_mode):
+            files.append((e, _regular_mode(e, st, exec_bit)))
+    index += _link_entries(root, git_dir, links) + _file_entries(root, git_dir, files)
+    return _write_tree(git_dir, index)
+
+
+def _write_tree(git_dir: Path, index: list[tuple[str, str, str]]) -> str:
+    """The id of the tree of ``index`` (mode, id, path), written in the repository ``git_dir``."""
+    entries = "".join(f"{mode} {oid}\t{path}\0" for mode, oid, path in index)
+    for args, stdin in ((["update-index", "-z", "--index-info"], entries), (["write-tree"], None)):
+        done = git(args, git_dir, stdin=stdin)
+        if done.returncode != 0:
+            raise ReviewInputError(f"cannot read the working tree: git {args[0]}: {_first(done.stderr)}")
+    return done.stdout.strip()
+
+
+@contextlib.contextmanager
+def _compared(root: Path, base: str, head: str | None) -> Iterator[tuple[Path, list[str]]]:
+    """Where git compares ``base`` with ``head``, and the two revisions: in the checkout at ``root``; or,
+    ``head`` None, ``base`` with the working tree's own bytes (:func:`worktree_tree`), in a private
+    repository removed afterwards."""
+    if head is not None:
+        yield root, [base, head]
+        return
+    with tempfile.TemporaryDirectory(prefix="memdoor-worktree-") as tmp:
+        git_dir = Path(tmp) / "git"
+        yield git_dir, [base, worktree_tree(root, git_dir)]
+
+
 def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range:
     """The range ``base..head`` (``head`` None: ``base`` against the working tree) of the checkout at
     ``root``. ReviewInputError for a bad revision, no change, only binary changes, or too large a diff."""
     base_commit = resolve(root, base, "--base")
     head_commit = resolve(root, head, "--head") if head is not None else None
-    revisions = [base_commit] + ([head_commit] if head_commit else [])
-    binary = binary_files(root, revisions)
-    if len(binary) > MAX_BINARY:
-        raise ReviewInputError(
-            f"the range changes {len(binary)} binary files; a review leaves out at most {MAX_BINARY}"
-        )
-    diff = range_diff(root, revisions, max_bytes, binary)
+    with _compared(root, base_commit, head_commit) as (where, revisions):
+        binary = binary_files(where, revisions)
+        if len(binary) > MAX_BINARY:
+            raise ReviewInputError(
+                f"the range changes {len(binary)} binary files; a review leaves out at most {MAX_BINARY}"
+            )
+        diff = range_diff(where, revisions, max_bytes, binary)
     where = f"{base} and {head}" if head is not None else f"{base} and the working tree"
     if not diff.strip():
         what = f"only binary files change between {where}" if binary else f"nothing changes between {where}"
@@ -276,20 +445,37 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
                  messages=messages, binary=binary)  # fmt: skip
 
 
+def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:
+    """A new repository at ``dest`` (bare or not), of the object format of the checkout at ``root``, that
+    borrows ``root``'s objects (``objects/info/alternates``): what it writes stays in it. Its git
+    directory. ReviewInputError with git's reason, saying what it was for (``doing``)."""
+    found = git(
+        ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "objects"], root
+    )
+    lines = found.stdout.split("\n")
+    if found.returncode != 0 or len(lines) < 2:
+        raise ReviewInputError(f"cannot find the objects of {root}: {_first(found.stderr)}")
+    dest.mkdir(parents=True)
+    init = git(["init", "-q", "--template=", f"--object-format={lines[0]}", *(["--bare"] * bare), "."], dest)
+    if init.returncode != 0:
+        raise ReviewInputError(f"cannot {doing}: git init: {_first(init.stderr)}")
+    git_dir = dest if bare else dest / ".git"
+    alternates = git_dir / "objects" / "info" / "alternates"
+    alternates.parent.mkdir(parents=True, exist_ok=True)
+    alternates.write_bytes(os.fsencode(lines[1]) + b"\n")
+    return git_dir
+
+
 def export_tree(
     root: Path, commit: str, dest: Path, *, paths: list[str] | None = None, what: str = "--head"
 ) -> Path:
     """The tree of ``commit`` (of the checkout at ``root``) as a checkout of its own at ``dest``: a new
-    repository borrowing ``root``'s objects (``objects/info/alternates``), its index read from the
-    commit, its files written by git (``checkout-index``: git's own checks on paths and links; filters
-    emptied). ``paths``: only those of them the commit has. ReviewInputError with git's reason, naming
-    ``what`` the commit is."""
-    objects = git(["rev-parse", "--path-format=absolute", "--git-path", "objects"], root)
-    if objects.returncode != 0:
-        raise ReviewInputError(f"cannot find the objects of {root}: {_first(objects.stderr)}")
-    dest.mkdir(parents=True)
+    repository borrowing ``root``'s objects (:func:`_borrowing`), its index read from the commit, its
+    files written by git (``checkout-index``: git's own checks on paths and links; filters emptied).
+    ``paths``: only those of them the commit has. ReviewInputError with git's reason, naming ``what``
+    the commit is."""
+    _borrowing(root, dest, bare=False, doing=f"export the tree of {what}")
     steps: list[tuple[list[str], str | None]] = [
-        (["init", "-q", "--template=", "."], None),
         (["read-tree", commit], None),
         (["checkout-index", "--all", "--force"], None),
     ]
@@ -297,14 +483,10 @@ def export_tree(
         done = git(args, dest, stdin=stdin)
         if done.returncode != 0:
             raise ReviewInputError(f"cannot export the tree of {what}: git {args[0]}: {_first(done.stderr)}")
-        if n == 0:
-            alternates = dest / ".git" / "objects" / "info" / "alternates"
-            alternates.parent.mkdir(parents=True, exist_ok=True)
-            alternates.write_text(objects.stdout.strip() + "\n")
-        if n == 1 and paths is not None:  # only the paths asked for (and that the commit has)
+        if n == 0 and paths is not None:  # only the paths asked for (and that the commit has)
             have = set(_listed(git(["ls-files", "-z"], dest)))
             wanted = [p for p in paths if p in have]
-            steps[2] = (["checkout-index", "--force", "-z", "--stdin"], "".join(f"{p}\0" for p in wanted))
+            steps[1] = (["checkout-index", "--force", "-z", "--stdin"], "".join(f"{p}\0" for p in wanted))
     return dest
 
 
@@ -315,8 +497,8 @@ def _listed(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def changed_paths(root: Path, revisions: list[str]) -> list[str]:
-    """Every path that differs between ``revisions`` (one commit: it and the working tree), binary files
-    and both sides of a rename included; ReviewInputError for a path git would never write."""
+    """Every path that differs between ``revisions`` (two trees), binary files and both sides of a rename
+    included; ReviewInputError for a path git would never write."""
     options = [o for o in DIFF_OPTIONS if o != "--find-renames"]
     data = _file_list(["diff", "--name-only", "-z", "--no-renames", *options, *revisions, "--"], root)
     out = [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
@@ -364,11 +546,12 @@ def _remove(top: Path, rel: str) -> None:
 
 def restore_base(root: Path, commit: str, copy: Path, scratch: Path) -> None:
     """Make ``copy`` (a copy of the working tree of the checkout at ``root``) ``commit``'s where the two
-    differ: every path :func:`changed_paths` names is removed, then written back as ``commit`` has it
-    (exported by git into ``scratch``, :func:`export_tree`, and moved in; no link of ``copy`` is
-    followed). Files git does not track (the working tree's own) stay. ReviewInputError with git's
-    reason."""
-    paths = changed_paths(root, [commit])
+    differ (the working tree read as its bytes, :func:`worktree_tree`): every path :func:`changed_paths`
+    names is removed, then written back as ``commit`` has it (exported by git into ``scratch``,
+    :func:`export_tree`, and moved in; no link of ``copy`` is followed). Files git does not track (the
+    working tree's own) stay. ReviewInputError with git's reason."""
+    with _compared(root, commit, None) as (where, revisions):
+        paths = changed_paths(where, revisions)
     tree = export_tree(root, commit, scratch, paths=paths, what="--base")
     for rel in paths:
         _remove(copy, rel)
