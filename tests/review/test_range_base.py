@@ -231,3 +231,23 @@ def test_the_base_puts_back_a_file_the_checkouts_ident_hid(place):
     restore_base(repo, git(repo, "rev-parse", "HEAD").strip(), copy, place / "scratch")
     restored = (copy / "calc.py").read_text()  # as git checks the base out: its $Id$ expanded
     assert "BACKDOOR" not in restored and restored.startswith('VERSION = f"$Id: ') and restored.endswith(CALC)
+
+
+@pytest.mark.parametrize("head", HEAD_MODES)
+async def test_a_virtualenv_link_of_the_change_never_shows_a_host_directory(place, head, monkeypatch):
+    """The change commits ``.venv -> /host/dir`` and the user's VIRTUAL_ENV is the checkout's .venv: with
+    ``--head`` the test command's view was worked out from the exported tree, where no link is tracked
+    by the user's git, so the host directory was bound and a test read it."""
+    secret = place / "secret"
+    secret.mkdir()
+    (secret / "s.txt").write_text("TOPSECRET")
+    leak = f"print('LEAK', open({str(secret / 's.txt')!r}).read())\n"
+    repo = base_repo(place)
+    commit(repo, {"test_leak.py": leak}, "leak", {".venv": str(secret)})
+    monkeypatch.setenv("VIRTUAL_ENV", str(repo / ".venv"))
+    stage, _ = await stage_of(repo, head, place)
+    runs = [r for r in (stage.base, stage.head) if r is not None]
+    assert len(runs) == 2
+    for run in runs:
+        assert "TOPSECRET" not in run.output and not any("secret" in s for s in run.sees), run
+        assert any("VIRTUAL_ENV" in h and "leads out of the checkout" in h for h in run.hidden), run.hidden

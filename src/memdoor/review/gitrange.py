@@ -75,6 +75,7 @@ DIFF_OPTIONS = (
 class Range(BaseModel):
     """What a range gives the review: its diff, its commit messages, the files left out."""
 
+    root: Path = Field(description="The top of the checkout the range is read from (the user's).")
     base: str = Field(description="--base as given.")
     head: str | None = Field(default=None, description="--head as given (None: the working tree).")
     base_commit: str
@@ -441,8 +442,8 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
         what = f"only binary files change between {where}" if binary else f"nothing changes between {where}"
         raise ReviewInputError(f"{what}: nothing to review")
     messages = commit_messages(root, base_commit, head_commit or "HEAD")
-    return Range(base=base, head=head, base_commit=base_commit, head_commit=head_commit, diff=diff,
-                 messages=messages, binary=binary)  # fmt: skip
+    return Range(root=root, base=base, head=head, base_commit=base_commit, head_commit=head_commit,
+                 diff=diff, messages=messages, binary=binary)  # fmt: skip
 
 
 def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:

@@ -250,6 +250,10 @@ class Prepared(BaseModel):
     head_commit: str | None = Field(
         default=None, description="The range's head commit (--head): ``root`` is its exported tree."
     )
+    checkout: Path = Field(
+        description="The user's checkout (``root``, or the one a range is read from): what the test "
+        "command's view is worked out from, e.g. which links its git tracks (testsight.py)."
+    )
 
 
 def prepare(
@@ -289,6 +293,7 @@ def prepare(
     return Prepared(
         files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir,
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
+        checkout=found.root if found else root,
     )  # fmt: skip
 
 
@@ -354,7 +359,7 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     """The test command on the base, then (when it ran there) on the changed code, compared
     (:mod:`memdoor.review.teststage`). SandboxError when the sandbox cannot run it."""
     command = config.test or ""
-    limits = test_limits(config, prepared.root)
+    limits = test_limits(config, prepared.checkout)
 
     try:  # a base that cannot be built: the stage stops with the reason, the review is incomplete
         base_dir = await in_thread(lambda _: base_tree(prepared, prepared.workdir / "base"))
@@ -370,7 +375,7 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
     if problem is not None:
         return TestStage(base=base, unusable=unusable_reason(base, problem))
     head = await run_tests_async(
-        prepared.changed, prepared.workdir / "changed-run", command, config, prepared.root
+        prepared.changed, prepared.workdir / "changed-run", command, config, prepared.checkout
     )
     await ctx.event("tests", None, on="change", passed=head.passed, exit_code=head.exit_code)
     return compare(base, head, prepared.files)
@@ -411,7 +416,7 @@ async def checked_patch(consensus: Consensus, prepared: Prepared, config: Review
         return patch
     if config.test:
         patch.tests = await run_tests_async(
-            patched, prepared.workdir / "patched-run", config.test, config, prepared.root
+            patched, prepared.workdir / "patched-run", config.test, config, prepared.checkout
         )
         await ctx.event("patch_tests", None, passed=patch.tests.passed, exit_code=patch.tests.exit_code)
     return patch
