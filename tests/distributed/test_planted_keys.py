@@ -81,3 +81,27 @@ def test_a_poisoned_work_log_does_not_cost_the_answer(r, start_worker):
     assert done["status"] == "done" and "s == s[::-1]" in done["code"], done
     assert done["workers"] == {"w1": 1, "w7": 1}  # only entries naming an agent as text count
     assert "Traceback" not in worker.log
+
+
+@pytest.mark.parametrize(
+    ("task", "plan", "field", "says"),
+    [
+        ({"strategy": "parallel:65"}, None, None, "'parallel:65': a team has at most 64 agents"),
+        ({"agents": 65}, None, "agents", "less than or equal to 64"),
+        ({}, {"run": "r1", "models": ["m"], "agents": []}, "agents", "the run plan is unusable"),
+        ({}, {"run": "r1", "models": ["m"], "agents": 65}, "agents", "the run plan is unusable"),
+        ({}, {"run": "r1", "models": "m", "agents": 1}, "models", "the run plan is unusable"),
+        ({}, ["not", "a", "plan"], None, "the run plan is unusable"),
+    ],
+)
+def test_a_team_over_the_cap_or_an_unusable_plan_is_a_one_line_error(
+    r, start_worker, task, plan, field, says
+):
+    worker = start_worker("w1")
+    if plan is not None:
+        r.set("memdoor:run:big", json.dumps(plan))
+    done = answer(r, "big", [worker], tests=TESTS, **task)
+    assert done["status"] == "error" and says in done["error"], done
+    assert "\n" not in done["error"] and (field is None or repr(field) in done["error"])
+    assert r.xlen(f"memdoor:jobs:{worker_spec(worker)}") == 0 and r.hget("memdoor:stats", "results") is None
+    assert "Traceback" not in worker.log

@@ -77,9 +77,9 @@ from memdoor.commands.options import (
     SEED,
     TOKENS,
     at_least,
-    check_team_size,
 )
 from memdoor.core.errors import UsageError
+from memdoor.core.limits import check_team_size
 from memdoor.core.messages import ModelResponse
 from memdoor.models.catalog import parameters_of
 

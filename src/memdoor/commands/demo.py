@@ -25,7 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memdoor.commands.options import MAX_TOKENS_PER_CALL, SEED, check_team_size
+from memdoor.commands.options import MAX_TOKENS_PER_CALL, SEED
+from memdoor.core.limits import check_team_size
 
 
 def configure(p: argparse.ArgumentParser) -> None:

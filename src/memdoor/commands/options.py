@@ -15,14 +15,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memdoor.core.limits import MAX_AGENTS
+
 MAX_SECONDS = 7 * 24 * 3600.0
 """Longest duration any option accepts (a week)."""
 MAX_COUNT = 1_000_000
 """Largest count (workers, concurrency, queue length...) unless an option says otherwise."""
 MAX_TOKENS = 10**12
 """Largest token or call budget."""
-MAX_AGENTS = 64
-"""Largest team (``--agents``)."""
 MAX_SEED = 2**31 - 1
 """Seeds are passed to model backends, whose seeds are 32-bit or 64-bit integers."""
 
@@ -98,11 +98,3 @@ SECONDS = FloatRange(0.0, MAX_SECONDS)
 """A duration: finite, more than 0."""
 SECONDS_OR_ZERO = FloatRange(0.0, MAX_SECONDS, closed=True)
 """A duration that may be 0 (its help says what 0 means)."""
-
-
-def check_team_size(agents: int, text: str) -> None:
-    """UsageError when a strategy spec such as ``parallel:1000`` asks for more than MAX_AGENTS agents."""
-    from memdoor.core.errors import UsageError
-
-    if agents > MAX_AGENTS:
-        raise UsageError(f"bad strategy {text!r}: a team has at most {MAX_AGENTS} agents")

@@ -42,10 +42,10 @@ from memdoor.commands.options import (
     SEED,
     TOKENS,
     at_least,
-    check_team_size,
 )
 from memdoor.core.budget import Budget
 from memdoor.core.errors import UsageError
+from memdoor.core.limits import check_team_size
 from memdoor.core.registry import names
 from memdoor.core.solution import Solution
 

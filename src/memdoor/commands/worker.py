@@ -33,9 +33,9 @@ from memdoor.commands.options import (
     SECONDS,
     SECONDS_OR_ZERO,
     at_least,
-    check_team_size,
 )
 from memdoor.core.errors import UsageError, first_problem
+from memdoor.core.limits import check_team_size
 
 
 def configure(p: argparse.ArgumentParser) -> None:

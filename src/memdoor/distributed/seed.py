@@ -31,9 +31,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
+from pydantic import BaseModel, Field, ValidationError
 from redis.exceptions import RedisError, ResponseError
 
-from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError
+from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError, first_problem
+from memdoor.core.limits import MAX_AGENTS, check_team_size
 from memdoor.core.problem import Problem
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, shown, text
@@ -283,7 +285,7 @@ class SeedLeader:
         text_ = self.team_key.dumps(ANSWER, key, answer)
         return bool(await self._replace(keys=[key, self.keys.run(task_id)], args=[text_, current or ""]))
 
-    async def _plan(self, task: SeedTask) -> dict[str, Any]:
+    async def _plan(self, task: SeedTask) -> RunPlan:
         """The task's run: id, models and team size, fixed by the first worker that led it, so that a
         takeover runs the very same team and reuses every stored result."""
         agents = await live_agents(self.redis, self.keys)
@@ -293,17 +295,19 @@ class SeedLeader:
         opts = self.options
         plan = {
             "run": uuid.uuid4().hex[:12],
-            "models": task.models or sorted({v["model"] for v in answering}),
+            "models": task.models or sorted({v["model"] for v in answering})[:MAX_AGENTS],
             "agents": task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering))),
         }
         key = self.keys.run(task.id)
         await self.redis.set(key, json.dumps(plan), nx=True)
         raw = await self.redis.get(key)
+        if raw is None:  # gone meanwhile (Redis restarted without its data)
+            return RunPlan.model_validate(plan)
         try:
-            stored = json.loads(raw) if raw is not None else plan
-        except ValueError:
-            stored = plan
-        return stored if isinstance(stored, dict) and {"run", "models", "agents"} <= set(stored) else plan
+            return RunPlan.model_validate_json(raw)
+        except ValidationError as e:
+            where, msg = first_problem(e)
+            raise ProblemFormatError(key, None, where or None, f"the run plan is unusable: {msg}") from None
 
     async def _solve(self, task_id: str) -> dict[str, Any]:
         key = self.task_key(task_id)
@@ -324,12 +328,17 @@ class SeedLeader:
 
         opts, wcfg = self.options, self.config
         started = time.monotonic()
-        plan = await self._plan(task)
-        models = plan["models"]
+        try:
+            plan = await self._plan(task)
+        except ProblemFormatError as e:
+            return error_answer(task.id, e)
+        models = plan.models
         if not models:
             return error_answer(task.id, ModelError("no live worker answers model jobs"))
         try:
-            spec = StrategySpec.parse(task.strategy or opts.strategy, agents=int(plan["agents"]))
+            strategy = task.strategy or opts.strategy
+            spec = StrategySpec.parse(strategy, agents=plan.agents)
+            check_team_size(spec.agents, strategy)
             config = SolveConfig(
                 strategy=spec,
                 models=models,
@@ -340,7 +349,7 @@ class SeedLeader:
         except (MemdoorError, ValueError) as e:
             return error_answer(task.id, e)
         run = RemoteRun(
-            RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=plan["run"], team_key=self.team_key
+            RemoteConfig(url=wcfg.redis, prefix=wcfg.prefix), run_id=plan.run, team_key=self.team_key
         )
         trace_key = f"{self.answer_key(task.id)}:trace"
         events: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
@@ -393,6 +402,14 @@ class SeedLeader:
                     open_env(memory_url=self.config.redis, memory_options={"prefix": self.config.prefix})
                 )
         return self._env
+
+
+class RunPlan(BaseModel):
+    """A task's run as stored at ``P run:<id>`` by the first lead (any client can write it: checked)."""
+
+    run: str = Field(min_length=1, max_length=200, description="Run id: names the task's jobs and work log.")
+    models: list[str] = Field(max_length=MAX_AGENTS, description="Model specs of the team.")
+    agents: int = Field(ge=1, le=MAX_AGENTS, strict=True, description="Team size.")
 
 
 def error_answer(task_id: str, error: BaseException) -> dict[str, Any]:

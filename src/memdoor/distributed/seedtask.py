@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memdoor.core.errors import ProblemFormatError, first_problem
+from memdoor.core.limits import MAX_AGENTS
 from memdoor.core.problem import Problem, TestCase
 from memdoor.problems.prompt_examples import find_target
 
@@ -38,9 +39,9 @@ class SeedTask(BaseModel):
         default=None, description="Optional tests (see module docs)."
     )
     strategy: str | None = Field(default=None, description="Strategy name, optionally NAME:AGENTS.")
-    agents: int | None = Field(default=None, ge=1, le=64, description="Team size.")
+    agents: int | None = Field(default=None, ge=1, le=MAX_AGENTS, description="Team size.")
     models: list[str] | None = Field(
-        default=None, description="Model specs for the team (served by workers)."
+        default=None, max_length=MAX_AGENTS, description="Model specs for the team (served by workers)."
     )
     func_name: str | None = Field(default=None, description="Function to write, when the prompt is unclear.")
 
