@@ -4,6 +4,7 @@ of --fail-on: a real process, a real git repository, scripted agents; exit codes
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from test_review_cli import BUGGY, CALC, TEST, git, make_home, memdoor, models
@@ -161,3 +162,12 @@ def test_the_tests_run_on_the_head_not_on_the_range_applied_to_it_again(home, he
     assert r.returncode == 1, r.stderr  # test_mean passes on the base and fails on the head
     out = json.loads(r.stdout)
     assert any(f["source"] == "tests" and "test_mean" in f["message"] for f in out["findings"])
+
+
+def test_a_ref_name_that_is_not_utf8_is_one_line_exit_2(committed):
+    """A branch whose name is not UTF-8 resolved, then crashed the trace's JSON (exit 1, a traceback)."""
+    name = os.fsdecode(b"\xffb")
+    git(committed / "repo", "branch", name, "HEAD~1")
+    r = memdoor(committed, "--base", name, "--head", "HEAD", "--agents", "1", *models(committed, "bug"))
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert "--base \\xffb: not a git revision (not UTF-8)" in r.stderr and r.stderr.count("\n") == 1

@@ -75,6 +75,8 @@ def test_only_binary_changes_and_no_change_are_refused(ranged):
         ("HEAD", "no-such-ref", "--head no-such-ref: no such commit"),
         ("--output=/tmp/x", None, "not a git revision"),
         ("HEAD --", None, "not a git revision"),
+        (os.fsdecode(b"\xffb"), None, r"--base \\xffb: not a git revision \(not UTF-8\)"),
+        ("HEAD", os.fsdecode(b"b\xfe"), r"--head b\\xfe: not a git revision \(not UTF-8\)"),
         ("HEAD~1", "HEAD", "larger than 100 bytes"),
     ],
 )

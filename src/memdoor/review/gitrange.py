@@ -46,7 +46,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.core.errors import ReviewInputError
 from memdoor.review.description import cut_messages
-from memdoor.review.repo import GIT_TIMEOUT_S, git, hardened_env
+from memdoor.review.repo import GIT_TIMEOUT_S, git, hardened_env, shown_name
 
 MAX_COMMITS = 200
 """Commits whose messages are read from a range (the newest)."""
@@ -90,7 +90,10 @@ class Range(BaseModel):
 
 
 def resolve(root: Path, ref: str, flag: str) -> str:
-    """The commit ``ref`` names in the checkout at ``root``; ReviewInputError (one line) when none."""
+    """The commit ``ref`` names in the checkout at ``root``; ReviewInputError (one line) when none, or
+    when the name is not UTF-8 (it would go into the report and the trace, which hold text only)."""
+    if any("\ud800" <= c <= "\udfff" for c in ref):  # bytes that are not UTF-8, kept as surrogates
+        raise ReviewInputError(f"{flag} {_shown_ref(ref)}: not a git revision (not UTF-8)")
     if (
         not ref
         or ref.startswith("-")
@@ -102,6 +105,15 @@ def resolve(root: Path, ref: str, flag: str) -> str:
     if done.returncode != 0:
         raise ReviewInputError(f"{flag} {ref}: no such commit in {root}")
     return done.stdout.strip()
+
+
+def _shown_ref(ref: str) -> str:
+    r"""``ref`` as text: each byte that is not UTF-8 written ``\xNN`` (:func:`shown_name`), or escaped
+    as Python would when it holds a surrogate no byte gives."""
+    try:
+        return shown_name(ref)
+    except UnicodeEncodeError:
+        return ascii(ref)
 
 
 def bounded_git(args: list[str], cwd: Path, limit: int) -> tuple[bytes, bool]:
