@@ -9,6 +9,7 @@ import pytest
 import redis
 from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER, WorkerProc, scripted_file, wait_for
 
+from memdoor.distributed.remote import RemoteConfig, RemoteRun
 from memdoor.distributed.signing import ANSWER, TeamKey
 
 KEY_TEXT = "team-key-planted-keys-0c41d2e9"
@@ -105,3 +106,29 @@ def test_a_team_over_the_cap_or_an_unusable_plan_is_a_one_line_error(
     assert "\n" not in done["error"] and (field is None or repr(field) in done["error"])
     assert r.xlen(f"memdoor:jobs:{worker_spec(worker)}") == 0 and r.hget("memdoor:stats", "results") is None
     assert "Traceback" not in worker.log
+
+
+def test_ids_a_peer_chose_reach_the_log_escaped(server, r, start_worker):
+    worker = start_worker("w1")
+    spec = worker_spec(worker)
+    # a seed task whose id forges a log line and clears the screen
+    task_id = "x\x1b[2J\x1b[31m\nFAKE 00:00:00 w1: job admin-approved answered"
+    done = answer(r, task_id, [worker], tests=TESTS, agents=1)
+    assert done["status"] == "done", done
+    # a job under a run id of the peer's choosing (its id is its request's, so the worker answers it),
+    # with a result planted at its key, so that the worker also logs the replacing
+    evil = "r\x1b[31m\n23:59:59 w1: FORGED LINE"
+    job = RemoteRun(RemoteConfig(url=server.url), run_id=evil).job(
+        spec, [{"role": "user", "content": "write code"}], n=1, max_tokens=64
+    )
+    r.set(f"memdoor:result:{job.id}", json.dumps({"job": job.id, "ok": True}))
+    r.xadd(f"memdoor:jobs:{spec}", {"job": job.model_dump_json()})
+    wait_for(lambda: r.exists(f"memdoor:reply:{job.id}"), 120, "the job answered", procs=[worker])
+    wait_for(lambda: "replacing a result" in worker.log, 60, "the log line", procs=[worker])
+
+    log = worker.log_path.read_bytes()
+    assert b"\x1b" not in log
+    lines = log.decode().splitlines()
+    assert not [line for line in lines if line.startswith(("FAKE", "23:59:59"))]
+    assert r"seed task x\x1b[2J\x1b[31m\nFAKE 00:00:00 w1: job admin-approved answered: done" in log.decode()
+    assert sum(r"r\x1b[31m\n23:59:59 w1: FORGED LINE:" in line for line in lines) == 2  # replacing, answered

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memdoor.core.errors import ForgedRecord, ModelTimeout, ModelUnavailable
 from memdoor.core.messages import Message, ModelResponse
 from memdoor.core.net import redact_url
-from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal
+from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal, shown
 from memdoor.distributed.jobs import Job, JobResult, Keys, job_id
 from memdoor.distributed.signing import RESULT, TeamKey
 from memdoor.models.pool import ModelPool
@@ -253,7 +253,9 @@ class RemoteRun:
             reason = str(e) if isinstance(e, ForgedRecord) else f"signed but unreadable result at {key}"
         if job.id not in self._refused:
             self._refused.add(job.id)
-            log.warning("refused a result for job %s: %s; waiting for the genuine one", job.id, reason)
+            log.warning(
+                "refused a result for job %s: %s; waiting for the genuine one", shown(job.id), shown(reason)
+            )
         await self.redis.hincrby(self.keys.stats, "forged", 1)
         if stored:
             await self.redis.eval(_DROP_FORGED, 1, key, raw)

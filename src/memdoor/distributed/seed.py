@@ -194,8 +194,8 @@ class SeedLeader:
             log.warning(
                 "%s: seed task %s: the answer at %s is not signed with the team key; the team will answer it",
                 self.config.agent_id,
-                task_id,
-                self.answer_key(task_id),
+                shown(task_id),
+                shown(self.answer_key(task_id)),
             )
         return False
 
@@ -222,12 +222,12 @@ class SeedLeader:
         try:
             answer = await self._solve(task_id)
             await self._write_answer(task_id, answer)
-            log.info("%s: seed task %s: %s", agent, task_id, answer.get("status"))
+            log.info("%s: seed task %s: %s", agent, shown(task_id), answer.get("status"))
         except asyncio.CancelledError:
-            log.info("%s: seed task %s given up (another worker will take it over)", agent, task_id)
+            log.info("%s: seed task %s given up (another worker will take it over)", agent, shown(task_id))
             raise
         except Exception as e:  # never let one task take the worker down
-            log.exception("%s: seed task %s failed", agent, task_id)
+            log.exception("%s: seed task %s failed", agent, shown(task_id))
             with contextlib.suppress(RedisError, MemdoorError):
                 await self._write_answer(task_id, error_answer(task_id, e))
         finally:
@@ -249,7 +249,9 @@ class SeedLeader:
                 if held_by is None:  # lost with a Redis restart: take it again
                     await self.redis.set(self.keys.claim(task_id), self.token, nx=True, px=lease_ms)
                     continue
-                log.warning("%s: lost the claim on %s to %s", self.config.agent_id, task_id, shown(held_by))
+                log.warning(
+                    "%s: lost the claim on %s to %s", self.config.agent_id, shown(task_id), shown(held_by)
+                )
                 if owner is not None:
                     owner.cancel()
                 return
@@ -407,7 +409,12 @@ class SeedLeader:
 class RunPlan(BaseModel):
     """A task's run as stored at ``P run:<id>`` by the first lead (any client can write it: checked)."""
 
-    run: str = Field(min_length=1, max_length=200, description="Run id: names the task's jobs and work log.")
+    run: str = Field(
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="Run id (letters, digits, ``_.-``): names the task's jobs and work log.",
+    )
     models: list[str] = Field(max_length=MAX_AGENTS, description="Model specs of the team.")
     agents: int = Field(ge=1, le=MAX_AGENTS, strict=True, description="Team size.")
 

@@ -50,6 +50,7 @@ from memdoor.distributed.conn import (
     describe,
     ensure_group,
     refusal,
+    shown,
     text,
 )
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
@@ -235,8 +236,8 @@ class Worker:
             "%s: another worker registered this agent id (host %s, pid %s) and its heartbeat is live; "
             "agent ids should be unique",
             self.config.agent_id,
-            _field(raw, "host"),
-            _field(raw, "pid"),
+            shown(str(_field(raw, "host"))),
+            shown(str(_field(raw, "pid"))),
         )
 
     async def _beat(self) -> None:
@@ -331,7 +332,7 @@ class Worker:
             return
         if (why := job.mismatch(c.model or "")) is not None:
             # entries are not signed: answering this one would sign an answer to another request
-            log.warning("%s: dropped job entry %s under id %r: %s", c.agent_id, entry_id, job.id, why)
+            log.warning("%s: dropped job entry %s under id %s: %s", c.agent_id, entry_id, shown(job.id), why)
             await self._ack(entry_id, stat="forged_jobs")
             return
         if deliveries > 1 and await self._genuine_result(job):
@@ -366,7 +367,9 @@ class Worker:
             )
         except ModelError as e:
             kind = type(e).__name__ if type(e).__name__ in ERRORS else "ModelError"
-            log.warning("%s: job %s failed: %s: %s", c.agent_id, job.id, type(e).__name__, e)
+            log.warning(
+                "%s: job %s failed: %s: %s", c.agent_id, shown(job.id), type(e).__name__, shown(str(e))
+            )
             return JobResult(ok=False, error_type=kind, error=str(e), **base)
         return JobResult(ok=True, response=response, **base)
 
@@ -407,7 +410,9 @@ class Worker:
         if self.team_key.vouches(RESULT, key, raw):
             return "dup", ""
         log.warning(
-            "%s: job %s: replacing a result the team key does not vouch for", self.config.agent_id, job.id
+            "%s: job %s: replacing a result the team key does not vouch for",
+            self.config.agent_id,
+            shown(job.id),
         )
         return "cas", raw
 
@@ -457,7 +462,7 @@ class Worker:
         log.info(
             "%s: job %s %s in %.2fs%s",
             c.agent_id,
-            job.id,
+            shown(job.id),
             "answered" if result.ok else "failed",
             result.seconds,
             "" if stored else " (already answered by another worker; dropped)",
