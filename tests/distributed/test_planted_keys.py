@@ -19,11 +19,12 @@ TESTS = [{"input": ["abba"], "output": True}, {"input": ["abc"], "output": False
 
 @pytest.fixture
 def start_worker(tmp_path, server, r):
-    """Start one worker (role ``all``, the team key) under ``name``; it must still be running at the end."""
+    """Start one worker (role ``all``, the team key, scripted ``answers``) under ``name``; it must still be
+    running at the end."""
     procs: list[WorkerProc] = []
 
-    def start(name: str = "w1") -> WorkerProc:
-        spec = scripted_file(tmp_path / f"{name}.json", [PALINDROME_ANSWER], delay=0.1)
+    def start(name: str = "w1", answers: tuple[str, ...] = (PALINDROME_ANSWER,)) -> WorkerProc:
+        spec = scripted_file(tmp_path / f"{name}.json", list(answers), delay=0.1)
         proc = WorkerProc(tmp_path, name, spec, server.url, env={"MEMDOOR_TEAM_KEY": KEY_TEXT})
         procs.append(proc)
         wait_for(lambda: "serving" in proc.log, 120, f"{name} serving", procs=procs)
@@ -132,3 +133,12 @@ def test_ids_a_peer_chose_reach_the_log_escaped(server, r, start_worker):
     assert not [line for line in lines if line.startswith(("FAKE", "23:59:59"))]
     assert r"seed task x\x1b[2J\x1b[31m\nFAKE 00:00:00 w1: job admin-approved answered: done" in log.decode()
     assert sum(r"r\x1b[31m\n23:59:59 w1: FORGED LINE:" in line for line in lines) == 2  # replacing, answered
+
+
+def test_a_team_that_wrote_no_code_gets_an_error_answer(r, start_worker):
+    worker = start_worker("w1")
+    mute = start_worker("w2", answers=("I cannot help with that.",))
+    done = answer(r, "mute", [worker, mute], tests=TESTS, agents=2, models=[worker_spec(mute)])
+    assert done["status"] == "error" and done["answer"] == "" and done["code"] == "", done
+    assert done["error"] == "the team produced no code: no candidate had a code block (stopped: done)"
+    assert done["error_type"] == "NoSolution" and done["calls"] == done["jobs"] == 2

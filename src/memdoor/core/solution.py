@@ -186,6 +186,14 @@ class Solution(BaseModel):
             totals=self.ledger.totals(),
         )
 
+    def why_no_code(self) -> str:
+        """Why the team produced no code, in one line: the run's error, else each failed agent's error,
+        else that no candidate had a code block."""
+        return self.error or (
+            "; ".join(f"{f.agent}: {f.error}" for f in self.failures)
+            or f"no candidate had a code block (stopped: {self.stopped})"
+        )
+
     def signals(self) -> Signals | None:
         """The chosen answer's :class:`Signals`; None when the team produced no code."""
         if not self.code.strip():

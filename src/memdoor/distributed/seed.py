@@ -439,7 +439,8 @@ def done_answer(
     *,
     jobs: int,
 ) -> dict[str, Any]:
-    """The team's answer as written at ``memory:<id>``."""
+    """The team's answer as written at ``memory:<id>``: status ``error``, with the reason, when the team
+    produced no code (its models failed, or no candidate had a code block)."""
     r = solution.record()
     pv = r.public or r.verdict
     tests = solution.written_tests or problem.public_tests
@@ -449,12 +450,14 @@ def done_answer(
         source = "task"
     else:
         source = "none" if solution.tests_note is None else f"none ({solution.tests_note})"
-    return {
+    code = r.code if r.code.strip() else ""
+    answer = {
         "id": task.id,
-        "status": "error" if r.error and not r.code else "done",
-        "answer": f"```python\n{r.code}\n```" if r.code else "",
+        "status": "done" if code else "error",
+        "answer": f"```python\n{code}\n```" if code else "",
         "func_name": problem.func_name,
         **r.model_dump(mode="json", include=ANSWER_FIELDS),
+        "code": code,
         "tests": {
             "source": source,
             "count": len(tests),
@@ -471,6 +474,10 @@ def done_answer(
         "trace": trace_key,
         "finished": time.time(),
     }
+    if not code:
+        answer["error"] = f"the team produced no code: {solution.why_no_code()}"
+        answer["error_type"] = r.error_type or "NoSolution"
+    return answer
 
 
 ANSWER_FIELDS = {
