@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdoor.core.net import is_loopback_host, is_loopback_url, redact_url, scrub
+from memdoor.core.net import is_loopback_host, is_loopback_url, redact_spec, redact_url, scrub
 
 
 @pytest.mark.parametrize(
@@ -56,6 +56,11 @@ def test_a_bind_host_is_loopback_when_every_address_is(host, loopback):
         ("redis://h:6379/0?password=hunter2-pw&db=1", "redis://h:6379/0?password=***&db=1"),
         ("unix:///run/redis.sock?db=0&password=hunter2-pw", "unix:///run/redis.sock?db=0&password=***"),
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        ("https://h/v1?api_key=sk-123&x=1&access_token=t0k", "https://h/v1?api_key=***&x=1&access_token=***"),
+        (
+            "https://h/v1?key=sk-123&max_tokens=4&X-Api-Key=k",
+            "https://h/v1?key=***&max_tokens=4&X-Api-Key=***",
+        ),
     ],
 )
 def test_redact_url_hides_every_password(url, shown):
@@ -69,3 +74,21 @@ def test_scrub_removes_the_url_and_pieces_of_its_password_from_any_text():
     assert "abcd9" not in scrubbed and "efgh7" not in scrubbed
     assert "redis://:***@127.0.0.1:6379/0" in scrubbed
     assert scrub("Error 111 connecting to 127.0.0.1:6379.", url) == "Error 111 connecting to 127.0.0.1:6379."
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        ("openai:m@http://alice:s3cretpw@127.0.0.1:8000/v1", "openai:m@http://alice:***@127.0.0.1:8000/v1"),
+        ("openai:m@https://s3cretpw@h/v1", "openai:m@https://***@h/v1"),
+        ("openai:m@http://u:p@ss/w@h/v1?api_key=sk-1&n=2", "openai:m@http://u:***@h/v1?api_key=***&n=2"),
+        ("openai:org@team/m@http://h:8000/v1", "openai:org@team/m@http://h:8000/v1"),  # "@" in the name
+        ("openai:m?token=sk-1", "openai:m?token=***"),  # a URL from the environment, a key in the spec
+        # no secret: unchanged (the same name in Redis as before)
+        ("openai:Qwen/Qwen2.5@http://gpu-1:8000/v1?request_timeout_s=1800",) * 2,
+        ("local:qwen2.5-coder-0.5b?ctx=8192",) * 2,
+        ("scripted:/tmp/answers.json",) * 2,
+    ],
+)
+def test_redact_spec_hides_the_secrets_of_a_model_spec(spec, shown):
+    assert redact_spec(spec) == shown

@@ -9,6 +9,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,20 @@ def assert_one_line_without(proc: subprocess.CompletedProcess, *secrets: str) ->
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("memdoor: "), proc.stderr
     return line
+
+
+def one_call(remote: RemoteRun, spec: str) -> str:
+    """The text of one call of ``spec`` through the workers (``remote`` is closed after it)."""
+
+    async def call() -> str:
+        try:
+            return (
+                (await remote.model(spec).complete([{"role": "user", "content": "hi"}])).completions[0].text
+            )
+        finally:
+            await remote.aclose()
+
+    return asyncio.run(call())
 
 
 @pytest.fixture
@@ -185,18 +201,7 @@ def test_a_worker_serves_over_rediss_with_a_ca_file(tmp_path, tls):
         )
         # an orchestrator reaches it with the CA in the URL (how every other client takes it)
         remote = RemoteRun(RemoteConfig(url=f"{url}?ssl_ca_certs={tls.ca}", poll=0.2))
-
-        async def one_call() -> str:
-            try:
-                return (
-                    (await remote.model(spec).complete([{"role": "user", "content": "hi"}]))
-                    .completions[0]
-                    .text
-                )
-            finally:
-                await remote.aclose()
-
-        assert asyncio.run(one_call()) == PALINDROME_ANSWER
+        assert one_call(remote, spec) == PALINDROME_ANSWER
         # and the worker leads a seed task over TLS (its job streams and its team memory)
         r.set("task:tls1", json.dumps({"id": "tls1", "prompt": ISSUE_PROMPT}))
         raw = wait_for(lambda: r.get("memory:tls1"), 180, "the answer at memory:tls1", procs=[worker])
@@ -226,3 +231,80 @@ def test_redis_ca_needs_a_tls_url_and_a_readable_file(tmp_path):
         run_worker(tmp_path, "rediss://127.0.0.1:1/0", "--redis-ca", str(tmp_path / "nope.pem"))
     )
     assert "cannot read the CA file" in line
+
+
+# -- a model endpoint's credentials ----------------------------------------------------------------
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible endpoint on loopback answering every chat completion with PALINDROME_ANSWER."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                message = {"role": "assistant", "content": PALINDROME_ANSWER}
+                body = json.dumps(
+                    {
+                        "id": "chat-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def everything_in(r: redis.Redis) -> str:
+    """Every key of the Redis and every value it holds, as one text."""
+    dump = {
+        b"string": lambda k: [r.get(k)],
+        b"list": lambda k: r.lrange(k, 0, -1),
+        b"hash": lambda k: [x for kv in r.hgetall(k).items() for x in kv],
+        b"stream": lambda k: [repr(e) for e in r.xrange(k)],
+    }
+    parts = []
+    for key in r.scan_iter(count=1000):
+        parts.append(repr(key))
+        parts.extend(repr(v) for v in dump.get(r.type(key), lambda k: [])(key))
+    return "\n".join(parts)
+
+
+def test_a_model_endpoints_password_reaches_no_answer_redis_value_or_log_line(tmp_path, server, r):
+    endpoint = ChatEndpoint()
+    spec = f"openai:m@http://alice:{PASSWORD}@127.0.0.1:{endpoint.port}/v1"
+    worker = WorkerProc(tmp_path, "w1", spec, server.url)  # answers and leads
+    try:
+        wait_for(lambda: "serving" in worker.log, 120, "the worker serving", procs=[worker])
+        tests = [{"input": ["abba"], "output": True}, {"input": ["abc"], "output": False}]
+        r.set("task:t1", json.dumps({"id": "t1", "prompt": ISSUE_PROMPT, "tests": tests, "agents": 1}))
+        raw = wait_for(lambda: r.get("memory:t1"), 180, "the answer at memory:t1", procs=[worker])
+        # an orchestrator holding the very spec reaches the worker (both name the model without the password)
+        remote = RemoteRun(RemoteConfig(url=server.url, poll=0.2))
+        assert one_call(remote, spec) == PALINDROME_ANSWER
+    finally:
+        worker.stop()
+        endpoint.close()
+    answer = json.loads(raw)
+    shown = f"openai:m@http://alice:***@127.0.0.1:{endpoint.port}/v1"
+    assert answer["status"] == "done" and answer["agents"] == [f"agent0={shown}"], answer
+    assert PASSWORD not in raw.decode() and PASSWORD not in everything_in(r)
+    assert f"serving {shown}" in worker.log and PASSWORD not in worker.log
+    assert "HTTP Request" not in worker.log  # httpx's request lines (with the URL) stay off

@@ -310,3 +310,26 @@ async def test_an_installed_calibration_gives_the_answer_an_estimate_before_grad
     assert sol.p_correct_basis == "a test" and sol.record().p_correct == sol.p_correct
     bare = await solve_problem(problem(), config, env_with(sandbox, tmp_path, model))
     assert bare.p_correct is None
+
+
+async def test_a_spec_holding_a_password_is_shown_without_it(sandbox, tmp_path):
+    # the answer's agents, the trace's start and strategy events, the final answer in memory, the trace file
+    spec = "openai:m@http://alice:s3cretpw@127.0.0.1:9/v1?api_key=sk-hush"
+    env = env_with(sandbox, tmp_path, ScriptedModel([fenced(GOOD)], spec=spec))
+    events = []
+    env.on_event = events.append
+    config = SolveConfig(strategy=StrategySpec.parse("parallel:2"), models=[spec], params={spec: 1e9})
+    sol = await solve_problem(problem(), config, env)
+    assert sol.code == GOOD
+    shown = "openai:m@http://alice:***@127.0.0.1:9/v1?api_key=***"
+    assert sol.agents == [f"agent0={shown}", f"agent1={shown}"]
+    assert events[0].data["config"]["models"] == [shown]
+    final = await env.memory.get_final(sol.trace_id)
+    record = load_trace(tmp_path, sol.trace_id)
+    for text in (
+        json.dumps(sol.record().model_dump(mode="json")),
+        json.dumps(final),
+        record.model_dump_json(),
+    ):
+        assert "s3cretpw" not in text and "sk-hush" not in text
+    assert events and all("s3cretpw" not in e.model_dump_json() for e in events)

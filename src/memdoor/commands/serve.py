@@ -252,6 +252,7 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (running requests get 5 s to finish; uvicorn then exits by the signal)."""
+    from memdoor.core.net import quiet_http_logs
     from memdoor.models.pool import ModelPool
     from memdoor.sandbox import SandboxConfig, open_sandbox
     from memdoor.server.launch import build_server, check_bind
@@ -265,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
         probe.get(spec)
     probe_sandbox = open_sandbox(SandboxConfig())  # an unusable sandbox fails here (SandboxError)
     getattr(probe_sandbox, "close", lambda: None)()
+    quiet_http_logs()  # httpx would log each model request's URL at INFO, a password in it included
     # the server opens (and at shutdown closes) its own model pool and sandbox
     build_server(config, log_level=args.log_level).run()
     return 0

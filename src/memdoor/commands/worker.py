@@ -36,6 +36,7 @@ from memdoor.commands.options import (
 )
 from memdoor.core.errors import UsageError, first_problem
 from memdoor.core.limits import check_team_size
+from memdoor.core.net import quiet_http_logs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -182,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         datefmt="%H:%M:%S",
         stream=sys.stderr,
     )
+    quiet_http_logs()  # httpx would log each model request's URL at INFO, a password in it included
     pool = ModelPool()
     model = pool.get(config.model) if config.model else None  # ModelSpecError: exit 2, one line
     if config.leads:

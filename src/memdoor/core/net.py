@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import socket
 from urllib.parse import urlsplit
@@ -35,12 +36,19 @@ def is_loopback_url(url: str) -> bool:
 
 
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^?#]*)@")
-_SECRET_PARAM = re.compile(r"(?i)([?&](?:password|passwd|pass|pwd|secret|token|auth)=)([^&#]*)")
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&](?:[\w.-]*[_.-])?"
+    r"(?:password|passwd|pass|pwd|secret|token|auth|key|apikey|sig|signature|credential|credentials)=)"
+    r"([^&#]*)"
+)
+"""A query parameter whose value is a secret: a name such as ``password``, ``token``, ``key``, or one ending in
+``_key``, ``-token``, ``.secret`` (``api_key``, ``access_token``, ``client_secret``)."""
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
 def redact_url(url: str) -> str:
     """``url`` fit for a log line or an error message: the password in its userinfo and any secret
-    query parameter (``password=``...) replaced by ``***``; ``redis://:pw@host:6379/0`` becomes
+    query parameter (``password=``, ``api_key=``...) replaced by ``***``; ``redis://:pw@host:6379/0`` becomes
     ``redis://:***@host:6379/0``. Works on text that is not a valid URL too (nothing is parsed that
     could fail), and takes the userinfo up to the last ``@``, so a password holding ``/`` or ``@``
     is covered."""
@@ -50,6 +58,21 @@ def redact_url(url: str) -> str:
         shown = f"{user}:***" if colon and "/" not in user else "***"
         url = f"{m['scheme']}{shown}@{url[m.end() :]}"
     return _SECRET_PARAM.sub(r"\1***", url)
+
+
+def redact_spec(spec: str) -> str:
+    """A model spec (``openai:MODEL@http://user:pw@host/v1?api_key=...``) fit for an answer, an error
+    message, a log line or a Redis value: the URL in it shown by :func:`redact_url`, and any secret query
+    parameter before it as ``***``. A spec with no secret is unchanged. Linear in the spec's length."""
+    cut = spec.find("://")
+    if cut < 0:
+        return _SECRET_PARAM.sub(r"\1***", spec)
+    start = cut
+    while start > 0 and spec[start - 1] in _SCHEME_CHARS:
+        start -= 1
+    while start < cut and not spec[start].isalpha():
+        start += 1
+    return _SECRET_PARAM.sub(r"\1***", spec[:start]) + redact_url(spec[start:])
 
 
 def url_secrets(url: str) -> list[str]:
@@ -73,3 +96,14 @@ def scrub(text: str, url: str) -> str:
     for secret in url_secrets(url):
         text = text.replace(secret, "***")
     return text
+
+
+HTTP_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2")
+"""The loggers of the HTTP client libraries (the ``openai`` client's is ``httpx2``)."""
+
+
+def quiet_http_logs() -> None:
+    """Keep the HTTP client libraries' loggers to warnings: at INFO httpx logs every request's URL, the
+    password of its userinfo included."""
+    for name in HTTP_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -36,6 +36,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError, first_problem
 from memdoor.core.limits import MAX_AGENTS, check_team_size
+from memdoor.core.net import redact_spec
 from memdoor.core.problem import Problem
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, shown, text
@@ -297,7 +298,8 @@ class SeedLeader:
         opts = self.options
         plan = {
             "run": uuid.uuid4().hex[:12],
-            "models": task.models or sorted({v["model"] for v in answering})[:MAX_AGENTS],
+            "models": [redact_spec(m) for m in task.models or ()]
+            or sorted({v["model"] for v in answering})[:MAX_AGENTS],
             "agents": task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering))),
         }
         key = self.keys.run(task.id)

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError, ResponseError
 
 from memdoor.core.errors import MemoryStoreError, ModelError
-from memdoor.core.net import redact_url
+from memdoor.core.net import redact_spec, redact_url
 from memdoor.core.protocols import Model
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import (
@@ -114,6 +114,9 @@ class Worker:
         self._redis = redis
         self._stopping = asyncio.Event()
         self._store_script: Any = None
+        self.served = None if config.model is None else redact_spec(config.model)
+        """The model's name in Redis (stream, registration, jobs, results) and the log: its spec with
+        no password or key of its URL (the raw spec stays in this process, in its model pool)."""
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -123,14 +126,14 @@ class Worker:
 
     @property
     def stream(self) -> str:
-        assert self.config.model is not None
-        return self.keys.stream(self.config.model)
+        assert self.served is not None
+        return self.keys.stream(self.served)
 
     def info(self) -> dict[str, Any]:
         c = self.config
         return {
             "agent": c.agent_id,
-            "model": c.model,
+            "model": self.served,
             "role": c.role,
             "host": socket.gethostname(),
             "pid": os.getpid(),
@@ -156,7 +159,7 @@ class Worker:
         log.info(
             "%s: serving %s as %s on %s (%s)",
             self.config.agent_id,
-            self.config.model,
+            self.served,
             self.config.role,
             redact_url(self.config.redis),
             "results signed with the team key" if self.team_key else "no team key: results unsigned",
@@ -330,7 +333,7 @@ class Worker:
             log.warning("%s: dropped unreadable job entry %s", c.agent_id, entry_id)
             await self._ack(entry_id, stat="bad_jobs")
             return
-        if (why := job.mismatch(c.model or "")) is not None:
+        if (why := job.mismatch(self.served or "")) is not None:
             # entries are not signed: answering this one would sign an answer to another request
             log.warning("%s: dropped job entry %s under id %s: %s", c.agent_id, entry_id, shown(job.id), why)
             await self._ack(entry_id, stat="forged_jobs")
@@ -353,8 +356,8 @@ class Worker:
 
     async def _answer(self, job: Job, deliveries: int) -> JobResult:
         c = self.config
-        assert self.model is not None and c.model is not None
-        base = {"job": job.id, "agent": c.agent_id, "model": c.model, "deliveries": deliveries}
+        assert self.model is not None and self.served is not None
+        base = {"job": job.id, "agent": c.agent_id, "model": self.served, "deliveries": deliveries}
         try:
             response = await self.model.complete(
                 job.messages,

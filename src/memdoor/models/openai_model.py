@@ -37,7 +37,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from memdoor.core.errors import ModelError, ModelSpecError, validation_problems
 from memdoor.core.messages import Completion, Message, ModelResponse, Usage
-from memdoor.core.net import is_loopback_url
+from memdoor.core.net import is_loopback_url, redact_spec, redact_url, scrub
 from memdoor.models.gather import all_or_nothing
 from memdoor.models.pool import ModelPool, split_model_url, split_options
 from memdoor.models.retry import FailureKind, RetryConfig, Transient, call_with_retries
@@ -116,35 +116,44 @@ class ParsedSpec:
             return OpenAIConfig.model_validate(merged)
         except ValidationError as e:
             problems = validation_problems(e)
-            raise ModelSpecError(f"bad settings in model spec {self.spec!r}: {problems}") from None
+            raise ModelSpecError(
+                f"bad settings in model spec {redact_spec(self.spec)!r}: {problems}"
+            ) from None
 
 
 def parse_spec(rest: str, env: dict[str, str] | None = None) -> ParsedSpec:
     """``MODEL[@URL]`` → model and base URL. A :class:`ModelSpecError` with one clear line when it is bad."""
     env = dict(os.environ) if env is None else env
     example = "expected openai:MODEL@http(s)://HOST[:PORT]/v1 or openai:MODEL (then ?key=value&... settings)"
+    spec = f"openai:{rest}"
     head, query = split_options(rest)
     try:
         options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=True)) if query else {}
     except ValueError:
-        raise ModelSpecError(f"bad model spec 'openai:{rest}': cannot parse the settings {query!r}") from None
+        raise ModelSpecError(
+            f"bad model spec {redact_spec(spec)!r}: cannot parse the settings after '?' (key=value&...)"
+        ) from None
     model, url = split_model_url(head)
     if not model or any(c.isspace() for c in model):
-        raise ModelSpecError(f"bad model spec 'openai:{rest}': empty or blank model name; {example}")
+        raise ModelSpecError(f"bad model spec {redact_spec(spec)!r}: empty or blank model name; {example}")
     if url is None:
         url = env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    spec = f"openai:{rest}"
     return ParsedSpec(model=model, base_url=_check_url(url, spec, example), options=options, spec=spec)
 
 
 def _check_url(url: str, spec: str, example: str) -> str:
+    shown = redact_spec(spec)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise ModelSpecError(f"bad model spec {spec!r}: cannot parse URL {url!r}; {example}") from None
+        raise ModelSpecError(
+            f"bad model spec {shown!r}: cannot parse URL {redact_url(url)!r}; {example}"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ModelSpecError(f"bad model spec {spec!r}: URL {url!r} is not http(s)://HOST...; {example}")
+        raise ModelSpecError(
+            f"bad model spec {shown!r}: URL {redact_url(url)!r} is not http(s)://HOST...; {example}"
+        )
     return url.rstrip("/")
 
 
@@ -231,6 +240,8 @@ class OpenAIModel:
         self.base_url = base_url.rstrip("/")
         self.config = config or OpenAIConfig()
         self.spec = spec or f"openai:{model}@{self.base_url}"
+        self.shown = redact_spec(self.spec)
+        """The spec as answers, errors and logs show it (no password or key of its URL)."""
         self._slots = slots or asyncio.Semaphore(self.config.concurrency)
         self._rng = rng or random.Random()
         self._client = openai.AsyncOpenAI(
@@ -277,7 +288,7 @@ class OpenAIModel:
     ) -> ModelResponse:
         """``n`` completions; Usage counts the prompt once and the completions of every request."""
         if n < 1:
-            raise ModelError(f"{self.spec}: n must be at least 1, not {n}")
+            raise ModelError(f"{self.shown}: n must be at least 1, not {n}")
         started = time.perf_counter()
         base = {
             "model": self.model,
@@ -301,7 +312,7 @@ class OpenAIModel:
             latency_s=time.perf_counter() - started,
             retries=sum(r.retries for r in results),
         )
-        return ModelResponse(model=self.spec, completions=completions, usage=usage)
+        return ModelResponse(model=self.shown, completions=completions, usage=usage)
 
     async def _requests(self, base: dict[str, Any], n: int, seed: int | None) -> list[_Result]:
         mode = self.config.fan_out
@@ -335,7 +346,7 @@ class OpenAIModel:
         if seed is not None:
             body["seed"] = seed
         outcome = await call_with_retries(
-            lambda: self._attempt(body), config=self.config, classify=classify, what=self.spec, rng=self._rng
+            lambda: self._attempt(body), config=self.config, classify=classify, what=self.shown, rng=self._rng
         )
         result = outcome.value
         result.retries = outcome.retries
@@ -350,11 +361,14 @@ class OpenAIModel:
                     )
             except openai.APIStatusError as e:
                 if classify(e) is None:
-                    raise RequestRejected(_status_message(self.spec, e), e.status_code) from None
+                    raise RequestRejected(
+                        _status_message(self.shown, e, self.base_url), e.status_code
+                    ) from None
                 raise
             except openai.OpenAIError as e:
                 if classify(e) is None:
-                    raise ModelError(f"{self.spec}: {type(e).__name__}: {_one_line(str(e))}") from e
+                    detail = _one_line(scrub(str(e), self.base_url))
+                    raise ModelError(f"{self.shown}: {type(e).__name__}: {detail}") from e
                 raise
         return _parse(raw)
 
@@ -417,7 +431,8 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _status_message(spec: str, e: openai.APIStatusError) -> str:
+def _status_message(spec: str, e: openai.APIStatusError, base_url: str) -> str:
+    """``spec`` (as shown): the status and the server's message (no secret of ``base_url`` in it)."""
     detail = e.message
     body = e.body
     if isinstance(body, dict):
@@ -426,4 +441,4 @@ def _status_message(spec: str, e: openai.APIStatusError) -> str:
     hint = ""
     if e.status_code in (401, 403):
         hint = f" (set {' or '.join(KEY_ENV_VARS)})"
-    return f"{spec}: HTTP {e.status_code}: {_one_line(str(detail))}{hint}"
+    return f"{spec}: HTTP {e.status_code}: {_one_line(scrub(str(detail), base_url))}{hint}"

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memdoor.core.errors import ModelSpecError, UsageError
+from memdoor.core.net import redact_spec
 from memdoor.core.protocols import Model
 from memdoor.core.registry import REGISTRY, load
 
@@ -20,7 +21,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     backend, sep, rest = spec.partition(":")
     if not sep or not rest or backend not in REGISTRY["model"]:
         raise ModelSpecError(
-            f"bad model spec {spec!r}: expected BACKEND:NAME with BACKEND one of {', '.join(sorted(REGISTRY['model']))}"
+            f"bad model spec {redact_spec(spec)!r}: expected BACKEND:NAME with BACKEND one of {', '.join(sorted(REGISTRY['model']))}"
             " (e.g. local:qwen2.5-coder-0.5b, openai:MODEL@http://host:8000/v1)"
         )
     return backend, rest

@@ -26,7 +26,7 @@ def final_answer(problem: Problem, config: SolveConfig, solution: Solution) -> d
         **r.model_dump(mode="json", include=FINAL_FIELDS),
         "hidden_tests": len(problem.hidden_tests),
         "ledger": r.totals.model_dump(),
-        "config": config.model_dump(mode="json"),
+        "config": config.shown(),
     }
 
 

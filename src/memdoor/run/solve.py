@@ -78,9 +78,7 @@ async def solve_problem(problem: Problem, config: SolveConfig, env: RunEnv) -> S
     if env.on_start is not None:
         env.on_start(trace.id)
     try:
-        await ctx.event(
-            "start", None, problem=problem.id, strategy=label, config=config.model_dump(mode="json")
-        )
+        await ctx.event("start", None, problem=problem.id, strategy=label, config=config.shown())
         strategy = config.make_strategy()
         team = build_team(config, env.pool)
         written, note, naming = [], None, None

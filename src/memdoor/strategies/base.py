@@ -20,6 +20,7 @@ from memdoor.agents.team import Agent, Team
 from memdoor.core.candidates import Candidate, DuelWhen, Selection
 from memdoor.core.errors import BudgetExceeded, UsageError
 from memdoor.core.messages import Message
+from memdoor.core.net import redact_spec
 from memdoor.core.problem import Problem, TestCase
 from memdoor.core.protocols import Referee
 from memdoor.core.solution import Solution
@@ -194,6 +195,11 @@ class TeamRun:
         await self.ctx.event("budget", None, what=e.what, spent=e.spent, limit=e.limit)
 
 
+def members(team: Team) -> list[str]:
+    """``agent0=SPEC`` for each agent, as answers and traces show it (no password or key of a spec's URL)."""
+    return [f"{a.id}={redact_spec(a.config.model)}" for a in team.agents]
+
+
 def team_solution(
     run: TeamRun, label: str, pool: list[Candidate], selection: Selection | None, index: int | None
 ) -> Solution:
@@ -209,7 +215,7 @@ def team_solution(
         code=chosen.code if chosen else "",
         language=chosen.language if chosen else None,
         agent=chosen.agent if chosen else None,
-        agents=[f"{a.id}={a.config.model}" for a in run.team.agents],
+        agents=members(run.team),
         confidence=selection.confidence if selection is not None else None,
         candidates=pool,
         selection=selection,
@@ -253,9 +259,7 @@ class BaseStrategy:
         run = TeamRun(
             problem, team, ctx, logprobs=self.config.logprobs, untested_inputs=self.config.untested_inputs
         )
-        await ctx.event(
-            "strategy", None, name=self.name, team=[f"{a.id}={a.config.model}" for a in team.agents]
-        )
+        await ctx.event("strategy", None, name=self.name, team=members(team))
         try:
             await self.loop(run)
         except BudgetExceeded as e:
