@@ -231,3 +231,23 @@ def test_the_working_tree_diff_is_gits_own_without_attributes(repo):
         "link.py",
         "run.sh",
     ]
+
+
+def test_a_partial_clone_with_a_sparse_checkout_is_reviewed(repo, tmp_path):
+    """A blobless clone (``--filter=blob:none``) with a sparse checkout has no blob of the paths outside
+    it: writing the working tree's tree refused them ("git write-tree: error: invalid object"), exit 2."""
+    for name, text in (("a/calc.py", CALC), ("b/other.py", "OTHER = 1\n")):
+        (repo / name).parent.mkdir()
+        (repo / name).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "two directories")
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--sparse", f"file://{repo}", "clone")
+    clone = tmp_path / "clone"
+    git(clone, "sparse-checkout", "set", "a")
+    missing = git(clone, "rev-list", "--objects", "--missing=print", "HEAD").split()
+    assert "?" + git(clone, "rev-parse", "HEAD:b/other.py").strip() in missing  # outside: no blob
+    (clone / "a" / "calc.py").write_text(BUGGY)
+    found = read_range(clone, "HEAD", None, 1_000_000)
+    (f,) = parse_diff(found.diff)
+    assert f.path == "a/calc.py" and "len(xs) - 1" in found.diff

@@ -415,9 +415,14 @@ def worktree_tree(root: Path, dest: Path) -> str:
 
 
 def _write_tree(git_dir: Path, index: list[tuple[str, str, str]]) -> str:
-    """The id of the tree of ``index`` (mode, id, path), written in the repository ``git_dir``."""
+    """The id of the tree of ``index`` (mode, id, path), written in the repository ``git_dir``. An object
+    the checkout does not have is no error (``--missing-ok``): a partial clone's blobs outside its sparse
+    checkout, which git reads from the index, as ``git diff`` does."""
     entries = "".join(f"{mode} {oid}\t{path}\0" for mode, oid, path in index)
-    for args, stdin in ((["update-index", "-z", "--index-info"], entries), (["write-tree"], None)):
+    for args, stdin in (
+        (["update-index", "-z", "--index-info"], entries),
+        (["write-tree", "--missing-ok"], None),
+    ):
         done = git(args, git_dir, stdin=stdin)
         if done.returncode != 0:
             raise ReviewInputError(f"cannot read the working tree: git {args[0]}: {_first(done.stderr)}")
