@@ -11,6 +11,7 @@ from review_helpers import BUGGY, git, make_repo
 from memdoor.core.errors import ReviewInputError
 from memdoor.review.gitrange import export_tree, read_range
 from memdoor.review.repo import KEPT_LOCAL, hardened_env
+from memdoor.review.repo import git as git_hardened
 
 
 @pytest.fixture
@@ -77,3 +78,25 @@ def test_every_local_variable_git_names_is_dropped_and_no_protocol_is_allowed(re
     assert env["GIT_ALLOW_PROTOCOL"] == "" and env["GIT_NO_LAZY_FETCH"] == "1"
     assert "GIT_SSH_COMMAND" not in env and "GIT_ASKPASS" not in env and env["GIT_EDITOR"] == ":"
     assert env["GIT_CONFIG_KEY_0"] == "user.name" and env["GIT_CONFIG_KEY_1"] == "core.hooksPath"
+
+
+def test_the_reviews_settings_win_over_the_callers_git_c(repo, tmp_path, monkeypatch):
+    """git reads GIT_CONFIG_PARAMETERS (the caller's ``git -c``) after the GIT_CONFIG_COUNT pairs: the
+    caller's hooks path and filter command outranked the review's. A filter name with a quote, a ``!``
+    and an ``=`` is emptied too."""
+    marker = tmp_path / "ran"
+    name = "e'v!l=x"
+    (repo / ".gitattributes").write_text(f"*.py filter={name}\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    quoted = "'filter.e'\\''v'\\!'l=x.clean'"  # as git quotes it: ' and ! escaped
+    monkeypatch.setenv(
+        "GIT_CONFIG_PARAMETERS", f"'core.hooksPath'='{tmp_path}/hooks' {quoted}='touch {marker}; cat'"
+    )
+    (repo / "calc.py").write_text(BUGGY)
+    shown = git_hardened(["config", "-z", "--get-regexp", r"^(core\.hookspath|filter\.)"], repo).stdout
+    last = {k: v for k, _, v in (e.partition("\n") for e in shown.split("\0") if e)}
+    assert last == {"core.hookspath": "/dev/null", f"filter.{name}.clean": "", f"filter.{name}.smudge": "",
+                    f"filter.{name}.process": "", f"filter.{name}.required": "false"}  # fmt: skip
+    assert "len(xs) - 1" in read_range(repo, "HEAD", None, 1_000_000).diff
+    assert not marker.exists()

@@ -57,7 +57,7 @@ review names by its directory (``git rev-parse --local-env-vars``, as of git 2.3
 list the installed git prints is added at run time, :func:`local_env_vars`): never passed to it. A
 pre-commit hook's ``GIT_INDEX_FILE`` would otherwise have git write the review's index into the commit's.
 ``GIT_CONFIG_PARAMETERS`` and ``GIT_CONFIG_COUNT`` (the caller's own ``git -c``) are kept: the review's
-settings come after them and win."""
+settings come after them in both and win (:func:`hardened_env`)."""
 KEPT_LOCAL = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 
 
@@ -100,7 +100,9 @@ def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str
     """``base`` (default: this process's environment) for a git command that runs no program of the
     repository's choosing and reads the repository ``cwd`` is in, nothing else: :data:`DROPPED_ENV` and
     :func:`local_env_vars` left out; :data:`SAFE_CONFIG` and every filter driver emptied, given as
-    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has (no quoting to get wrong); no
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` after the ones ``base`` has and appended to its
+    ``GIT_CONFIG_PARAMETERS`` (quoted as git quotes them, :func:`_sq`), which git reads last: the caller's
+    own ``git -c`` never outranks them (a malformed one of the caller's stops git: nothing runs); no
     transport (``GIT_ALLOW_PROTOCOL`` empty), no lazy fetch (``GIT_NO_LAZY_FETCH``; a git too old to know
     it ignores it), no pager, no editor, no optional locks (a diff does not rewrite the index), no prompt."""
     dropped = set(DROPPED_ENV) | local_env_vars()
@@ -115,9 +117,19 @@ def hardened_env(cwd: Path, base: dict[str, str] | None = None) -> dict[str, str
     for n, (key, value) in enumerate(pairs, start):
         env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
     env["GIT_CONFIG_COUNT"] = str(start + len(pairs))
+    given = env.get("GIT_CONFIG_PARAMETERS", "").strip()
+    env["GIT_CONFIG_PARAMETERS"] = " ".join(
+        [*([given] if given else []), *(f"{_sq(k)}={_sq(v)}" for k, v in pairs)]
+    )
     env["GIT_OPTIONAL_LOCKS"], env["GIT_TERMINAL_PROMPT"] = "0", "0"
     env["GIT_PAGER"], env["GIT_EDITOR"] = "cat", ":"  # git's own words for none
     return env
+
+
+def _sq(text: str) -> str:
+    """``text`` as one quoted word of ``GIT_CONFIG_PARAMETERS`` (git's ``sq_quote``: in single quotes, each
+    ``'`` and ``!`` written ``'\\''`` and ``'\\!'``), so a name holding ``=`` or a quote stays whole."""
+    return "'" + text.replace("'", "'\\''").replace("!", "'\\!'") + "'"
 
 
 def git(
