@@ -1,20 +1,25 @@
-"""Under GitHub Actions, nothing ``memdoor review`` writes is read as a workflow command: the report and
-the messages are wrapped in ``::stop-commands::`` (a pipe, as the runner's log is), JSON and SARIF are
-left parseable (a ``##[`` in a string escaped), a regular file gets no markers."""
+"""Under GitHub Actions, nothing ``memdoor review`` writes is read as a workflow command: the Markdown
+report is wrapped in ``::stop-commands::`` on standard output (a pipe, as the runner's log is), every
+line written to standard error is escaped on its own (never wrapped: the runner reads the two streams
+apart, in no set order), an exception memdoor did not expect included, JSON and SARIF are left parseable
+(a ``##[`` in a string escaped), a regular file gets no markers."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import random
 import re
 import subprocess
 import sys
+import traceback
 
 import pytest
 from test_review_cli import git, memdoor
 
-from memdoor.commands import stopcommands
+from memdoor import cli
+from memdoor.commands import review, stopcommands
 
 REGISTERED = {"warning", "error", "notice", "debug", "set-output", "set-env", "add-path", "add-mask",
               "save-state", "group", "endgroup", "echo", "add-matcher", "remove-matcher"}  # fmt: skip
@@ -25,20 +30,41 @@ HOSTILE_TEST = (
 )
 
 
+def runner_lines(text: str) -> list[str]:
+    """``text`` as the runner reads it: lines end at ``\\n``, ``\\r`` or ``\\r\\n`` (.NET's ReadLine)."""
+    return re.split(r"\r\n|\r|\n", text.removesuffix("\n"))
+
+
+def command_syntax(text: str) -> list[str]:
+    """The lines of ``text`` that either of the runner's parsers would look at: ``::`` after leading blanks
+    (TryParseV2, blanks as .NET's TrimStart, a subset of Python's), ``##[`` anywhere (TryParse), whatever
+    the name. Lines split both as the runner splits them and as Python's splitlines (more places)."""
+    lines = runner_lines(text) + text.splitlines()
+    return [line for line in lines if line.lstrip().startswith("::") or "##[" in line]
+
+
+def parsed(line: str, registered: set[str]) -> tuple[str, str] | None:
+    """(name, data) of ``line`` as the runner parses it: TryParseV2 (``::name …::data`` after leading
+    blanks), then the legacy TryParse (``##[name …]data`` anywhere); a name must be registered."""
+    text, known = line.lstrip(), {r.lower() for r in registered}
+    end = text.find("::", 2) if text.startswith("::") else -1
+    if end >= 0 and (name := text[2:end].split(" ")[0]).lower() in known:
+        return name, text[end + 2 :]
+    start = line.find("##[")
+    end = line.find("]", start) if start >= 0 else -1
+    if end >= 0 and (name := line[start + 3 : end].split(" ")[0]).lower() in known:
+        return name, line[end + 1 :]
+    return None
+
+
 def commands_run(lines: list[str]) -> list[str]:
-    """The workflow commands the Actions runner would carry out on ``lines`` (its ActionCommandManager:
-    ``::name ...::`` after leading blanks, the legacy ``##[name ...]`` anywhere in a line, and the
-    stop/resume state)."""
+    """The workflow commands the Actions runner would carry out on ``lines``, in this order (its
+    ActionCommandManager: :func:`parsed`, and one stop/resume state for the step)."""
     registered, stop, ran = {*REGISTERED, "stop-commands"}, None, []
     for line in lines:
-        text, name, data = line.lstrip(), None, ""
-        if text.startswith("::") and text.find("::", 2) > 0:
-            info = text[2 : text.find("::", 2)]
-            name, data = info.split(" ")[0], text[text.find("::", 2) + 2 :]
-        elif "##[" in line and "]" in line[line.index("##[") :]:
-            name = line[line.index("##[") + 3 : line.index("]", line.index("##["))].split(" ")[0]
-        if name is None or name.lower() not in {r.lower() for r in registered}:
+        if (found := parsed(line, registered)) is None:
             continue
+        name, data = found
         if stop is not None:
             if name.lower() == stop.lower():
                 registered.discard(stop)
@@ -83,15 +109,97 @@ def test_json_is_never_wrapped_and_keeps_its_value(actions):
         assert json.loads(out) == value and "##[" not in out and not commands_run(out.splitlines())
 
 
-def test_stderr_is_wrapped_only_around_what_is_written(actions, capsys):
-    with stopcommands.stopped_stderr():
-        pass
-    assert capsys.readouterr().err == ""
-    with stopcommands.stopped_stderr():
-        print("memdoor: ##[error]forged", file=sys.stderr, end="")
-    err = capsys.readouterr().err.splitlines()
-    assert err[1] == "memdoor: ##[error]forged" and err[0].startswith("::stop-commands::")
-    assert err[2] == f"::{err[0].removeprefix('::stop-commands::')}::" and not commands_run(err)
+HOSTILE_MESSAGE = "x.py\n::set-output name=verdict::clean\n  ::warning::forged ##[error]forged\r::add-mask::x"
+
+
+def test_escaped_lines_hold_no_command_and_read_as_written():
+    for text in (HOSTILE_MESSAGE, "::stop-commands::t\n::t::", "\t ::x::y", "\u2028::x::y", "a\u2028::x::y",
+                 "\x0b\u00a0::error::x", "###[error]x ##[##[debug]y", "::", "##["):  # fmt: skip
+        out = stopcommands.escaped(text)
+        assert command_syntax(text) and not command_syntax(out), (text, out)
+        assert out.replace("\\", "") == text.replace("\\", "")  # only a backslash is added
+    assert stopcommands.escaped("memdoor: review not completed: no sandbox\n") == (
+        "memdoor: review not completed: no sandbox\n"
+    )
+    hostile, shown = "  ::set-output x::y\nsee ##[error]", "  \\::set-output x::y\nsee ##\\[error]"
+    assert stopcommands.escaped(hostile) == shown
+    rng = random.Random(6)
+    for _ in range(3000):
+        text = "".join(rng.choice(":#[] \t\r\n\x0b\u2028\u00a0\\a") for _ in range(rng.randrange(16)))
+        assert not command_syntax(stopcommands.escaped(text)), repr(text)
+
+
+def fake_review(error: Exception | None = None):
+    """A review_command that writes a message, a Markdown report quoting the pull request, a message
+    again, then raises ``error`` (or exits 1)."""
+
+    def review_command(args):
+        print(f"memdoor: review: {HOSTILE_MESSAGE}", file=sys.stderr)
+        stopcommands.print_report(f"# review\n`{HOSTILE_NAME}`\n{HOSTILE_MESSAGE}\n", "markdown")
+        print(f"memdoor: review not completed: {HOSTILE_MESSAGE}", file=sys.stderr)
+        if error is not None:
+            raise error
+        return 1
+
+    return review_command
+
+
+def outcome(argv: list[str], capsys) -> tuple[int, str, str]:
+    """``memdoor`` in this process as the interpreter runs it: an exception main lets out is printed as a
+    traceback, exit 1. (exit code, stdout, stderr)."""
+    try:
+        code = cli.main(argv)
+    except Exception:
+        traceback.print_exc()
+        code = 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def interleavings(a: list[str], b: list[str]):
+    """Orders in which the runner may process the lines of two streams, each in its own order: each
+    stream cut once, the pieces taken in turn (one before the other, either inside the other, or the
+    two overlapping either way round)."""
+    for i in range(len(a) + 1):
+        for j in range(len(b) + 1):
+            yield a[:i] + b[:j] + a[i:] + b[j:]
+            yield b[:j] + a[:i] + b[j:] + a[i:]
+
+
+def test_stdout_and_stderr_in_any_order_run_no_command(actions, monkeypatch, capsys):
+    """The runner reads standard output and standard error on separate tasks: whichever of the report's
+    lines it processes before or after a message's, no command runs."""
+    monkeypatch.setattr(review, "review_command", fake_review())
+    code, out, err = outcome(["review", "-"], capsys)
+    assert code == 1 and command_syntax(HOSTILE_MESSAGE)
+    out_lines, err_lines = runner_lines(out), runner_lines(err)
+    assert out_lines[0].startswith("::stop-commands::") and out_lines[-1] == f"::{out_lines[0][17:]}::"
+    assert not command_syntax(err) and "\\::set-output name=verdict::clean" in err_lines  # escaped
+    assert out_lines[0][17:] not in err  # the token is nowhere else
+    for merged in interleavings(out_lines, err_lines):
+        assert not commands_run(merged), merged
+
+
+def test_an_unexpected_exception_under_actions_is_escaped_exit_1(actions, monkeypatch, capsys):
+    error = ValueError("bad input\n::set-output name=x::y\n##[error]forged")
+    monkeypatch.setattr(review, "review_command", fake_review(error))
+    code, out, err = outcome(["review", "-"], capsys)
+    assert code == 1 and commands_run(str(error).splitlines())
+    assert not command_syntax(err) and not commands_run(runner_lines(out) + runner_lines(err))
+    assert "Traceback (most recent call last):" in err and "\\::set-output name=x::y" in err.splitlines()
+    assert err.splitlines()[-1] == "memdoor: unexpected error: ValueError: bad input […]"
+    for merged in interleavings(runner_lines(out), runner_lines(err)):
+        assert not commands_run(merged)
+
+
+def test_outside_actions_nothing_is_added_and_an_unexpected_exception_goes_through(monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setattr(review, "review_command", fake_review(ValueError("boom\n::x::y")))
+    with pytest.raises(ValueError, match="boom"):
+        cli.main(["review", "-"])
+    out, err = capsys.readouterr()
+    assert out == f"# review\n`{HOSTILE_NAME}`\n{HOSTILE_MESSAGE}\n"
+    assert err == f"memdoor: review: {HOSTILE_MESSAGE}\nmemdoor: review not completed: {HOSTILE_MESSAGE}\n"
 
 
 @pytest.fixture
@@ -145,23 +253,10 @@ def test_sarif_to_a_file_under_actions_is_exactly_the_report(hostile):
     assert HOSTILE_NAME in json.dumps(json.loads(text), ensure_ascii=False)
 
 
-def test_bad_input_under_actions_is_one_wrapped_line_exit_2(hostile):
+def test_bad_input_under_actions_is_one_escaped_line_exit_2(hostile):
     done = memdoor(hostile, "--base", "##[warning]nosuch", extra_env={"GITHUB_ACTIONS": "true"})
     assert done.returncode == 2 and done.stdout == ""
-    first, message, last = done.stderr.splitlines()
-    assert message.startswith("memdoor: --base ##[warning]nosuch: ")
-    assert not commands_run([first, message, last])
-    assert commands_run([message])  # what the line would have done unwrapped
-
-
-def test_the_report_never_falls_inside_a_stop_of_standard_error(actions, capsys):
-    """The runner reads the two streams apart: a stop held open on standard error is ended before the
-    report is written, and a later message opens a new one."""
-    with stopcommands.stopped_stderr():
-        print("memdoor: one", file=sys.stderr)
-        stopcommands.print_report("# review\n", "markdown")
-        print("memdoor: two", file=sys.stderr)
-    out, err = capsys.readouterr()
-    first, one, end, again, two, last = err.splitlines()
-    assert (one, two) == ("memdoor: one", "memdoor: two") and first != again
-    assert end == f"::{first[17:]}::" and last == f"::{again[17:]}::" and out.splitlines()[1] == "# review"
+    (message,) = done.stderr.splitlines()
+    assert message.startswith("memdoor: --base ##\\[warning]nosuch: ")
+    assert not commands_run([message]) and not command_syntax(message)
+    assert commands_run([message.replace("\\[", "[")])  # what the line would have done unescaped

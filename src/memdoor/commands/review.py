@@ -268,15 +268,22 @@ def render(report, fmt: str, source: Path | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The command. Under GitHub Actions, what it writes is kept from being read as workflow commands
-    (:mod:`memdoor.commands.stopcommands`), its error message too: printed here, inside the stop."""
-    from memdoor.commands.stopcommands import stopped_stderr
+    (:mod:`memdoor.commands.stopcommands`): its error messages are printed here, where each line of
+    standard error is escaped, an unexpected exception's traceback too."""
+    from memdoor.commands.stopcommands import active, escaped_stderr, unexpected
 
-    with stopped_stderr():
+    with escaped_stderr():
         try:
             return review_command(args)
         except MemdoorError as e:  # as memdoor.cli.main prints it
             print(f"memdoor: {e}", file=sys.stderr)
             return e.exit_code
+        except BrokenPipeError:  # nothing to print: memdoor.cli.main's exit code for it
+            raise
+        except Exception as e:
+            if not active():  # outside Actions as before: Python prints it
+                raise
+            return unexpected(e)
 
 
 def review_command(args: argparse.Namespace) -> int:

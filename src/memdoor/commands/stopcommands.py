@@ -2,23 +2,32 @@
 
 The Actions runner reads every line a step writes to standard output and standard error as a possible
 workflow command: ``::warning file=…::text``, ``::set-output name=…::value`` (after leading blanks), and
-the legacy ``##[warning]text`` anywhere in a line. A review quotes the pull request (file names, code,
-test output), which could then forge an annotation, a step's output or the end of a log group. So when
+the legacy ``##[warning]text`` anywhere in a line; ``::stop-commands::TOKEN`` stops them for the whole
+step until a line ``::TOKEN::``. A review quotes the pull request (file names, code, test output), which
+could then forge an annotation, a step's output or the end of a log group. The runner reads the two
+streams on separate tasks, so the order in which it takes their lines is not the order they were
+written: a stop on one stream and a resume on the other can fall either way round. So when
 ``GITHUB_ACTIONS`` is ``true``:
 
-- the Markdown report and the command's messages are each written between ``::stop-commands::TOKEN``
-  and ``::TOKEN::`` (TOKEN: 32 random hexadecimal digits, new for each stream and run), which the runner
-  takes as "no command until TOKEN". Each stream has its own pair, and a stop on standard error is
-  ended before the report is written: the runner reads the two streams apart (a batch's standard error
-  first), so one's resume line must not be read inside the other's text;
-- a stream that is a regular file (``> review.md``, ``2> errors.txt``) does not reach the log: nothing
-  is added to it. A pipe (``| tee review.md``) may, so it gets the two lines;
+- the Markdown report on standard output is written, in one piece, between ``::stop-commands::TOKEN``
+  and ``::TOKEN::``. TOKEN (32 random hexadecimal digits) is made for that report, after it, and is
+  written nowhere else, so no text of the pull request can end the stop early. The pair is on standard
+  output only: a line of standard error the runner takes inside it is simply not run;
+- standard error is never wrapped. Every line written to ``sys.stderr`` while the command runs (its
+  messages, a traceback) is escaped on its own (:func:`escaped`): a line that starts, after blanks, with
+  ``::`` gets a ``\\`` before the ``::``, and a ``##[`` is written ``##\\[``. No line of it is then a
+  command, whatever it falls between, and it still reads as written;
+- an exception memdoor does not expect is caught as well (:func:`unexpected`): its traceback, escaped
+  like any other line, then ``memdoor: unexpected error: <type>: <first line>``, exit 1, as an uncaught
+  exception exits;
+- a stream that is a regular file (``> review.md``, ``2> errors.txt``) does not reach the log: nothing is
+  added to it or changed in it. A pipe (``| tee review.md``) may, so it is treated as the log;
 - JSON and SARIF are never wrapped, wherever they go (a program reads them: ``> memdoor.sarif`` for
   ``upload-sarif``, ``| jq``). No line of theirs can start with ``::`` (JSON's own punctuation or a
   quoted string starts each, and a string's line breaks are escapes), and the one thing that could make
   a command, ``##[`` inside a string, is written ``#\\u0023[``: the same JSON value.
 
-Outside Actions nothing is added or changed.
+Outside Actions nothing is added or changed, and an unexpected exception goes on as it did.
 """
 
 from __future__ import annotations
@@ -28,8 +37,17 @@ import os
 import secrets
 import stat
 import sys
+import threading
+import traceback
 from collections.abc import Iterator
 from typing import TextIO
+
+UNEXPECTED = 1  # what Python exits with on an uncaught exception
+
+# Blanks the runner's TrimStart (.NET's char.IsWhiteSpace) skips are all str.isspace() too; these are
+# not, but an older Unicode table counted them, so a "::" after them is escaped as well.
+_MORE_BLANKS = "\u180e\u200b\u2060\ufeff"
+_LINE_ENDS = ("\n", "\r")
 
 
 def active() -> bool:
@@ -65,52 +83,78 @@ def report(text: str, fmt: str, stream: TextIO) -> str:
 
 
 def print_report(text: str, fmt: str) -> None:
-    """Write the report to ``sys.stdout`` as :func:`report` makes it, and flush it. A stop
-    :func:`stopped_stderr` holds open is ended first: the runner reads the two streams apart, so one's
-    resume line must never fall inside the other's report."""
-    if isinstance(sys.stderr, _Stopped):
-        sys.stderr.resume()
+    """Write the report to ``sys.stdout`` as :func:`report` makes it (one write: the stop line, the
+    report and the resume line go out together), and flush it."""
     sys.stdout.write(report(text, fmt, sys.stdout))
     sys.stdout.flush()
 
 
-class _Stopped:
-    """A text stream that writes the stop line before its first text, and the resume line on
-    :meth:`resume` (only when it wrote the stop line)."""
+def escaped(text: str) -> str:
+    """``text`` with no line either of the runner's parsers reads as a command: ``\\`` before a ``::``
+    that starts a line after blanks, ``##\\[`` for ``##[``. Lines are split wherever
+    :meth:`str.splitlines` splits, more places than the runner's (``\\n``, ``\\r``, ``\\r\\n``), so a
+    line start of the runner's is one of them."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        lead = 0
+        while lead < len(line) and (line[lead].isspace() or line[lead] in _MORE_BLANKS):
+            lead += 1
+        if line.startswith("::", lead):
+            line = f"{line[:lead]}\\{line[lead:]}"
+        out.append(line.replace("##[", "##\\["))  # leaves no "##[": the "[" follows a "\"
+    return "".join(out)
+
+
+class _Escaping:
+    """A text stream that writes whole lines, each through :func:`escaped`; the rest of a line waits for
+    its end (or for :meth:`close_line`)."""
 
     def __init__(self, stream: TextIO):
-        self.stream, self.token, self.at_line_start = stream, None, True
+        self.stream, self.pending, self.lock = stream, "", threading.Lock()
 
     def write(self, text: str) -> int:
-        if text and self.token is None:
-            self.token = new_token()
-            self.stream.write(f"::stop-commands::{self.token}\n")
-        if text:
-            self.at_line_start = text.endswith("\n")
-        return self.stream.write(text)
+        with self.lock:
+            self.pending += text
+            cut = max(self.pending.rfind(end) for end in _LINE_ENDS) + 1
+            if cut:
+                self.stream.write(escaped(self.pending[:cut]))
+                self.pending = self.pending[cut:]
+        return len(text)
 
-    def resume(self) -> None:
-        """End the stop (a later write starts a new one, with a new token)."""
-        if self.token is not None:
-            self.stream.write(f"{'' if self.at_line_start else chr(10)}::{self.token}::\n")
+    def close_line(self) -> None:
+        """Write what is left of a line, ended."""
+        with self.lock:
+            if self.pending:
+                self.stream.write(escaped(self.pending) + "\n")
+                self.pending = ""
             self.stream.flush()
-            self.token, self.at_line_start = None, True
 
     def __getattr__(self, name: str):
         return getattr(self.stream, name)
 
 
 @contextlib.contextmanager
-def stopped_stderr() -> Iterator[None]:
-    """Under Actions, with standard error reaching the log: everything written to ``sys.stderr`` inside
-    is between one stop line and its resume line."""
+def escaped_stderr() -> Iterator[None]:
+    """Under Actions, with standard error reaching the log: every line written to ``sys.stderr`` inside
+    is escaped (:func:`escaped`); never wrapped in a stop, which the runner could take on either side of
+    standard output's."""
     if not active() or not to_log(sys.stderr):
         yield
         return
-    guard = _Stopped(sys.stderr)
+    guard = _Escaping(sys.stderr)
     sys.stderr = guard  # type: ignore[assignment]
     try:
         yield
     finally:
         sys.stderr = guard.stream
-        guard.resume()
+        guard.close_line()
+
+
+def unexpected(error: Exception) -> int:
+    """Print an exception memdoor did not expect to ``sys.stderr`` (escaped there by
+    :func:`escaped_stderr`): its traceback, then one line naming it. Exit code :data:`UNEXPECTED`."""
+    traceback.print_exception(error, file=sys.stderr)
+    lines = str(error).splitlines()
+    message = f"{lines[0]} […]" if len(lines) > 1 else "".join(lines)
+    print(f"memdoor: unexpected error: {type(error).__name__}: {message}", file=sys.stderr)
+    return UNEXPECTED
