@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import re
 import socket
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -73,6 +74,16 @@ def redact_spec(spec: str) -> str:
     while start < cut and not spec[start].isalpha():
         start += 1
     return _SECRET_PARAM.sub(r"\1***", spec[:start]) + redact_url(spec[start:])
+
+
+def shown_specs(data: dict[str, Any]) -> dict[str, Any]:
+    """A config's JSON dump as answers, traces and reports record it: its ``models`` and the keys of its
+    ``params`` shown by :func:`redact_spec`; the rest unchanged."""
+    return {
+        **data,
+        "models": [redact_spec(m) for m in data["models"]],
+        "params": {redact_spec(k): v for k, v in data["params"].items()},
+    }
 
 
 def url_secrets(url: str) -> list[str]:

@@ -108,7 +108,7 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
         "observed_behaviour": [d.model_dump(mode="json") for d in report.observed_behaviour],
         "ledger": ledger_json(report),
         "trace_id": report.trace_id,
-        "config": report.config.model_dump(mode="json"),
+        "config": report.config.shown(),
     }
 
 

@@ -20,7 +20,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ from memdoor.agents.team import Agent, team_configs
 from memdoor.core.budget import Budget, BudgetTracker
 from memdoor.core.errors import MemdoorError, ReviewInputError, SandboxError
 from memdoor.core.ledger import Ledger
+from memdoor.core.net import redact_spec, shown_specs
 from memdoor.core.trace import Trace
 from memdoor.judging.judge import Judge
 from memdoor.models.catalog import parameters_of
@@ -165,6 +166,11 @@ class ReviewConfig(BaseModel):
     max_functions: int = Field(
         default=MAX_FUNCTIONS, ge=1, le=200, description="Changed functions the differential stage compares."
     )
+
+    def shown(self) -> dict[str, Any]:
+        """This config as reports, traces and memory record it: its JSON dump with each model spec shown
+        by :func:`memdoor.core.net.redact_spec` (no password or key of a spec's URL)."""
+        return shown_specs(self.model_dump(mode="json"))
 
 
 class Unusable(BaseModel):
@@ -535,7 +541,7 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             None,
             problem=f"review of {', '.join(report.files)}",
             strategy=f"review:{config.agents}",
-            config=config.model_dump(mode="json"),
+            config=config.shown(),
         )
         stage = await _tests(report, prepared, config, ctx) if "tests" in config.stages else None
         team = make_team(config, env)
@@ -573,8 +579,9 @@ async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
     totals = report.ledger.totals().model_dump(mode="json")
     final = {
         **report.model_dump(mode="json", exclude={"ledger"}),
+        "config": report.config.shown(),
         "ledger": totals,  # what `memdoor trace` reads
-        "calls": [c.model_dump(mode="json") for c in report.ledger.calls],
+        "calls": [{**c.model_dump(mode="json"), "model": redact_spec(c.model)} for c in report.ledger.calls],
     }
     problems = await save_record(trace.id, TraceRecord(trace=trace, final=final), env)
     if problems:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memdoor.core.budget import Budget
 from memdoor.core.errors import UsageError, validation_problems
-from memdoor.core.net import redact_spec
+from memdoor.core.net import shown_specs
 from memdoor.core.registry import load, names
 from memdoor.problems.jsonl import parse_json
 from memdoor.problems.languages import LANGUAGES
@@ -137,10 +137,7 @@ class SolveConfig(BaseModel):
     def shown(self) -> dict[str, Any]:
         """This config as answers, traces and memory record it: its JSON dump with each model spec shown
         by :func:`memdoor.core.net.redact_spec` (no password or key of a spec's URL)."""
-        data = self.model_dump(mode="json")
-        data["models"] = [redact_spec(m) for m in self.models]
-        data["params"] = {redact_spec(k): v for k, v in self.params.items()}
-        return data
+        return shown_specs(self.model_dump(mode="json"))
 
     def make_selector(self) -> Any:
         """The configured selector (its own checks raise UsageError for bad settings)."""
