@@ -5,6 +5,7 @@ runs a program the repository names (filters, hooks)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -13,7 +14,7 @@ from review_helpers import BUGGY, CALC, git
 from memdoor.core.errors import ReviewInputError
 from memdoor.review import gitrange
 from memdoor.review.diff import parse_diff
-from memdoor.review.gitrange import changed_paths, export_tree, read_range
+from memdoor.review.gitrange import changed_paths, export_tree, read_range, restore_base
 from memdoor.review.session import ReviewConfig, prepare
 
 
@@ -251,3 +252,114 @@ def test_a_partial_clone_with_a_sparse_checkout_is_reviewed(repo, tmp_path):
     found = read_range(clone, "HEAD", None, 1_000_000)
     (f,) = parse_diff(found.diff)
     assert f.path == "a/calc.py" and "len(xs) - 1" in found.diff
+
+
+def test_files_a_filter_stores_are_their_blobs_unless_edited(repo, tmp_path):
+    """``*.dat filter=fake`` (the shape of git-lfs: the index holds what the filter made of the file): each
+    such file was read as its bytes, so all of them changed while only calc.py was edited (binary ones
+    filled the skipped list, past MAX_BINARY the review was refused) and the tests' base got their
+    indexed form."""
+    git(repo, "config", "filter.fake.clean", "sed s/^DATA/PTR/")
+    git(repo, "config", "filter.fake.smudge", "sed s/^PTR/DATA/")
+    (repo / ".gitattributes").write_text("*.dat filter=fake\n")
+    for n in range(3):
+        (repo / f"d{n}.dat").write_text(f"DATA {n}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "data")
+    assert git(repo, "show", "HEAD:d0.dat") == "PTR 0\n" and (repo / "d0.dat").read_text() == "DATA 0\n"
+    for n in range(3):  # written a while before the index: not racily clean (git would compare them)
+        os.utime(repo / f"d{n}.dat", (1_000_000_000, 1_000_000_000))
+    git(repo, "update-index", "-q", "--refresh")  # the stat cache up to date, as after a checkout
+    (repo / "calc.py").write_text(BUGGY)
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    assert [f.path for f in parse_diff(found.diff)] == ["calc.py"] and found.binary == []
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    restore_base(repo, found.base_commit, copy, tmp_path / "scratch")
+    assert (copy / "calc.py").read_text() == CALC and (copy / "d0.dat").read_text() == "DATA 0\n"
+
+
+def test_a_file_a_filter_stores_that_the_range_changes_is_read_as_it_runs(repo, tmp_path):
+    """The change stores calc.py through a filter (git-lfs: a pointer in the commit, the code in the
+    checkout): its indexed blob is the pointer, the tests run the file, so the file is what is reviewed."""
+    (tmp_path / "real.py").write_text(BUGGY)
+    git(repo, "config", "filter.fake.clean", "cat >/dev/null; echo POINTER")
+    git(repo, "config", "filter.fake.smudge", f"cat >/dev/null; cat {tmp_path / 'real.py'}")
+    (repo / ".gitattributes").write_text("calc.py filter=fake\n")
+    (repo / "calc.py").write_text(BUGGY)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "stored elsewhere")
+    (repo / "calc.py").unlink()
+    git(repo, "checkout", "--", "calc.py")
+    git(repo, "status", "--porcelain")
+    assert git(repo, "show", "HEAD:calc.py") == "POINTER\n" and (repo / "calc.py").read_text() == BUGGY
+    found = read_range(repo, "HEAD~1", None, 1_000_000)
+    assert "+    return total / (len(xs) - 1)" in found.diff and "POINTER" not in found.diff
+
+
+@pytest.mark.parametrize("how", ["attribute", "autocrlf", "crlf-blob"])
+def test_an_edit_of_a_crlf_checkout_is_that_edit_alone(repo, how):
+    """A file git checks out with CRLF (``eol=crlf``, ``core.autocrlf``) was read as its bytes: one line
+    added showed as every line rewritten. A blob that holds CRLF itself is read as ``git add`` reads it
+    (not converted), as git diff shows it."""
+    lines = "".join(f"set F={n}\n" for n in range(6))
+    if how == "attribute":
+        (repo / ".gitattributes").write_text("*.cmd text eol=crlf\n")
+    (repo / "run.cmd").write_text(lines.replace("\n", "\r\n") if how == "crlf-blob" else lines)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "script")
+    if how != "attribute":
+        git(repo, "config", "core.autocrlf", "true")
+    (repo / "run.cmd").unlink()
+    git(repo, "checkout", "--", "run.cmd")
+    assert (repo / "run.cmd").read_bytes().count(b"\r\n") == 6
+    with (repo / "run.cmd").open("ab") as f:
+        f.write(b"set F=6\r\n")
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    (f,) = parse_diff(found.diff)
+    assert (f.path, f.added_lines, f.deleted_lines) == ("run.cmd", 1, 0)
+    own = subprocess.run(
+        ["git", "diff", *gitrange.DIFF_OPTIONS, "HEAD"], cwd=repo, capture_output=True, check=True
+    )
+    assert found.diff == own.stdout.decode()  # bytes: a CR git keeps is kept
+
+
+def test_with_core_symlinks_false_a_link_stays_a_link(repo):
+    """With ``core.symlinks=false`` git checks a link out as a file holding its target, and reads it back
+    as the link the index holds: every link showed as a link deleted and a file added."""
+    os.symlink("calc.py", repo / "link.py")
+    os.symlink("calc.py", repo / "other.py")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "links")
+    git(repo, "config", "core.symlinks", "false")
+    for name in ("link.py", "other.py"):
+        (repo / name).unlink()
+    git(repo, "checkout", "--", ".")
+    assert (repo / "link.py").read_text() == "calc.py" and not (repo / "link.py").is_symlink()
+    (repo / "calc.py").write_text(BUGGY)
+    (repo / "other.py").write_text("test_calc.py")  # the link pointed elsewhere, as git reads it
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    assert [f.path for f in parse_diff(found.diff)] == ["calc.py", "other.py"]
+    assert "new file mode" not in found.diff and "deleted file mode" not in found.diff
+    assert found.diff == git(repo, "diff", *gitrange.DIFF_OPTIONS, "HEAD", "--", ".")
+
+
+def test_only_the_files_git_does_not_vouch_for_are_read(repo, monkeypatch):
+    """Every file of the checkout was read and hashed: on 5,000 files several times git diff's time. Now
+    a file git's stat cache calls unchanged is its indexed blob, unread."""
+    for n in range(20):
+        (repo / f"m{n}.py").write_text(f"M = {n}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "modules")
+    (repo / "calc.py").write_text(BUGGY)
+    (repo / "m3.py").unlink()
+    read: list[str] = []
+    real = gitrange._read_files
+    monkeypatch.setattr(
+        gitrange,
+        "_read_files",
+        lambda root, d, entries: (read.extend(e.path for e in entries), real(root, d, entries))[1],
+    )
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    assert [f.path for f in parse_diff(found.diff)] == ["calc.py", "m3.py"]
+    assert sorted(read) == ["calc.py", "m3.py"]

@@ -12,9 +12,10 @@ in its first 8000 bytes, either side): never by the range's own ``.gitattributes
 (:func:`binary_files`; the diff is made with ``--text``). Submodules are ignored.
 
 Without ``--head``, ``HEAD`` is the working tree as a tree of its own (:func:`worktree_tree`, in a
-private repository): each file's bytes, never read through the checkout's ``.gitattributes``, whose
-``ident`` reads any ``$Id: … $`` as ``$Id$`` and so could hide a change the tests then run; a file
-that is exactly what git checks out for its indexed blob (end of line, ``ident``) is that blob.
+private repository whose index starts as the checkout's): a file git's stat cache calls unchanged is its
+indexed blob, unread; any other is read as ``git add`` reads it (end of line, links, execute bit) but
+never through ``ident``, which reads any ``$Id: … $`` as ``$Id$`` and so could hide a change the tests
+then run, or a filter (:func:`_to_read` says which files are read).
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
 change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
@@ -285,31 +286,88 @@ def _index_entries(root: Path) -> list[_Entry]:
     return list(out.values())
 
 
-def _stdin_path(path: str) -> str:
-    """``path`` as ``git hash-object --stdin-paths`` reads it: quoted as C (every byte that is not
-    printable ASCII in octal) when it holds a newline or starts with a quote, else as it is."""
-    if "\n" not in path and not path.startswith('"'):
-        return path
-    raw = path.encode("utf-8", "surrogateescape")
-    inner = "".join(chr(b) if 32 <= b < 127 and b not in b'"\\' else f"\\{b:03o}" for b in raw)
-    return f'"{inner}"'
+LOSSY = ("ident", "filter")
+"""Attributes through which what git holds for a file may not be its bytes: ``ident`` (``$Id: … $`` is
+read as ``$Id$``) and a filter (git-lfs: the index holds a pointer). git's stat cache, whose "clean" was
+decided through them, does not vouch for such a file's bytes (:func:`_to_read`)."""
+NEUTRAL_ATTRIBUTES = "* -ident -filter\n"
+"""The ``info/attributes`` of the review's private repository, above every ``.gitattributes``: a file is
+hashed with the checkout's end-of-line conversion only, no ``$Id$`` read back, no filter."""
+READ_CONFIG = ("autocrlf", "eol", "symlinks", "filemode", "ignorecase", "precomposeunicode")
+"""The checkout's ``core.*`` settings by which git reads a working tree file (end of line, links, the
+execute bit, names), given to the private repository that hashes it."""
 
 
-def _hashed(root: Path, paths: list[str], git_dir: Path | None = None) -> list[str]:
-    """git's ids of the files ``paths`` (relative to ``root``, or absolute) as their bytes are
-    (``hash-object --no-filters``: no attribute of the checkout converts them); ``git_dir``: written
-    into that repository's objects. ReviewInputError with git's reason."""
-    if not paths:
-        return []
-    where = ["--git-dir", str(git_dir)] if git_dir is not None else []
-    args = [*where, "hash-object", "--no-filters", "--stdin-paths", *(["-w"] if git_dir is not None else [])]
-    done = git(args, root, stdin="".join(f"{_stdin_path(p)}\n" for p in paths))
-    ids = done.stdout.split()
-    if done.returncode != 0 or len(ids) != len(paths):
-        raise ReviewInputError(
-            f"cannot read the working tree of {root}: git hash-object: {_first(done.stderr)}"
-        )
-    return ids
+def _names(data: bytes) -> set[str]:
+    """The paths of a ``-z`` list of git's."""
+    return {p for p in data.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _attributes(root: Path, paths: list[str]) -> dict[str, set[str]]:
+    """Which of :data:`LOSSY` each of ``paths`` of the checkout at ``root`` has, by the working tree's
+    ``.gitattributes`` or the index's (git may have read the file by either): only the paths with one."""
+    out: dict[str, set[str]] = {}
+    stdin = "".join(f"{p}\0" for p in paths)
+    for where in ([], ["--cached"]):
+        done = git(["check-attr", "-z", "--stdin", *where, *LOSSY], root, stdin=stdin)
+        fields = _listed(done, keep_empty=True)
+        for k in range(0, len(fields) - 2, 3):
+            path, name, value = fields[k : k + 3]
+            if value not in ("unspecified", "unset"):
+                out.setdefault(path, set()).add(name)
+    return out
+
+
+def _to_read(root: Path, base: str, entries: list[_Entry]) -> tuple[list[_Entry], set[str]]:
+    """The entries of the checkout's index whose file is read, and those of them with ``ident``. The
+    others are their indexed blob: git's stat cache (``git diff-files``, which compares the content of a
+    racily clean one) says the file is what git last wrote or read for it. Read: what ``git diff-files``
+    names; a file with ``ident``, always (the cache's "clean" went through it); a file a filter stores
+    that the range changes (the index holds what the filter made of it, e.g. a pointer of git-lfs, and the
+    tests run the file; one the range leaves is the same file in both runs). Never a submodule, a
+    skip-worktree or an assume-unchanged path (:attr:`_Entry.as_indexed`)."""
+    entries = [e for e in entries if not e.as_indexed]
+    if not entries:
+        return [], set()
+    dirty = _names(_file_list(["diff-files", "--name-only", "-z", "--ignore-submodules=all", "--"], root))
+    attrs = _attributes(root, [e.path for e in entries])
+    idents = {p for p, names in attrs.items() if "ident" in names}
+    filtered = {p for p, names in attrs.items() if "filter" in names}
+    if filtered:  # which of them the range changes: the index against the base, no file read
+        filtered &= _names(_file_list(["diff-index", "--cached", "--name-only", "-z", base, "--"], root))
+    wanted = dirty | idents | filtered
+    return [e for e in entries if e.path in wanted], idents
+
+
+def _read_config(root: Path) -> list[str]:
+    """``-c`` options giving :data:`READ_CONFIG` as the checkout at ``root`` sets them, and
+    ``core.safecrlf`` off (a file is read as it is, never refused for its ends of line)."""
+    pattern = rf"^core\.({'|'.join(READ_CONFIG)})$"
+    values: dict[str, str] = {}
+    for item in git(["config", "-z", "--get-regexp", pattern], root).stdout.split("\0"):
+        key, has_value, value = item.partition("\n")
+        if key:
+            values[key] = f"{key}={value}" if has_value else key
+    return [arg for setting in [*values.values(), "core.safecrlf=false"] for arg in ("-c", setting)]
+
+
+def _read_files(root: Path, git_dir: Path, entries: list[_Entry]) -> None:
+    """Put the files of ``entries`` into ``git_dir``'s index (the checkout's index copied there) as ``git
+    add`` reads them, through :data:`NEUTRAL_ATTRIBUTES`: the checkout's end-of-line conversion, link,
+    execute bit (``core.symlinks`` false: a file stands for the link the index holds); written into
+    ``git_dir``'s objects. A path whose file is missing, not a file or a link, or under a link, is
+    deleted. ReviewInputError with git's reason."""
+    present, gone = [], []
+    for e in entries:
+        st = _lstat(root, e.path)
+        usable = st is not None and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
+        (present if usable else gone).append(e.path)
+    options = [*_read_config(root), "--git-dir", str(git_dir), "--work-tree", str(root), "update-index", "-z"]
+    for args, paths in ((["--add", "--remove", "--stdin"], present), (["--force-remove", "--stdin"], gone)):
+        if paths:
+            done = git([*options, *args], root, stdin="".join(f"{p}\0" for p in paths))
+            if done.returncode != 0:
+                raise ReviewInputError(f"cannot read the working tree of {root}: {_first(done.stderr)}")
 
 
 def _file_bytes(root: Path, rel: str) -> bytes | None:
@@ -343,19 +401,6 @@ def _checked_out(root: Path, entries: list[_Entry], scratch: Path) -> set[str]:
     return out
 
 
-def _exec_bit_counts(root: Path) -> bool:
-    """Whether the checkout at ``root`` reads a file's execute bit (``core.filemode``, true by default)."""
-    return git(["config", "--type=bool", "core.filemode"], root).stdout.strip() != "false"
-
-
-def _regular_mode(entry: _Entry, st: os.stat_result, exec_bit: bool) -> str:
-    """The mode git gives a regular file of the working tree: its owner's execute bit, or the index's
-    mode when the checkout ignores that bit (``exec_bit`` false)."""
-    if not exec_bit and entry.mode in ("100644", "100755"):
-        return entry.mode
-    return "100755" if st.st_mode & stat.S_IXUSR else "100644"
-
-
 def _lstat(root: Path, rel: str) -> os.stat_result | None:
     """``rel``'s ``lstat`` in the working tree; None when it is missing or under a link."""
     try:
@@ -364,82 +409,55 @@ def _lstat(root: Path, rel: str) -> os.stat_result | None:
         return None
 
 
-def _link_entries(root: Path, git_dir: Path, links: list[_Entry]) -> list[tuple[str, str, str]]:
-    """(mode, id, path) of the links ``links`` of the working tree: each target hashed as a blob
-    (written out under ``git_dir`` first, then into its objects)."""
-    names = []
-    for n, e in enumerate(links):
-        names.append(git_dir / "links" / str(n))
-        names[-1].parent.mkdir(exist_ok=True)
-        names[-1].write_bytes(os.readlink(os.fsencode(root / e.path)))
-    ids = _hashed(root, [str(p) for p in names], git_dir)
-    return [("120000", oid, e.path) for oid, e in zip(ids, links, strict=True)]
+def _in_private(git_dir: Path, args: list[str], stdin: str | None = None) -> str:
+    """``git args`` in the private repository ``git_dir``: its output; ReviewInputError with git's reason."""
+    done = git(args, git_dir, stdin=stdin)
+    if done.returncode != 0:
+        raise ReviewInputError(f"cannot read the working tree: git {args[0]}: {_first(done.stderr)}")
+    return done.stdout
 
 
-def _file_entries(root: Path, git_dir: Path, files: list[tuple[_Entry, str]]) -> list[tuple[str, str, str]]:
-    """(mode, id, path) of the regular files ``files`` (each with its mode): the bytes of the file
-    (written into ``git_dir``'s objects when no object has them yet), or its indexed blob when the file
-    is exactly what git checks out for it (:func:`_checked_out`)."""
-    raw = _hashed(root, [e.path for e, _ in files])
-    differ = [e for (e, _), oid in zip(files, raw, strict=True) if oid != e.oid]
-    as_blob = _checked_out(root, differ, git_dir / "checked-out")
-    _hashed(root, [e.path for e in differ if e.path not in as_blob], git_dir)
-    return [
-        (mode, e.oid if e.path in as_blob else oid, e.path) for (e, mode), oid in zip(files, raw, strict=True)
-    ]
-
-
-def worktree_tree(root: Path, dest: Path) -> str:
+def worktree_tree(root: Path, dest: Path, base: str) -> str:
     """The working tree of the checkout at ``root`` as a git tree, written into a new bare repository at
-    ``dest`` (:func:`_borrowing`); its id. Every path of the index, read from its file as its bytes are,
-    never through the checkout's attributes (``ident`` reads any ``$Id: … $`` as ``$Id$``: a change
-    could hide from ``git diff BASE`` and still run); a file that holds exactly what git checks out for
-    its indexed blob (end of line, ``ident``) is that blob, as with ``--head``. Submodules, skip-worktree
-    and assume-unchanged paths are read from the index, as ``git diff`` reads them; a path whose file is
-    missing, not a file or a link, or under a link, is deleted."""
+    ``dest`` (:func:`_borrowing`), whose index starts as the checkout's; its id. A path git's stat cache
+    vouches for is its indexed blob, unread; the others (:func:`_to_read`, which needs the range's
+    ``base``) are read as ``git add`` reads them with end-of-line conversion only (:func:`_read_files`):
+    never through ``ident`` (which reads any ``$Id: … $`` as ``$Id$``: a change could hide from ``git diff
+    BASE`` and still run) or a filter. A file with ``ident`` exactly as git checks out its indexed blob
+    is that blob. Submodules, skip-worktree and assume-unchanged paths are read from the index, as ``git
+    diff`` reads them."""
     git_dir = _borrowing(root, dest, bare=True, doing="read the working tree")
-    exec_bit = _exec_bit_counts(root)
-    index: list[tuple[str, str, str]] = []  # mode, id, path
-    files: list[tuple[_Entry, str]] = []  # a regular file's entry and mode
-    links: list[_Entry] = []
-    for e in _index_entries(root):
-        st = None if e.as_indexed else _lstat(root, e.path)
-        if e.as_indexed:
-            index.append((e.mode, e.oid, e.path))
-        elif st is not None and stat.S_ISLNK(st.st_mode):
-            links.append(e)
-        elif st is not None and stat.S_ISREG(st.st_mode):
-            files.append((e, _regular_mode(e, st, exec_bit)))
-    index += _link_entries(root, git_dir, links) + _file_entries(root, git_dir, files)
-    return _write_tree(git_dir, index)
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text(NEUTRAL_ATTRIBUTES)
+    entries = _index_entries(root)
+    _in_private(git_dir, ["update-index", "-z", "--index-info"], "".join(_index_line(e) for e in entries))
+    read, idents = _to_read(root, base, entries)
+    _read_files(root, git_dir, read)
+    same = _checked_out(root, [e for e in read if e.path in idents], git_dir / "checked-out")
+    if same:  # the mode stays the one read from the file
+        modes = {e.path: e.mode for e in _index_entries(git_dir)}
+        back = [e._replace(mode=modes[e.path]) for e in read if e.path in same and e.path in modes]
+        _in_private(git_dir, ["update-index", "-z", "--index-info"], "".join(_index_line(e) for e in back))
+    # an object the checkout lacks is no error: a partial clone's blobs outside its sparse checkout
+    return _in_private(git_dir, ["write-tree", "--missing-ok"]).strip()
 
 
-def _write_tree(git_dir: Path, index: list[tuple[str, str, str]]) -> str:
-    """The id of the tree of ``index`` (mode, id, path), written in the repository ``git_dir``. An object
-    the checkout does not have is no error (``--missing-ok``): a partial clone's blobs outside its sparse
-    checkout, which git reads from the index, as ``git diff`` does."""
-    entries = "".join(f"{mode} {oid}\t{path}\0" for mode, oid, path in index)
-    for args, stdin in (
-        (["update-index", "-z", "--index-info"], entries),
-        (["write-tree", "--missing-ok"], None),
-    ):
-        done = git(args, git_dir, stdin=stdin)
-        if done.returncode != 0:
-            raise ReviewInputError(f"cannot read the working tree: git {args[0]}: {_first(done.stderr)}")
-    return done.stdout.strip()
+def _index_line(e: _Entry) -> str:
+    """``e`` as a line of ``git update-index -z --index-info``."""
+    return f"{e.mode} {e.oid}\t{e.path}\0"
 
 
 @contextlib.contextmanager
 def _compared(root: Path, base: str, head: str | None) -> Iterator[tuple[Path, list[str]]]:
     """Where git compares ``base`` with ``head``, and the two revisions: in the checkout at ``root``; or,
-    ``head`` None, ``base`` with the working tree's own bytes (:func:`worktree_tree`), in a private
-    repository removed afterwards."""
+    ``head`` None, ``base`` with the working tree (:func:`worktree_tree`), in a private repository
+    removed afterwards."""
     if head is not None:
         yield root, [base, head]
         return
     with tempfile.TemporaryDirectory(prefix="memdoor-worktree-") as tmp:
         git_dir = Path(tmp) / "git"
-        yield git_dir, [base, worktree_tree(root, git_dir)]
+        yield git_dir, [base, worktree_tree(root, git_dir, base)]
 
 
 def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range:
@@ -508,10 +526,13 @@ def export_tree(
     return dest
 
 
-def _listed(done: subprocess.CompletedProcess[str]) -> list[str]:
+def _listed(done: subprocess.CompletedProcess[str], *, keep_empty: bool = False) -> list[str]:
+    """The fields of git's ``-z`` output (``keep_empty``: an empty one too, but for the end);
+    ReviewInputError when git failed."""
     if done.returncode != 0:
         raise ReviewInputError(f"git {done.args[1]} failed: {_first(done.stderr)}")
-    return [p for p in done.stdout.split("\0") if p]
+    fields = done.stdout.split("\0")
+    return fields[:-1] if keep_empty else [p for p in fields if p]
 
 
 def changed_paths(root: Path, revisions: list[str]) -> list[str]:
