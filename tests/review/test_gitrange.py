@@ -363,3 +363,35 @@ def test_only_the_files_git_does_not_vouch_for_are_read(repo, monkeypatch):
     found = read_range(repo, "HEAD", None, 1_000_000)
     assert [f.path for f in parse_diff(found.diff)] == ["calc.py", "m3.py"]
     assert sorted(read) == ["calc.py", "m3.py"]
+
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize("head", ["HEAD", None], ids=["head", "working-tree"])
+def test_the_bytes_a_working_tree_encoding_gives_are_the_ones_reviewed_and_tested(repo, tmp_path, head):
+    """``working-tree-encoding=UTF-7``: git checks ``a + b`` out as ``a +- b`` (in Python, a - b). The
+    review showed the blob (against the working tree the file was "as git checks it out", so its blob)
+    while the tests ran ``a +- b``: the working tree's, or the exported head's. Now the working tree's
+    file is reviewed as its bytes, and the exported head holds the blob's."""
+    (repo / "adder.py").write_text(ADD)
+    git(repo, "add", "adder.py")
+    git(repo, "commit", "-qm", "adder")
+    (repo / ".gitattributes").write_text("adder.py working-tree-encoding=UTF-7\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "encoding")
+    (repo / "adder.py").unlink()
+    git(repo, "checkout", "--", "adder.py")
+    git(repo, "update-index", "-q", "--refresh")
+    assert (repo / "adder.py").read_text() == ADD.replace("a + b", "a +- b") and not git(repo, "status", "-s")
+    found = read_range(repo, "HEAD~1", head, 1_000_000)
+    shown = [f.path for f in parse_diff(found.diff)]
+    if head is None:  # the tests run the working tree
+        assert shown == [".gitattributes", "adder.py"] and "+    return a +- b\n" in found.diff
+        copy = tmp_path / "copy"
+        shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        restore_base(repo, found.base_commit, copy, tmp_path / "scratch")
+        assert (copy / "adder.py").read_text() == ADD  # the tests' base: the base's bytes
+    else:  # the tests run the exported head
+        tree = export_tree(repo, found.head_commit, tmp_path / "head")
+        assert shown == [".gitattributes"] and (tree / "adder.py").read_text() == ADD

@@ -229,8 +229,8 @@ def test_the_base_puts_back_a_file_the_checkouts_ident_hid(place):
     copy = place / "copy"
     shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     restore_base(repo, git(repo, "rev-parse", "HEAD").strip(), copy, place / "scratch")
-    restored = (copy / "calc.py").read_text()  # as git checks the base out: its $Id$ expanded
-    assert "BACKDOOR" not in restored and restored.startswith('VERSION = f"$Id: ') and restored.endswith(CALC)
+    restored = (copy / "calc.py").read_text()  # the base's blob, $Id$ not expanded (what the review shows)
+    assert "BACKDOOR" not in restored and restored == base
 
 
 @pytest.mark.parametrize("head", HEAD_MODES)

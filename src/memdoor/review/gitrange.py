@@ -3,8 +3,9 @@
 The diff is git's own, ``git diff BASE HEAD``, pinned to the format the review reads (``a/``/``b/``
 prefixes, three lines of context, rename detection, no colour, paths from the top of the checkout) and
 made so the repository cannot run anything (``--no-ext-diff --no-textconv``, and
-:func:`memdoor.review.repo.hardened_env`: no hooks, no filters, no fsmonitor, no network). The same limits hold as for a diff file: a diff over ``max_bytes`` is
-refused (git is stopped once it has written that much). Binary files cannot be reviewed: they are
+:func:`memdoor.review.repo.hardened_env`: no hooks, no filters, no fsmonitor, no network). The same
+limits hold as for a diff file: a diff over ``max_bytes`` is refused (git is stopped once it has
+written that much). Binary files cannot be reviewed: they are
 left out of the diff and named (the report lists them as skipped), so a pull request that adds an
 image is still reviewed. A file is binary by its content alone, as git decides by default (a NUL byte
 in its first 8000 bytes, either side): never by the range's own ``.gitattributes`` (``calc.py -diff``,
@@ -15,15 +16,15 @@ Without ``--head``, ``HEAD`` is the working tree as a tree of its own (:func:`wo
 private repository whose index starts as the checkout's): a file git's stat cache calls unchanged is its
 indexed blob, unread; any other is read as ``git add`` reads it (end of line, links, execute bit) but
 never through ``ident``, which reads any ``$Id: … $`` as ``$Id$`` and so could hide a change the tests
-then run, or a filter (:func:`_to_read` says which files are read).
+then run, a filter or a ``working-tree-encoding`` (:func:`_to_read` says which files are read).
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
 change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
 
 With ``--head``, the review reads the head commit's tree, exported from git into the review's own
 directory (:func:`export_tree`: a fresh repository that borrows the checkout's objects, its index read
-from the commit, its files written by ``checkout-index`` with every filter emptied), never the
-user's working tree, which may hold something else. The base the tests run on comes from the base
+from the commit, its files written by ``checkout-index`` as their blobs are, end of line aside), never
+the user's working tree, which may hold something else. The base the tests run on comes from the base
 commit too, never from the diff reversed (which leaves out the binary files and meets the change's
 own end-of-line attributes): with ``--head`` its whole tree, exported the same way; against the
 working tree, the copy of the working tree with every path the range changes put back as the base
@@ -286,13 +287,15 @@ def _index_entries(root: Path) -> list[_Entry]:
     return list(out.values())
 
 
-LOSSY = ("ident", "filter")
+LOSSY = ("ident", "filter", "working-tree-encoding")
 """Attributes through which what git holds for a file may not be its bytes: ``ident`` (``$Id: … $`` is
-read as ``$Id$``) and a filter (git-lfs: the index holds a pointer). git's stat cache, whose "clean" was
-decided through them, does not vouch for such a file's bytes (:func:`_to_read`)."""
-NEUTRAL_ATTRIBUTES = "* -ident -filter\n"
-"""The ``info/attributes`` of the review's private repository, above every ``.gitattributes``: a file is
-hashed with the checkout's end-of-line conversion only, no ``$Id$`` read back, no filter."""
+read as ``$Id$``), a filter (git-lfs: the index holds a pointer) and ``working-tree-encoding`` (the file
+re-encoded: UTF-7 writes ``a + b`` as ``a +- b``). git's stat cache, whose "clean" was decided through
+them, does not vouch for such a file's bytes (:func:`_to_read`)."""
+NEUTRAL_ATTRIBUTES = "* -ident -filter -working-tree-encoding\n"
+"""The ``info/attributes`` of the review's own repositories, above every ``.gitattributes``: a file is
+read (hashed) and written (exported) with end-of-line conversion only, no ``$Id$`` expanded or read
+back, no filter, no re-encoding, so the bytes the tests run are the blob the review shows."""
 READ_CONFIG = ("autocrlf", "eol", "symlinks", "filemode", "ignorecase", "precomposeunicode")
 """The checkout's ``core.*`` settings by which git reads a working tree file (end of line, links, the
 execute bit, names), given to the private repository that hashes it."""
@@ -319,10 +322,12 @@ def _attributes(root: Path, paths: list[str]) -> dict[str, set[str]]:
 
 
 def _to_read(root: Path, base: str, entries: list[_Entry]) -> tuple[list[_Entry], set[str]]:
-    """The entries of the checkout's index whose file is read, and those of them with ``ident``. The
+    """The entries of the checkout's index whose file is read, and those of them with ``ident`` (and no
+    ``working-tree-encoding``), which are their blob when exactly as git checks it out. The
     others are their indexed blob: git's stat cache (``git diff-files``, which compares the content of a
     racily clean one) says the file is what git last wrote or read for it. Read: what ``git diff-files``
-    names; a file with ``ident``, always (the cache's "clean" went through it); a file a filter stores
+    names; a file with ``ident`` or a ``working-tree-encoding``, always (the cache's "clean" went through
+    it; the encoded bytes are what runs, never the blob they decode to); a file a filter stores
     that the range changes (the index holds what the filter made of it, e.g. a pointer of git-lfs, and the
     tests run the file; one the range leaves is the same file in both runs). Never a submodule, a
     skip-worktree or an assume-unchanged path (:attr:`_Entry.as_indexed`)."""
@@ -331,11 +336,12 @@ def _to_read(root: Path, base: str, entries: list[_Entry]) -> tuple[list[_Entry]
         return [], set()
     dirty = _names(_file_list(["diff-files", "--name-only", "-z", "--ignore-submodules=all", "--"], root))
     attrs = _attributes(root, [e.path for e in entries])
-    idents = {p for p, names in attrs.items() if "ident" in names}
+    idents = {p for p, names in attrs.items() if "ident" in names and "working-tree-encoding" not in names}
+    encoded = {p for p, names in attrs.items() if "working-tree-encoding" in names}
     filtered = {p for p, names in attrs.items() if "filter" in names}
     if filtered:  # which of them the range changes: the index against the base, no file read
         filtered &= _names(_file_list(["diff-index", "--cached", "--name-only", "-z", base, "--"], root))
-    wanted = dirty | idents | filtered
+    wanted = dirty | idents | encoded | filtered
     return [e for e in entries if e.path in wanted], idents
 
 
@@ -423,12 +429,10 @@ def worktree_tree(root: Path, dest: Path, base: str) -> str:
     vouches for is its indexed blob, unread; the others (:func:`_to_read`, which needs the range's
     ``base``) are read as ``git add`` reads them with end-of-line conversion only (:func:`_read_files`):
     never through ``ident`` (which reads any ``$Id: … $`` as ``$Id$``: a change could hide from ``git diff
-    BASE`` and still run) or a filter. A file with ``ident`` exactly as git checks out its indexed blob
-    is that blob. Submodules, skip-worktree and assume-unchanged paths are read from the index, as ``git
-    diff`` reads them."""
+    BASE`` and still run), a filter or a ``working-tree-encoding``. A file with ``ident`` (and no
+    encoding) exactly as git checks out its indexed blob is that blob. Submodules, skip-worktree and
+    assume-unchanged paths are read from the index, as ``git diff`` reads them."""
     git_dir = _borrowing(root, dest, bare=True, doing="read the working tree")
-    (git_dir / "info").mkdir(exist_ok=True)
-    (git_dir / "info" / "attributes").write_text(NEUTRAL_ATTRIBUTES)
     entries = _index_entries(root)
     _in_private(git_dir, ["update-index", "-z", "--index-info"], "".join(_index_line(e) for e in entries))
     read, idents = _to_read(root, base, entries)
@@ -483,8 +487,9 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
 
 def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:
     """A new repository at ``dest`` (bare or not), of the object format of the checkout at ``root``, that
-    borrows ``root``'s objects (``objects/info/alternates``): what it writes stays in it. Its git
-    directory. ReviewInputError with git's reason, saying what it was for (``doing``)."""
+    borrows ``root``'s objects (``objects/info/alternates``): what it writes stays in it; its
+    ``info/attributes`` :data:`NEUTRAL_ATTRIBUTES`. Its git directory. ReviewInputError with git's reason,
+    saying what it was for (``doing``)."""
     found = git(
         ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "objects"], root
     )
@@ -499,6 +504,8 @@ def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:
     alternates = git_dir / "objects" / "info" / "alternates"
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_bytes(os.fsencode(lines[1]) + b"\n")
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text(NEUTRAL_ATTRIBUTES)
     return git_dir
 
 
@@ -507,9 +514,12 @@ def export_tree(
 ) -> Path:
     """The tree of ``commit`` (of the checkout at ``root``) as a checkout of its own at ``dest``: a new
     repository borrowing ``root``'s objects (:func:`_borrowing`), its index read from the commit, its
-    files written by git (``checkout-index``: git's own checks on paths and links; filters emptied).
-    ``paths``: only those of them the commit has. ReviewInputError with git's reason, naming ``what``
-    the commit is."""
+    files written by git (``checkout-index``: git's own checks on paths and links) as the blobs are,
+    through :data:`NEUTRAL_ATTRIBUTES`: the tree's own end-of-line attributes apply, as in any checkout
+    (the tests run what a checkout of the commit would, and the diff shows git's normal form), but no
+    ``ident``, filter or ``working-tree-encoding`` (UTF-7 would write ``a + b`` as ``a +- b``: the tests
+    would run what the review never read). ``paths``: only those of them the commit has.
+    ReviewInputError with git's reason, naming ``what`` the commit is."""
     _borrowing(root, dest, bare=False, doing=f"export the tree of {what}")
     steps: list[tuple[list[str], str | None]] = [
         (["read-tree", commit], None),
