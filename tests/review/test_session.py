@@ -239,6 +239,17 @@ def test_prepare_refuses_bad_input_before_any_model(repo, workdir):
     assert os.path.exists(repo / "calc.py")
 
 
+def test_a_diff_file_changing_a_mode_alone_says_nothing_in_it_can_be_reviewed(repo, workdir):
+    """A mode change alone applies both ways, so it was refused as a diff whose direction cannot be told
+    rather than as one with nothing to review."""
+    mode = "diff --git a/calc.py b/calc.py\nold mode 100644\nnew mode 100755\n"
+    with pytest.raises(ReviewInputError) as e:
+        prepare(mode, repo, config(1), workdir)
+    assert str(e.value) == (
+        "nothing in the diff can be reviewed (calc.py: mode changed from 100644 to 100755, content unchanged)"
+    )
+
+
 def test_config_is_recorded_as_json():
     assert json.loads(config(2, test=TEST).model_dump_json())["test"] == TEST
 

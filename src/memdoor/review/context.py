@@ -70,21 +70,24 @@ def numbered(lines: list[str], fd: FileDiff, around: int) -> str:
     return "\n".join(out)
 
 
+def skipped_unread(fd: FileDiff, max_chars: int) -> str | None:
+    """Why ``fd`` is skipped whatever the changed tree holds (deleted, its diff too long, no hunk), or
+    None."""
+    if fd.deleted:
+        return "deleted by the diff"
+    if len(fd.text) > max_chars:
+        return f"its diff ({len(fd.text)} characters) exceeds {max_chars}"
+    return None if fd.hunks else fd.without_hunks()
+
+
 def build_parts(files: list[FileDiff], changed: Path, max_chars: int) -> tuple[list[Part], list[Skipped]]:
     """The parts to review and the files skipped (with why), in diff order."""
     parts: list[Part] = []
     skipped: list[Skipped] = []
     for fd in files:
-        if fd.deleted:
-            skipped.append(Skipped(file=fd.path, reason="deleted by the diff"))
-            continue
-        if len(fd.text) > max_chars:
-            skipped.append(
-                Skipped(file=fd.path, reason=f"its diff ({len(fd.text)} characters) exceeds {max_chars}")
-            )
-            continue
-        if not fd.hunks:
-            skipped.append(Skipped(file=fd.path, reason=fd.without_hunks()))
+        why = skipped_unread(fd, max_chars)
+        if why is not None:
+            skipped.append(Skipped(file=fd.path, reason=why))
             continue
         entry = inspect(changed, fd.path)
         if entry.link is not None:  # shown as what it is: a link and its target text, never followed

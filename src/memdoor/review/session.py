@@ -20,7 +20,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,7 @@ from memdoor.core.trace import Trace
 from memdoor.judging.judge import Judge
 from memdoor.models.catalog import parameters_of
 from memdoor.review.consensus import Consensus, Group, decide, quorum
-from memdoor.review.context import Part, Skipped, build_parts
+from memdoor.review.context import Part, Skipped, build_parts, skipped_unread
 from memdoor.review.corroborate import merge
 from memdoor.review.counting import at_or_above, counted_severities
 from memdoor.review.diff import MAX_DIFF_BYTES, FileDiff, parse_diff
@@ -279,6 +279,11 @@ def prepare(
         )
     root = repo_root(repo)
     check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
+    unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
+    if files and all(unread):  # before the copy: a mode change alone applies both ways, say what it is
+        _nothing_reviewable(
+            [Skipped(file=fd.path, reason=str(why)) for fd, why in zip(files, unread, strict=True)]
+        )
     os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
     if config.test and os.geteuid() == 0:
         check_reachable(workdir / "x")  # SandboxError now, before any copy or model call
@@ -289,8 +294,7 @@ def prepare(
         where = f"{e.filename}: " if e.filename else ""
         raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
     if not parts:
-        why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
-        raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")
+        _nothing_reviewable(skipped)
     if len(parts) > config.max_parts:
         raise ReviewInputError(
             f"the diff has {len(parts)} files to review; a review takes at most {config.max_parts} "
@@ -301,6 +305,12 @@ def prepare(
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
         checkout=found.root if found else root,
     )  # fmt: skip
+
+
+def _nothing_reviewable(skipped: list[Skipped]) -> NoReturn:
+    """ReviewInputError: no file of the diff can be reviewed, and why (the first five)."""
+    why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
+    raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")
 
 
 def _changed(root: Path, diff_text: str, dest: Path, found: Range | None) -> Path:
