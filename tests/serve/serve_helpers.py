@@ -159,6 +159,26 @@ class InThread:
         return self._value
 
 
+class Held:
+    """``fn``, whose calls wait until ``gate`` is set (at most :data:`WAIT`); ``entered`` is set when a call
+    comes. Held in place of a step of the server, it shows whether the event loop runs on meanwhile."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        self.entered.set()
+        self.gate.wait(WAIT)
+        return self.fn(*args, **kw)
+
+
+def health_meanwhile(srv: BackgroundServer) -> dict[str, Any]:
+    """/health, waited for 60 s at most: less than a :class:`Held` step holds an event loop it runs on."""
+    return httpx.get(srv.base_url.removesuffix("/v1") + "/health", timeout=60.0).json()
+
+
 class ServerProcess:
     """``memdoor serve`` in a subprocess on a free port; the port is read from uvicorn's startup line."""
 

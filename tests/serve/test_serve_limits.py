@@ -1,4 +1,5 @@
-"""Limits: the queue (429), the time limit and the token budget (504), and clients that go away.
+"""Limits: the queue (429), the time limit and the token budget (504), clients that go away, and the
+reading of a request, which holds no other client up.
 
 Gated models hold a team in the middle of a call until the test lets it go, so "busy" is a state the
 test controls, never a matter of timing.
@@ -13,15 +14,20 @@ from serve_helpers import (
     ADD_PROMPT,
     GOOD,
     GatedModel,
+    Held,
     InThread,
     client,
     fenced,
     health,
+    health_meanwhile,
     running,
     scripted,
     user,
     wait_until,
 )
+
+import memdoor.server.app as app_module
+import memdoor.server.service as service_module
 
 
 def error_of(e: openai.APIStatusError) -> dict:
@@ -177,3 +183,29 @@ def test_a_stream_client_that_goes_away_stops_its_team(sandbox):
             wait_until(gated.entered.is_set, "the team to call its model")
         wait_until(gated.cancelled.is_set, "the team to be cancelled")
         wait_until(lambda: health(srv) == {"status": "ok", "running": 0, "waiting": 0}, "the slot to be free")
+
+
+@pytest.mark.parametrize(
+    ("module", "step"),
+    [(app_module, "parse_body"), (service_module, "chat_problem")],
+    ids=["the body", "the request"],
+)
+def test_health_and_other_clients_are_answered_while_a_request_is_read(sandbox, monkeypatch, module, step):
+    """Parsing a body and reading its request (the function asked for, the examples: work on the whole text,
+    up to the 4 MiB body limit) run off the event loop. Before, they ran on it: one request of 40 KB of
+    "f(" held /health and every other client 22 s."""
+    held = Held(getattr(module, step))
+    monkeypatch.setattr(module, step, held)
+    with running(
+        {"scripted:good": scripted("scripted:good", fenced(GOOD))}, sandbox, teams=["memdoor/single"]
+    ) as srv:
+        answer = InThread(
+            lambda: client(srv).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
+        )
+        try:
+            assert held.entered.wait(60), "the request was not read"
+            assert health_meanwhile(srv) == {"status": "ok", "running": 0, "waiting": 0}
+            assert [m.id for m in client(srv).models.list().data] == ["memdoor/single"]
+        finally:
+            held.gate.set()
+        assert "return a + b" in answer.result().choices[0].message.content

@@ -15,8 +15,22 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from serve_helpers import WAIT, InThread, client, health, running, scripted, user, wait_until
+from serve_helpers import (
+    WAIT,
+    Held,
+    InThread,
+    client,
+    health,
+    health_meanwhile,
+    running,
+    scripted,
+    user,
+    wait_until,
+)
 
+import memdoor.server.review as review_module
+from bounded_helpers import ends
+from memdoor.server.review import diff_blocks
 from memdoor.server.schema import ChatRequest
 from memdoor.server.service import request_limits
 
@@ -305,6 +319,34 @@ def test_a_review_past_its_deadline_has_stopped_its_tests_when_the_504_comes(
         asked = ChatRequest.model_validate({"model": "memdoor/review-3", "messages": user(diff), **limit})
         limits = request_limits(reviews.config, asked, "review")
         assert reviews.review_config(asked.model, asked, limits).test_timeout_s == 6.0
+
+
+def test_the_last_diff_fence_is_found_in_one_pass():
+    text = "Review this:\n```diff x\n--- a\n```\nand this\n```patch\n--- b\n```\n```diff no end"
+    assert diff_blocks(text) == ["--- a\n", "--- b\n"]
+    # 2 MB of fence openings without a line after them: each was read to the end of the text (448 KB, 19 s)
+    ends(
+        "from memdoor.server.review import diff_of\nfrom memdoor.server.schema import ChatRequest\n"
+        "diff_of(ChatRequest(model='memdoor/review-3', messages=[{'role': 'user', 'content': '```diff' * 300_000}]))"
+    )
+
+
+def test_health_is_answered_while_the_diff_is_read(sandbox, repo_and_diff, tmp_path, monkeypatch):
+    """Finding the diff in a message (up to the 4 MiB body limit) runs off the event loop."""
+    repo, _ = repo_and_diff
+    held = Held(review_module.diff_of)
+    monkeypatch.setattr(review_module, "diff_of", held)
+    with serve(sandbox, repo, tmp_path) as srv:
+        request = InThread(
+            lambda: client(srv).chat.completions.create(model="memdoor/review-3", messages=user("no diff"))
+        )
+        try:
+            assert held.entered.wait(60), "the diff was not read"
+            assert health_meanwhile(srv) == IDLE
+        finally:
+            held.gate.set()
+        with pytest.raises(openai.BadRequestError):
+            request.result()
 
 
 GATED_GIT = """#!/bin/sh

@@ -3,12 +3,20 @@
 Read: doctest lines (``>>> f(1)`` / ``2``), LeetCode's ``Input: a = 1, b = 2`` / ``Output: 3`` (arguments
 by name, put in the signature's order), calls joined to a result anywhere in a line (``f(1) == 2``,
 ``f(1) -> 2``, ``f(15)  # returns "1111"``, ``assert`` lines), and ``For x = 1 the output should be 2``.
+
+The work is linear in the request, whatever it holds (a request is untrusted input, read by ``memdoor serve``
+before it answers anyone): the regular expressions do not backtrack over a line more than a bounded number of
+times, the brackets of a line are matched in one pass over them (:func:`_closings`), calls written with their
+result are read in the first :data:`MAX_CALL_TEXT` characters of a request, and at most :data:`MAX_CALLS` of
+them are parsed. A longer request is still read, and answered; only the calls written past that are not.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from memdoor.core.problem import TestCase
@@ -43,10 +51,13 @@ _EXAMPLE_ARROW = re.compile(
 )
 """What joins an example call to its result; the arrow may sit in a comment (``f(15)  # returns "1111"``)."""
 _FOR_EXAMPLE = re.compile(
-    r"^for\s+(?P<args>.+?),?\s+the\s+(?:output|result|answer)\s+(?:should|will|would)\s+be\s*:?\s*(?P<out>.+)$",
+    r"^for\s++(?P<args>.+?)(?<!\s)(?:\s*+,)?\s++the\s++(?:output|result|answer)\s++(?:should|will|would)"
+    r"\s++be\s*+:?\s*+(?P<out>.+)$",
     re.IGNORECASE,
 )
-"""``For lst = [1, 2] the output should be 3`` (arguments by name)."""
+"""``For lst = [1, 2] the output should be 3`` (arguments by name). Possessive, and the arguments end after a
+character that is not blank: no run of blanks is read more than twice (``For`` and 300 KB of spaces once took
+this hours)."""
 _WORKED = re.compile(r"^(?P<sum>[\d\s+\-*/().]+?)\s*=\s*(?P<value>-?[\d.]+)\s*[.,;]?\s*$")
 """A worked result, ``19 - 5 - 6 = 8``: the arithmetic, then its value."""
 _QUOTES = "'\""
@@ -54,29 +65,56 @@ _VALUE_CHARS = 2000
 """Longest example call or value read from a line."""
 _CUTS = 40
 """Places where a value may end that are tried (then the rest of the text as a whole)."""
+MAX_CALL_TEXT = 100_000
+"""Characters of a request read for calls written with their result (``f(1) == 2``), at most: matching a
+line's brackets is a pass over them in Python."""
+MAX_CALLS = 2 * MAX_INLINE
+"""Calls followed by a result (an arrow, ``=``) parsed in one request by one reader, at most: each costs up
+to a few dozen parses of :data:`_VALUE_CHARS` characters (the calls after it are not read)."""
+_MARKS = re.compile(r"[()\[\]{}'\"\\]")
+"""What matching brackets reads: brackets, quotes, backslashes."""
 
 
-def _closing(line: str, open_at: int) -> int | None:
-    """The index of the bracket closing the one at ``open_at`` (strings skipped; within
-    ``_VALUE_CHARS``), or None."""
-    depth, i, quote = 0, open_at, ""
-    while i < min(len(line), open_at + _VALUE_CHARS):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in _QUOTES:
-            quote = c
+def _closings(line: str) -> dict[int, int]:
+    """Where the brackets of ``line`` close: index of an opening bracket → index of the bracket closing it,
+    for those that close, each read as from itself with no string open (strings skipped, a backslash in a
+    string escaping the next character; kinds of bracket not told apart).
+
+    One pass over the line's marks (:data:`_MARKS`) from its end, however many calls the line holds:
+    ``stop[k]`` is the mark a reading that starts at mark ``k`` outside any string stops at (the first
+    closing bracket it meets at its own depth); an opening bracket's reading jumps from where it closes,
+    a quote's from where its string ends (``ends[q][k]``: the mark ending a ``q`` string read from mark ``k``).
+    """
+    at = [m.start() for m in _MARKS.finditer(line)]
+    n = len(at)
+    stop: list[int | None] = [None] * (n + 2)
+    ends: dict[str, list[int | None]] = {q: [None] * (n + 2) for q in _QUOTES}
+    closes: dict[int, int] = {}
+    for k in range(n - 1, -1, -1):
+        c = line[at[k]]
+        escaped = k + 2 if k + 1 < n and at[k + 1] == at[k] + 1 else k + 1  # the mark after "\\x"
+        for q, end in ends.items():
+            end[k] = k if c == q else end[escaped] if c == "\\" else end[k + 1]
+        if c in ")]}":
+            stop[k] = k
         elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
+            inner = stop[k + 1]
+            if inner is not None:
+                closes[at[k]] = at[inner]
+                stop[k] = stop[inner + 1]
+        elif c in _QUOTES:
+            last = ends[c][k + 1]
+            stop[k] = None if last is None else stop[last + 1]
+        else:  # a backslash outside a string
+            stop[k] = stop[k + 1]
+    return closes
+
+
+def _closing(closes: dict[int, int], open_at: int) -> int | None:
+    """The index of the bracket closing the one at ``open_at`` (within ``_VALUE_CHARS``), or None;
+    ``closes`` is the line's :func:`_closings`."""
+    end = closes.get(open_at)
+    return end if end is not None and end < open_at + _VALUE_CHARS else None
 
 
 def _arithmetic(node: ast.AST) -> float:
@@ -144,17 +182,31 @@ def _first_value(text: str) -> tuple[bool, Any]:
     return False, None
 
 
+def _call_lines(text: str, call: re.Pattern[str]) -> Iterator[tuple[str, dict[int, int], re.Match[str]]]:
+    """``(line, its closings, a call)`` for the calls ``call`` finds in the first :data:`MAX_CALL_TEXT`
+    characters of ``text`` (backticks left out)."""
+    for raw in text[:MAX_CALL_TEXT].splitlines():
+        line = raw.replace("`", "")
+        calls = list(call.finditer(line))
+        if calls:
+            closes = _closings(line)
+            for m in calls:
+                yield line, closes, m
+
+
 def _defined_by_formula(text: str, name: str, call: re.Pattern[str]) -> bool:
     """Whether ``text`` defines ``name`` by a formula (``tri(n) = 1 + n / 2``): its ``f(1) = 3`` lines
     are then values of the formula, not necessarily of the function asked for."""
-    for raw in text.splitlines():
-        line = raw.replace("`", "")
-        for m in call.finditer(line):
-            end = _closing(line, m.end() - 1)
-            if end is None or not re.match(r"\s*=(?!=)", line[end + 1 : end + 20]):
-                continue
-            if call_args(line[m.end() : end], None) is None:
-                return True
+    parsed = 0
+    for line, closes, m in _call_lines(text, call):
+        end = _closing(closes, m.end() - 1)
+        if end is None or not re.match(r"\s*=(?!=)", line[end + 1 : end + 20]):
+            continue
+        if call_args(line[m.end() : end], None) is None:
+            return True
+        parsed += 1
+        if parsed >= MAX_CALLS:
+            break
     return False
 
 
@@ -166,23 +218,25 @@ def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
     call = re.compile(rf"(?<![\w.]){re.escape(name)}\(")
     found = []
     defined = _defined_by_formula(text, name, call)
-    for raw in text.splitlines():
-        line = raw.replace("`", "")
+    parsed = 0
+    for line, closes, m in _call_lines(text, call):
         if line.lstrip().startswith(">>>"):
             continue
-        for m in call.finditer(line):
-            end = _closing(line, m.end() - 1)
-            if end is None:
-                continue
-            arrow = _EXAMPLE_ARROW.match(line, end + 1)
-            if not arrow or (defined and arrow.group(0).strip() == "="):
-                continue
-            args = call_args(line[m.end() : end], target.params)
-            ok, expected = _first_value(line[arrow.end() : arrow.end() + _VALUE_CHARS])
-            if args is not None and ok:
-                found.append((args, expected))
-                if len(found) >= MAX_INLINE:
-                    return found
+        end = _closing(closes, m.end() - 1)
+        if end is None:
+            continue
+        arrow = _EXAMPLE_ARROW.match(line, end + 1)
+        if not arrow or (defined and arrow.group(0).strip() == "="):
+            continue
+        parsed += 1
+        if parsed > MAX_CALLS:
+            break
+        args = call_args(line[m.end() : end], target.params)
+        ok, expected = _first_value(line[arrow.end() : arrow.end() + _VALUE_CHARS])
+        if args is not None and ok:
+            found.append((args, expected))
+            if len(found) >= MAX_INLINE:
+                return found
     return found
 
 
@@ -197,7 +251,10 @@ def _for_examples(text: str, params: tuple[str, ...] | None) -> list[tuple[list[
         if not m:
             continue
         text_args = m["args"]
-        ends = [len(text_args), *(i for i in range(len(text_args) - 1, 0, -1) if text_args[i] == ",")]
+        if len(text_args) > _VALUE_CHARS:
+            continue
+        commas = (i for i in range(len(text_args) - 1, 0, -1) if text_args[i] == ",")
+        ends = [len(text_args), *itertools.islice(commas, _CUTS)]
         args = next((a for e in ends if (a := call_args(text_args[:e], params)) is not None), None)
         ok, expected = _first_value(m["out"])
         if args is not None and len(args) == len(params) and ok and ASSIGN.match(text_args):

@@ -55,7 +55,9 @@ def docstring_examples(prompt: str, entry_point: str) -> list[TestCase]:
     lines = prompt.splitlines()
     tests: list[TestCase] = []
     seen: set[tuple[str, str | None]] = set()
-    call_re = re.compile(rf"^\s*(?:>>>\s*)?({re.escape(entry_point)}\(.*\))\s*{_ARROWS}\s*(.+?)\s*$")
+    # the result: from its first to its last character that is not blank (not a lazy ".+?" before "\s*$",
+    # which reads the rest of a run of blanks from each of its characters: a square of the line's length)
+    call_re = re.compile(rf"^\s*(?:>>>\s*)?({re.escape(entry_point)}\(.*\))\s*{_ARROWS}\s*+(.*\S)\s*$")
     for i, line in enumerate(lines):
         m = call_re.match(line)
         if m:

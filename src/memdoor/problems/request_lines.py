@@ -1,5 +1,8 @@
 """Reading a request's text line by line: its fenced code blocks, its lines without markdown, the
 ``Input``/``Output`` markers, call arguments (``a = 1, b = [2]``) and the names its example lines call.
+
+A request is untrusted text (``memdoor serve`` reads it before it answers anyone): no regular expression
+here reads a line, or a run of blanks, again and again (work growing with its square or cube).
 """
 
 from __future__ import annotations
@@ -19,16 +22,19 @@ _BUILTINS = frozenset(dir(builtins)) | {"main"}
 FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 """A fenced code block (its contents: group 1)."""
 _CALL_START = re.compile(r"^(?:>>>\s*)?([A-Za-z_]\w*)\s*\(")
-_ARROW = re.compile(r"\s*(?:==>|==|➞|->|=>|should return|returns|should be)\s*")
+_ARROW = re.compile(r"==>|==|➞|->|=>|should return|returns|should be")
+"""An arrow after an example call (searched for: blanks around it would be read again from every blank)."""
 _NOISE = re.compile(
-    r"^(?:[-*•]\s+|\d+[.)]\s+|e\.g\.,?\s*|for example,?\s*|example\s*\d*\s*:\s*)", re.IGNORECASE
+    r"^(?:[-*•]\s+|\d+[.)]\s+|e\.g\.,?\s*|for example,?\s*|example\s*+\d*+\s*+:\s*)", re.IGNORECASE
 )
 MARK = re.compile(
-    r"^(?P<sample>sample|example)?\s*(?P<kind>input|output)s?\s*(?P<num>#?\s*\d+)?\s*[*_`]*"
-    r"(?::[*_`]*\s*(?P<inline>.*?))?[*_`]*\s*$",
+    r"^(?P<sample>sample|example)?\s*+(?P<kind>input|output)s?\s*+(?P<num>#?\s*+\d++)?\s*+[*_`]*+"
+    r"(?::[*_`]*+\s*+(?P<inline>(?:[*_`\s]*+[^*_`\s])*+(?:[*_`]*+\s++(?=[*_`]))*+))?[*_`]*+\s*+$",
     re.IGNORECASE,
 )
-"""An ``Input``/``Output`` marker line (``Sample Input 1``, ``Output: 3``), its text after a colon as ``inline``."""
+"""An ``Input``/``Output`` marker line (``Sample Input 1``, ``Output: 3``), its text after a colon as ``inline``
+(without the emphasis and blanks that end the line). Possessive: no part of a line is read more than twice
+(``Input``, 8 KB of spaces and a letter once took a quarter of an hour)."""
 _LEAD = re.compile(r"^(?:[#>*_`\s]+|[-•]\s+|\d+[.)]\s+)+")
 ASSIGN = re.compile(r"^\s*[A-Za-z_]\w*\s*=(?!=)")
 """A line starting ``name =`` (LeetCode's arguments by name, not standard input)."""

@@ -12,7 +12,8 @@ Routes (all answers and errors in OpenAI's shapes):
 Order of checks on a completion request: token (401), content type (415: JSON only), body size (413),
 body (422), model (404), request (400),
 queue (429); then the run (504 on its deadline or token budget, 502 when no code came out).
-A client that disconnects cancels its team.
+A client that disconnects cancels its team. The body is parsed and the request read (its function, its
+examples) in a worker thread, never on the event loop: one large request does not hold up the others.
 """
 
 from __future__ import annotations
@@ -233,11 +234,14 @@ def create_app(
     async def chat_completions(request: Request) -> Response:
         authorize(request)
         check_media_type(request.headers.get("content-type"))  # before reading a body to refuse
-        body = parse_body(await read_body(request, config.max_body_bytes))
+        raw = await read_body(request, config.max_body_bytes)
+        # reading a body and its request is work on untrusted text (up to the body limit): in a thread, so
+        # that one request never holds the event loop, every other client's answers, streams and /health
+        body = await asyncio.to_thread(parse_body, raw)
         svc = service(request)
         if body.model in request.app.state.reviews.ids:  # memdoor/review-N: a diff to review
             return await review_answer(request, body)
-        job = svc.plan(body)
+        job = await asyncio.to_thread(svc.plan, body)
         ticket = svc.admission.admit()
         events: asyncio.Queue[TraceEvent] = asyncio.Queue()
         started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
