@@ -9,7 +9,6 @@ A Redis URL reaches logs and error messages only through :func:`memdoor.core.net
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import ssl
@@ -24,6 +23,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from memdoor.core.errors import MemoryStoreError, RedisTLSError, UsageError
 from memdoor.core.net import redact_url, scrub
 from memdoor.distributed.jobs import Keys
+from memdoor.problems.jsonl import parse_json
 
 REDIS_DOWN: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError)
 """Errors that mean "Redis cannot be reached right now" (including a server still loading its data)."""
@@ -159,8 +159,8 @@ async def live_agents(r: aioredis.Redis, keys: Keys) -> dict[str, dict[str, Any]
             dead.append(agent_id)
             continue
         try:
-            info = json.loads(value)
-        except ValueError:
+            info = parse_json(value)
+        except ValueError:  # not JSON, not UTF-8, or nested too deeply
             info = {}
         live[agent_id] = info if isinstance(info, dict) else {}
     if dead:

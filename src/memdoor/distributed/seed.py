@@ -44,6 +44,7 @@ from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
 from memdoor.distributed.signing import ANSWER, TeamKey
+from memdoor.problems.jsonl import parse_json
 
 if TYPE_CHECKING:
     from memdoor.core.solution import Solution
@@ -380,8 +381,8 @@ class SeedLeader:
         counts: dict[str, int] = {}
         for raw in await self.redis.lrange(self.keys.work(run_id), 0, -1):
             try:
-                entry = json.loads(raw)
-            except ValueError:
+                entry = parse_json(raw)
+            except ValueError:  # not JSON, not UTF-8, or nested too deeply
                 continue
             agent = entry.get("agent") if isinstance(entry, dict) else None
             if isinstance(agent, str):

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memdoor.core.errors import ProblemFormatError, first_problem
 from memdoor.core.limits import MAX_AGENTS
 from memdoor.core.problem import Problem, TestCase
+from memdoor.problems.jsonl import parse_json
 from memdoor.problems.prompt_examples import find_target
 
 
@@ -56,8 +57,8 @@ def parse_task(key_id: str, raw: bytes | str | None, *, key: str) -> SeedTask:
     if raw is None:
         raise ProblemFormatError(key, None, None, "the task disappeared")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+        data = parse_json(raw)
+    except ValueError as e:  # not JSON, not UTF-8, or nested too deeply
         raise ProblemFormatError(key, None, None, f"not JSON ({e})") from None
     if not isinstance(data, dict):
         raise ProblemFormatError(key, None, None, f"a task must be a JSON object, not {type(data).__name__}")
@@ -89,7 +90,7 @@ def _functional(test: dict[str, Any], i: int, key: str) -> TestCase:
         try:
             for line in text.splitlines():
                 if line.strip():
-                    json.loads(line)
+                    parse_json(line)
         except ValueError:
             raise ProblemFormatError(
                 key, None, f"tests.{i}.input", "a string input must be JSON lines"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memdoor.core.errors import ForgedRecord, UsageError
+from memdoor.problems.jsonl import parse_json
 
 ENV_KEY = "MEMDOOR_TEAM_KEY"
 ENV_KEY_FILE = "MEMDOOR_TEAM_KEY_FILE"
@@ -91,8 +92,8 @@ class TeamKey:
         if raw is None:
             raise ForgedRecord(f"nothing at {key}")
         try:
-            record = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            record = parse_json(raw)
+        except ValueError:  # not JSON, not UTF-8, or nested too deeply
             raise ForgedRecord(f"unreadable record at {key} (not JSON)") from None
         if not isinstance(record, dict):
             raise ForgedRecord(f"unreadable record at {key} (not a JSON object)")

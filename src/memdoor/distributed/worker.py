@@ -55,6 +55,7 @@ from memdoor.distributed.conn import (
 )
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
 from memdoor.distributed.signing import RESULT, TeamKey
+from memdoor.problems.jsonl import parse_json
 
 log = logging.getLogger("memdoor.worker")
 
@@ -497,8 +498,8 @@ def work_entry(job: Job, result: JobResult) -> dict[str, Any]:
 def _field(raw: bytes | str, name: str) -> Any:
     """``name`` of the JSON object ``raw`` (None when ``raw`` is not a JSON object)."""
     try:
-        data = json.loads(raw)
-    except ValueError:
+        data = parse_json(raw)
+    except ValueError:  # not JSON, not UTF-8, or nested too deeply
         return None
     return data.get(name) if isinstance(data, dict) else None
 
