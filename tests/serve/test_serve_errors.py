@@ -1,4 +1,4 @@
-"""Errors in OpenAI's shape, through the official client and raw HTTP: 404, 422, 400, 401, 405, 502."""
+"""Errors in OpenAI's shape, through the official client and raw HTTP: 404, 400, 401, 405, 502."""
 
 from __future__ import annotations
 
@@ -55,29 +55,34 @@ def test_aliases_of_a_served_team_are_accepted(server):
         ({"model": "memdoor/single", "messages": user("x"), "memdoor": {"timeout": -1}}, "memdoor.timeout"),
     ],
 )
-def test_invalid_bodies_are_422_naming_the_field(server, body, param):
+def test_invalid_bodies_are_400_naming_the_field(server, body, param):
     r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60)
-    assert r.status_code == 422
+    assert r.status_code == 400
     error = shape(r.json())
-    assert error["param"] == param and error["type"] == "invalid_request_error"
+    assert (
+        error["param"] == param
+        and error["type"] == "invalid_request_error"
+        and error["code"] == "invalid_body"
+    )
     assert r.headers["x-should-retry"] == "false"
 
 
-def test_a_body_that_is_not_json_is_422(server):
+def test_a_body_that_is_not_json_is_400(server):
     r = httpx.post(
         f"{server.base_url}/chat/completions",
         content=b"{not json",
         headers={"content-type": "application/json"},
     )
-    assert r.status_code == 422 and shape(r.json())["code"] == "invalid_body"
+    assert r.status_code == 400 and shape(r.json())["code"] == "invalid_body"
     r = httpx.post(f"{server.base_url}/chat/completions", json=[1, 2], timeout=60)
-    assert r.status_code == 422
+    assert r.status_code == 400
 
 
-def test_the_official_client_sees_422_as_unprocessable(server):
-    with pytest.raises(openai.UnprocessableEntityError) as e:
+def test_the_official_client_sees_a_bad_body_as_a_bad_request(server):
+    """400, as OpenAI answers a malformed body (it was 422: the client's UnprocessableEntityError)."""
+    with pytest.raises(openai.BadRequestError) as e:
         client(server).chat.completions.create(model="memdoor/single", messages=[])
-    assert shape(e.value.body)["param"] == "messages"
+    assert shape(e.value.body)["param"] == "messages" and shape(e.value.body)["code"] == "invalid_body"
 
 
 def test_requests_a_team_cannot_serve_are_400(server):
@@ -242,9 +247,9 @@ def test_json_with_a_charset_is_json(server):
     ],
     ids=["array", "extra-field", "messages"],
 )
-def test_a_deeply_nested_body_is_422_and_the_server_goes_on(server, raw):
+def test_a_deeply_nested_body_is_400_and_the_server_goes_on(server, raw):
     r = post_raw(server, raw)
-    assert r.status_code == 422, r.text[:500]
+    assert r.status_code == 400, r.text[:500]
     error = shape(r.json())
     assert error["code"] == "invalid_body" and "nested too deeply" in error["message"]
     ok = client(server).chat.completions.create(model="memdoor/single", messages=user(ADD_PROMPT))
@@ -274,10 +279,10 @@ def test_a_deeply_nested_body_is_422_and_the_server_goes_on(server, raw):
         ),
     ],
 )
-def test_out_of_range_values_are_422_naming_the_field(server, raw, param):
+def test_out_of_range_values_are_400_naming_the_field(server, raw, param):
     raw = raw.replace("MSGS", json.dumps(user(ADD_PROMPT)))
     r = post_raw(server, raw)
-    assert r.status_code == 422, r.text[:500]
+    assert r.status_code == 400, r.text[:500]
     assert shape(r.json())["param"] == param
 
 

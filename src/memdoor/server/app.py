@@ -10,7 +10,7 @@ Routes (all answers and errors in OpenAI's shapes):
 - ``GET /health`` — ``{"status": "ok", "running", "waiting"}``, without authentication.
 
 Order of checks on a completion request: token (401), content type (415: JSON only), body size (413),
-body (422), model (404), request (400),
+body (400 ``invalid_body``), model (404), request (400 ``invalid_request``),
 queue (429); then the run (504 on its deadline or token budget, 502 when no code came out).
 A client that disconnects cancels its team. The body is parsed and the request read (its function, its
 examples) in a worker thread, never on the event loop: one large request does not hold up the others.

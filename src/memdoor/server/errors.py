@@ -86,9 +86,10 @@ class MethodNotAllowed(APIError):
 
 
 class InvalidBody(APIError):
-    """The body is not JSON, or not a chat completion request (``param`` names the field)."""
+    """The body is not JSON, or not a chat completion request (``param`` names the field): bad input, a 400
+    as OpenAI answers it (the project's rule for bad input; it was a 422)."""
 
-    status = 422
+    status = 400
     type = "invalid_request_error"
     code = "invalid_body"
     retry = False
