@@ -30,7 +30,7 @@ from serve_helpers import (
 
 import memdoor.server.review as review_module
 from bounded_helpers import ends
-from memdoor.server.review import diff_blocks
+from memdoor.server.review import CHECKOUT_NAME, WORKSPACE_NAME, checkout_paths, diff_blocks, without_paths
 from memdoor.server.schema import ChatRequest
 from memdoor.server.service import request_limits
 
@@ -319,6 +319,34 @@ def test_a_review_past_its_deadline_has_stopped_its_tests_when_the_504_comes(
         asked = ChatRequest.model_validate({"model": "memdoor/review-3", "messages": user(diff), **limit})
         limits = request_limits(reviews.config, asked, "review")
         assert reviews.review_config(asked.model, asked, limits).test_timeout_s == 6.0
+
+
+def test_a_refusal_says_no_path_of_the_server(sandbox, repo_and_diff, tmp_path):
+    """A 400 says what is wrong with the diff, not where the server keeps its checkout or its workspaces."""
+    repo, diff = repo_and_diff
+    stale = diff.replace("\n     total = 0\n", "\n     total = 10\n")  # context the checkout does not hold
+    assert stale != diff
+    with serve(sandbox, repo, tmp_path) as srv, pytest.raises(openai.BadRequestError) as e:
+        client(srv).chat.completions.create(model="memdoor/review-3", messages=user(stale))
+    message = e.value.body["message"]
+    assert message.startswith("the diff does not apply to the server's checkout: "), message
+    assert str(tmp_path) not in message and tempfile.gettempdir() not in message
+
+
+def test_paths_of_the_server_are_said_by_name(tmp_path):
+    top = tmp_path / "checkout"
+    (top / ".git").mkdir(parents=True)
+    (top / "sub").mkdir()
+    names = dict.fromkeys(checkout_paths(top / "sub"), CHECKOUT_NAME) | {
+        "/w/memdoor-review-1": WORKSPACE_NAME
+    }
+    assert str(top) in names  # git names the top of the checkout, not the directory served
+    said = without_paths(
+        f"{top}: x; cannot copy {top}/sub/a.py; {top}2 and a{top} are others; /w/memdoor-review-1/changed/x",
+        names,
+    )
+    served = "the server's checkout: x; cannot copy the server's checkout/a.py; "  # the directory served
+    assert said == served + f"{top}2 and a{top} are others; the review's workspace/changed/x"
 
 
 def test_the_last_diff_fence_is_found_in_one_pass():

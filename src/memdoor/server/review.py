@@ -10,7 +10,8 @@ The answer's content is the Markdown review; its ``memdoor`` field is the JSON r
 minority, patch with its test result, ledger, trace id). A diff that cannot be reviewed
 is a 400 with the one-line reason (every refusal of :func:`memdoor.review.session.prepare`: not a
 diff, binary, too large, too many files or parts, a path too deep or long, git and the review reading
-it differently, not applying). Without a token budget from the server or the request, a review has
+it differently, not applying); the server's paths in it are said as "the server's checkout" and "the
+review's workspace" (:func:`without_paths`). Without a token budget from the server or the request, a review has
 the command's default budget (calls and tokens). A stream gets the review as one content chunk when it is done.
 
 A review that is cancelled (its client left) or passes its deadline stops its work before it lets
@@ -129,6 +130,31 @@ def diff_of(request: ChatRequest) -> str:
     return blocks[-1] if blocks else users[-1]
 
 
+CHECKOUT_NAME = "the server's checkout"
+WORKSPACE_NAME = "the review's workspace"
+
+
+def checkout_paths(repo: Path) -> set[str]:
+    """How messages may spell the server's checkout: as configured, resolved, and its top (git's
+    ``--show-toplevel``, the first directory from it up holding ``.git``), absolute ones only."""
+    spellings = {str(repo)}
+    with contextlib.suppress(OSError, RuntimeError):
+        resolved = repo.resolve()
+        spellings.add(str(resolved))
+        spellings |= {str(d) for d in (resolved, *resolved.parents) if (d / ".git").exists()}
+    return {p for p in spellings if Path(p).is_absolute() and p != "/"}
+
+
+def without_paths(message: str, names: dict[str, str]) -> str:
+    """``message`` with each path of ``names`` (path → name) said as its name, where the path stands whole
+    or begins a longer one: a refusal tells the client what is wrong with its diff, not where the server
+    keeps its files (``the diff does not apply to the server's checkout: ...``)."""
+    for path in sorted(names, key=len, reverse=True):  # a path inside another is said first
+        name = names[path]
+        message = re.sub(rf"(?<![\w./-]){re.escape(path)}(?![\w.-])", lambda _, name=name: name, message)
+    return message
+
+
 @contextlib.asynccontextmanager
 async def review_workspace() -> AsyncIterator[Path]:
     """:func:`~memdoor.review.workspace.workspace`, removed in a thread (a large tree must not hold the
@@ -149,6 +175,7 @@ class ReviewService:
         self.env = env
         self.admission = admission
         self.ids = review_ids(config)
+        self.checkout = checkout_paths(config.review_repo) if config.review_repo is not None else set()
 
     def review_config(self, model: str, request: ChatRequest, limits: RequestLimits) -> ReviewConfig:
         """The review's settings: the server's, within ``limits`` (a test command's time limit too)."""
@@ -186,7 +213,9 @@ class ReviewService:
                 try:
                     prepared = await in_thread(lambda _: prepare(text, repo, config, tmp))
                 except ReviewInputError as e:
-                    raise InvalidRequest(str(e), param="messages") from None
+                    names = dict.fromkeys(self.checkout, CHECKOUT_NAME)
+                    names |= dict.fromkeys({str(tmp), str(tmp.resolve())}, WORKSPACE_NAME)
+                    raise InvalidRequest(without_paths(str(e), names), param="messages") from None
                 report = await run_review(prepared, config, env)
         except TimeoutError:
             raise DeadlineExceeded(f"the review took longer than its {timeout_s:g} s time limit") from None
