@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from datetime import date
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from memdoor.core.budget import Budget
 from memdoor.core.errors import UsageError
+from memdoor.core.net import redact_spec
 from memdoor.models.pool import split_spec
 from memdoor.problems.languages import parse_languages
 
@@ -164,6 +166,43 @@ class BenchConfig(BaseModel):
     @property
     def row_names(self) -> list[str]:
         return [r.name for r in self.rows]
+
+
+def hide_secrets(config: BenchConfig) -> tuple[BenchConfig, dict[str, str]]:
+    """``config`` as a results directory records it, and the raw spec of each model spec it shows otherwise.
+
+    Every model spec (a row's models and its name, a --params key) is shown by
+    :func:`memdoor.core.net.redact_spec`: no password or key of a spec's URL is stored, printed or reported.
+    The raw specs stay in memory, where the models are opened (:func:`memdoor.bench.draws.paired_pool`). A
+    config whose specs hold no secret comes back equal (so directories made before resume as they did).
+    UsageError when two specs differ only in their secrets (the directory could not tell them apart)."""
+    raw_of: dict[str, str] = {}
+    for spec in dict.fromkeys([*(m for r in config.rows for m in r.models), *config.params]):
+        shown = redact_spec(spec)
+        if raw_of.setdefault(shown, spec) != spec:
+            raise UsageError(
+                f"two model specs differ only in their secrets (both shown as {shown!r}): a results "
+                "directory could not tell them apart; bench them in separate runs"
+            )
+    raw_of = {shown: raw for shown, raw in raw_of.items() if shown != raw}
+    if not raw_of:
+        return config, {}
+    rows = [
+        r.model_copy(
+            update={"name": shown_name(r.name, raw_of), "models": [redact_spec(m) for m in r.models]}
+        )
+        for r in config.rows
+    ]
+    params = {redact_spec(k): v for k, v in config.params.items()}
+    return config.model_copy(update={"rows": rows, "params": params}), raw_of
+
+
+def shown_name(text: str, raw_of: Mapping[str, str]) -> str:
+    """``text`` (a row name, a command-line argument) with each raw spec of ``raw_of`` (shown → raw, as
+    :func:`hide_secrets` gives it) replaced by its shown form, longest first."""
+    for shown, raw in sorted(raw_of.items(), key=lambda item: len(item[1]), reverse=True):
+        text = text.replace(raw, shown)
+    return text
 
 
 def solve_config(config: BenchConfig, row: RowSpec) -> SolveConfig:

@@ -171,11 +171,16 @@ class PairedModel:
         """Nothing: the shared model belongs to the bench's pool, which closes it."""
 
 
-def paired_pool(pool: ModelPool, specs: Iterable[str], draws: Draws) -> ModelPool:
+def paired_pool(
+    pool: ModelPool, specs: Iterable[str], draws: Draws, raw_of: Mapping[str, str] | None = None
+) -> ModelPool:
     """A pool for one (problem, row) run: ``specs`` opened from ``pool`` and wrapped in the run's
-    draws, with one repeat counter for the whole run."""
+    draws, with one repeat counter for the whole run. A spec shown without its secrets is opened from its
+    raw form in ``raw_of`` (shown → raw: :func:`memdoor.bench.config.hide_secrets`) and keeps its shown
+    form everywhere else (the calls' keys and records, the ledger)."""
+    raw_of = raw_of or {}
     paired = ModelPool()
     repeats: Counter[str] = Counter()
     for spec in dict.fromkeys(specs):
-        paired.add(spec, PairedModel(pool.get(spec), spec, draws, repeats))
+        paired.add(spec, PairedModel(pool.get(raw_of.get(spec, spec)), spec, draws, repeats))
     return paired

@@ -78,6 +78,9 @@ class BenchOptions:
     seconds are as if it had run alone."""
     calls_from: Mapping[str, tuple[str, ModelResponse]] | None = None
     """Calls an earlier run computed, adopted when asked for again (``--calls-from``)."""
+    raw_specs: Mapping[str, str] | None = None
+    """The raw form of each model spec the config shows without its secrets (shown → raw:
+    :func:`memdoor.bench.config.hide_secrets`), kept in memory only: the models are opened from it."""
 
 
 @dataclass
@@ -297,7 +300,7 @@ async def run_bench(
         shared = make_env()
         env = dataclasses.replace(
             shared,
-            pool=paired_pool(shared.pool, job.row.models, draws),
+            pool=paired_pool(shared.pool, job.row.models, draws, options.raw_specs),
             grade_drafts=wants_drafts(job.row),
             on_record=lambda rec, path: recorded.append(trace_location(rec, path)),
         )

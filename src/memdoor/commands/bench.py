@@ -39,7 +39,8 @@ give the same response, so a run remade after the problems' loader changed pays 
 DIR holds results.sqlite (every result, config and versions, every computed model call) and
 traces/ (one trace per result: memdoor trace ID --dir DIR/traces), and the portable files run.json,
 results.jsonl and calls.jsonl (sorted text to commit, e.g. under benchmarks/results/; the same command
-on a directory holding only them rebuilds the database and resumes). Then: memdoor report DIR;
+on a directory holding only them rebuilds the database and resumes); a password or key in a model spec's URL
+is kept in memory only (DIR, the row names and the report show it as ***). Then: memdoor report DIR;
 memdoor export DIR.
 """
 
@@ -51,17 +52,19 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memdoor.bench import portable
 from memdoor.bench.config import (
     BenchConfig,
     ProblemFilter,
+    hide_secrets,
     parse_date,
     parse_difficulty,
     parse_params,
     parse_rows,
+    shown_name,
     split_entries,
 )
 from memdoor.bench.loop import BenchOptions, run_bench
@@ -81,6 +84,7 @@ from memdoor.commands.options import (
 from memdoor.core.errors import UsageError
 from memdoor.core.limits import check_team_size
 from memdoor.core.messages import ModelResponse
+from memdoor.core.net import redact_url
 from memdoor.models.catalog import parameters_of
 
 TRACES = "traces"
@@ -218,24 +222,34 @@ def donor_calls(directories: Sequence[str]) -> dict[str, tuple[str, ModelRespons
     return calls
 
 
-def redo_rows(args: argparse.Namespace) -> list[str]:
-    """The row names given with --redo."""
-    return [n for n in split_entries(args.redo) if n]
+def redo_rows(args: argparse.Namespace, raw_of: Mapping[str, str] | None = None) -> list[str]:
+    """The row names given with --redo (as the report shows them; a raw spec in one is shown as the
+    row's name is: ``raw_of`` from :func:`memdoor.bench.config.hide_secrets`)."""
+    return [shown_name(n, raw_of or {}) for n in split_entries(args.redo) if n]
 
 
-def accepted_rows(args: argparse.Namespace) -> list[str]:
-    """The row names given with --accept-revision."""
-    return [n for n in split_entries(getattr(args, "accept_revision", "")) if n]
+def accepted_rows(args: argparse.Namespace, raw_of: Mapping[str, str] | None = None) -> list[str]:
+    """The row names given with --accept-revision (shown as :func:`redo_rows`'s are)."""
+    return [shown_name(n, raw_of or {}) for n in split_entries(getattr(args, "accept_revision", "")) if n]
 
 
 def build_config(args: argparse.Namespace) -> BenchConfig:
-    """Validate the flags argparse cannot check alone (no file touched) into a BenchConfig."""
+    """Validate the flags argparse cannot check alone (no file touched) into a BenchConfig (its model
+    specs shown without their secrets: see :func:`build_run`)."""
+    return build_run(args)[0]
+
+
+def build_run(args: argparse.Namespace) -> tuple[BenchConfig, dict[str, str]]:
+    """The BenchConfig of the flags, as the results directory records it (every model spec shown by
+    :func:`memdoor.core.net.redact_spec`), and the raw spec of each spec shown otherwise (kept in memory
+    only, to open the models: :func:`memdoor.bench.config.hide_secrets`)."""
     from memdoor.run.config import StrategySpec
 
     rows = parse_rows(args.strategies, args.model, args.baseline)
     for row in rows:
         check_team_size(StrategySpec.parse(row.strategy).agents, row.strategy)
-    params = parse_params(args.params)
+    shown, raw_of = hide_secrets(BenchConfig(suite=args.suite, rows=rows, params=parse_params(args.params)))
+    rows, params = shown.rows, shown.params
     if args.budget_compute is not None:
         unknown = sorted({m for row in rows for m in row.models if parameters_of(m, params) is None})
         if unknown:
@@ -248,7 +262,10 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
         until=parse_date("--until", args.until),
         limit=args.limit,
     )
-    for flag, names in (("--redo", redo_rows(args)), ("--accept-revision", accepted_rows(args))):
+    for flag, names in (
+        ("--redo", redo_rows(args, raw_of)),
+        ("--accept-revision", accepted_rows(args, raw_of)),
+    ):
         unknown = [n for n in names if n not in {r.name for r in rows}]
         if unknown:
             raise UsageError(
@@ -256,7 +273,7 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
             )
     if filters.since and filters.until and filters.since > filters.until:
         raise UsageError(f"--since {filters.since} is after --until {filters.until}")
-    return BenchConfig(
+    config = BenchConfig(
         suite=args.suite,
         rows=rows,
         filters=filters,
@@ -266,6 +283,17 @@ def build_config(args: argparse.Namespace) -> BenchConfig:
         seed=args.seed,
         max_tokens=args.max_tokens,
     )
+    return config, raw_of
+
+
+def shown_argv(argv: Sequence[str], args: argparse.Namespace, raw_of: Mapping[str, str]) -> list[str]:
+    """The command line as the results directory records it: each raw model spec shown as the config
+    shows it, and the --redis URL without its password."""
+    hidden = dict(raw_of)
+    redis = getattr(args, "redis", None)
+    if redis and redact_url(redis) != redis:
+        hidden[redact_url(redis)] = redis
+    return [shown_name(a, hidden) for a in argv]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -274,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     from memdoor.problems.languages import check_mixable
     from memdoor.problems.load import load_problems
 
-    config = build_config(args)
+    config, raw_of = build_run(args)
     problems = select_problems(load_problems(args.suite), config.filters)
     if not problems:
         raise UsageError(f"no problems left in {args.suite} after the filters")
@@ -290,24 +318,25 @@ def run(args: argparse.Namespace) -> int:
         )
     # Everything below may refuse the run; nothing in --out is touched until the store opens.
     stored = ResultsStore.inspect(args.out)
+    specs = [raw_of.get(s, s) for row in config.rows for s in row.models]  # the models open from raw specs
     if getattr(args, "redis", None):  # the agents' models are served by `memdoor worker` processes
         from memdoor.distributed.remote import RemoteConfig, RemoteRun
         from memdoor.distributed.signing import TeamKey
 
         # with MEMDOOR_TEAM_KEY(_FILE) set, only results the workers signed are taken
         remote = RemoteRun(RemoteConfig(url=args.redis), team_key=TeamKey.from_env())
-        pool = remote.pool([s for row in config.rows for s in row.models])
+        pool = remote.pool(specs)
     else:
         pool = ModelPool()
-    for row in config.rows:
-        for spec in row.models:
-            pool.get(spec)
-    asyncio.run(_bench(args, config, problems, stored, pool))
+    for spec in specs:
+        pool.get(spec)
+    asyncio.run(_bench(args, config, problems, stored, pool, raw_of))
     return 0
 
 
-async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
-    """The bench in one environment (its sandbox opened here and closed at the end, with ``pool``)."""
+async def _bench(args, config: BenchConfig, problems, stored, pool, raw_of: Mapping[str, str]) -> None:
+    """The bench in one environment (its sandbox opened here and closed at the end, with ``pool``); ``raw_of``
+    gives the raw spec of each spec ``config`` shows without its secrets."""
     from memdoor.memory import open_memory
     from memdoor.run.env import RunEnv, open_env
 
@@ -318,9 +347,9 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             open_env(pool=pool, trace_dir=traces, slots=os.cpu_count() or 1)
         )
         run_record = new_run(config, problems, env.sandbox.name)
-        redo = redo_rows(args)
+        redo, accept = redo_rows(args, raw_of), accepted_rows(args, raw_of)
         if stored is not None:
-            check_compatible(stored, run_record, args.out, redo=redo, accept=accepted_rows(args))
+            check_compatible(stored, run_record, args.out, redo=redo, accept=accept)
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
         options = BenchOptions(
             concurrency=args.concurrency,
@@ -328,6 +357,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             max_consecutive_errors=args.max_errors,
             calls_from=donor_calls(args.calls_from) if args.calls_from else None,
             pace_replays=not args.no_pace,
+            raw_specs=raw_of,
         )
 
         def make_env() -> RunEnv:
@@ -336,7 +366,7 @@ async def _bench(args, config: BenchConfig, problems, stored, pool) -> None:
             return dataclasses.replace(env, memory=open_memory(None))
 
         with ResultsStore.create_or_resume(
-            args.out, run_record, infos, argv=sys.argv, redo=redo, accept=accepted_rows(args)
+            args.out, run_record, infos, argv=shown_argv(sys.argv, args, raw_of), redo=redo, accept=accept
         ) as store:
             if redo:
                 print(

@@ -48,24 +48,29 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memdoor.bench.config import hide_secrets
     from memdoor.bench.demo import demo_config, demo_problems_path
     from memdoor.problems.load import load_problems
     from memdoor.run.config import StrategySpec
 
     suite = args.problems or str(demo_problems_path())
-    config = demo_config(suite, args.model, args.team, seed=args.seed, max_tokens=args.max_tokens)
+    # the results record the model's spec without its secrets; the raw spec stays here, to open the model
+    config, raw_of = hide_secrets(
+        demo_config(suite, args.model, args.team, seed=args.seed, max_tokens=args.max_tokens)
+    )
     team = config.rows[1]
     check_team_size(StrategySpec.parse(team.strategy).agents, team.strategy)
     problems = load_problems(suite)
     with contextlib.ExitStack() as stack:
         out = args.out or stack.enter_context(tempfile.TemporaryDirectory(prefix="memdoor-demo-"))
-        problems_out = asyncio.run(_demo(config, problems, Path(out)))
+        problems_out = asyncio.run(_demo(config, problems, Path(out), raw_of))
     return _show(problems_out, team.name, args)
 
 
-async def _demo(config, problems, out: Path):
+async def _demo(config, problems, out: Path, raw_of: dict[str, str]):
+    from memdoor.bench.config import shown_name
     from memdoor.bench.demo import outcomes
-    from memdoor.bench.loop import run_bench
+    from memdoor.bench.loop import BenchOptions, run_bench
     from memdoor.bench.progress import make_progress
     from memdoor.bench.records import ProblemInfo
     from memdoor.bench.store import ResultsStore
@@ -76,7 +81,7 @@ async def _demo(config, problems, out: Path):
 
     pool = ModelPool()
     for spec in config.rows[0].models:
-        pool.get(spec)  # a bad spec or missing weights fail here, before anything starts
+        pool.get(raw_of.get(spec, spec))  # a bad spec or missing weights fail here, before anything starts
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(pool.aclose)
         env = await stack.enter_async_context(
@@ -84,12 +89,14 @@ async def _demo(config, problems, out: Path):
         )
         run = new_run(config, problems, env.sandbox.name)
         infos = [ProblemInfo.of(p, i) for i, p in enumerate(problems)]
-        with ResultsStore.create_or_resume(out, run, infos, argv=sys.argv) as store:
+        argv = [shown_name(a, raw_of) for a in sys.argv]
+        with ResultsStore.create_or_resume(out, run, infos, argv=argv) as store:
             await run_bench(
                 problems,
                 config,
                 store,
                 lambda: dataclasses.replace(env, memory=open_memory(None)),
+                options=BenchOptions(raw_specs=raw_of),
                 progress=make_progress(),
             )
             return outcomes(store.results(full=True), config.rows[1].name)
