@@ -88,6 +88,18 @@ def test_scrub_removes_the_url_and_pieces_of_its_password_from_any_text():
         ("openai:Qwen/Qwen2.5@http://gpu-1:8000/v1?request_timeout_s=1800",) * 2,
         ("local:qwen2.5-coder-0.5b?ctx=8192",) * 2,
         ("scripted:/tmp/answers.json",) * 2,
+        ("openai:s3://bucket/llama-8b@http://127.0.0.1:8000/v1",) * 2,  # "://" in the name
+        ("openai:llama3:8b@http://h:8000/v1",) * 2,
+        # the user info runs to the URL's last "@", whatever comes before it
+        ("openai:m@http://alice:SEK#RET16@h/v1", "openai:m@http://alice:***@h/v1"),
+        ("openai:m@http://alice:SEK?RET17@h/v1", "openai:m@http://alice:***@h/v1"),
+        ("openai:m@http://alice@h/v1", "openai:m@http://***@h/v1"),
+        # a URL without scheme://: the spec does not parse, and shows nothing after its model name
+        ("openai:m@alice:SEKRET4@host/v1", "openai:m@<redacted>"),
+        ("openai:m@http:/alice:SEKRET5@h/v1", "openai:m@<redacted>"),
+        ("openai:m@http//alice:SEKRET6@h/v1", "openai:m@<redacted>"),
+        ("openai:alice:SEKRET7@host/v1", "openai:<redacted>@<redacted>"),
+        ("openai:m?x@http://alice:SEKRET8@h/v1", "openai:m?<redacted>"),
     ],
 )
 def test_redact_spec_hides_the_secrets_of_a_model_spec(spec, shown):

@@ -3,6 +3,8 @@ scripted answer files and polling. Real processes and a real Redis; nothing mock
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import os
 import shutil
@@ -10,12 +12,20 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
+
+from memdoor.distributed.jobs import Keys
+from memdoor.distributed.remote import RemoteRun
+from memdoor.distributed.seed import SeedLeader
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -195,3 +205,79 @@ def wait_for(
             logs = "\n".join(f"--- {p.agent_id}\n{p.log[-3000:]}" for p in procs)
             pytest.fail(f"timed out waiting for {what}\n{logs}")
         time.sleep(every)
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible endpoint on loopback answering every chat completion with PALINDROME_ANSWER
+    (after ``I am <model>`` with ``say_model``). With ``user``/``password``: HTTP 401 for any request
+    without those Basic credentials."""
+
+    def __init__(self, *, user: str | None = None, password: str = "", say_model: bool = False) -> None:
+        wanted = None if user is None else "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                status, body = (
+                    (401, {"error": {"message": "bad credentials"}})
+                    if (wanted is not None and self.headers.get("Authorization") != wanted)
+                    else (200, completion(f"I am {req['model']}\n" * say_model + PALINDROME_ANSWER))
+                )
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in (("Content-Type", "application/json"), ("Content-Length", str(len(data)))):
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def completion(content: str) -> dict[str, Any]:
+    """A chat completion body of one choice saying ``content``."""
+    return {
+        "id": "chat-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def one_call(remote: RemoteRun, spec: str) -> str:
+    """The text of one call of ``spec`` through the workers (``remote`` is closed after it)."""
+
+    async def call() -> str:
+        try:
+            return (
+                (await remote.model(spec).complete([{"role": "user", "content": "hi"}])).completions[0].text
+            )
+        finally:
+            await remote.aclose()
+
+    return asyncio.run(call())
+
+
+def work_tally(port: int, run: str) -> dict[str, int]:
+    """The answer's ``workers`` tally of ``run`` as a lead counts it from the work log in the Redis at ``port``."""
+
+    async def tally() -> dict[str, int]:
+        client = aioredis.Redis(host="127.0.0.1", port=port)
+        try:
+            return await SeedLeader._workers_of(SimpleNamespace(redis=client, keys=Keys()), run)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(tally())

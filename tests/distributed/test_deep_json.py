@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from types import SimpleNamespace
 
 import pytest
 import redis.asyncio as aioredis
-from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER, WorkerProc, scripted_file, wait_for
+from dist_helpers import ISSUE_PROMPT, PALINDROME_ANSWER, WorkerProc, scripted_file, wait_for, work_tally
 
 from memdoor.core.errors import ForgedRecord, ProblemFormatError
 from memdoor.distributed.conn import live_agents
 from memdoor.distributed.jobs import Keys
-from memdoor.distributed.seed import SeedLeader
 from memdoor.distributed.seedtask import parse_task, task_problem
 from memdoor.distributed.signing import ANSWER, RESULT, TeamKey
 from memdoor.distributed.worker import _field
@@ -66,16 +64,9 @@ def test_a_task_nested_too_deeply_is_a_format_error():
 
 def test_a_work_log_entry_nested_too_deeply_is_not_counted(server, r):
     keys = Keys()
-    r.rpush(keys.work("run1"), json.dumps({"agent": "w1"}), DEEP, json.dumps({"agent": "w1"}))
-
-    async def tally() -> dict[str, int]:
-        client = aioredis.Redis(host="127.0.0.1", port=server.port)
-        try:
-            return await SeedLeader._workers_of(SimpleNamespace(redis=client, keys=keys), "run1")
-        finally:
-            await client.aclose()
-
-    assert asyncio.run(tally()) == {"w1": 2}
+    entry = json.dumps({"agent": "w1", "ok": True})
+    r.rpush(keys.work("run1"), entry, DEEP, entry)
+    assert work_tally(server.port, "run1") == {"w1": 2}
 
 
 def test_a_worker_serves_with_deep_values_at_its_heartbeat_and_a_registration(tmp_path, server, r):

@@ -77,7 +77,14 @@ def test_a_poisoned_work_log_does_not_cost_the_answer(r, start_worker):
     worker = start_worker("w1")
     plan = {"run": "evilrun", "models": [worker_spec(worker)], "agents": 1}
     r.set("memdoor:run:t3", json.dumps(plan))  # the run plan, fixed before the task: its work log is known
-    r.rpush("memdoor:work:evilrun", '{"agent": ["x"]}', '{"agent": 5}', "[1]", b"\xff", '{"agent": "w7"}')
+    r.rpush(
+        "memdoor:work:evilrun",
+        '{"agent": ["x"]}',
+        '{"agent": 5}',
+        "[1]",
+        b"\xff",
+        '{"agent": "w7", "ok": true}',
+    )
 
     done = answer(r, "t3", [worker], tests=TESTS)
     assert done["status"] == "done" and "s == s[::-1]" in done["code"], done

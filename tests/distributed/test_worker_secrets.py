@@ -4,13 +4,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,14 +16,17 @@ from dist_helpers import (
     ISSUE_PROMPT,
     PALINDROME_ANSWER,
     SRC,
+    ChatEndpoint,
     RedisServer,
     WorkerProc,
     free_port,
+    one_call,
     scripted_file,
     wait_for,
 )
 
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
+from memdoor.distributed.signing import served_name
 
 PASSWORD = "Pw-7c1f9e-hush"
 WRONG_PASSWORD = "Wrong-4d2a81-hush"
@@ -61,20 +61,6 @@ def assert_one_line_without(proc: subprocess.CompletedProcess, *secrets: str) ->
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("memdoor: "), proc.stderr
     return line
-
-
-def one_call(remote: RemoteRun, spec: str) -> str:
-    """The text of one call of ``spec`` through the workers (``remote`` is closed after it)."""
-
-    async def call() -> str:
-        try:
-            return (
-                (await remote.model(spec).complete([{"role": "user", "content": "hi"}])).completions[0].text
-            )
-        finally:
-            await remote.aclose()
-
-    return asyncio.run(call())
 
 
 @pytest.fixture
@@ -236,42 +222,6 @@ def test_redis_ca_needs_a_tls_url_and_a_readable_file(tmp_path):
 # -- a model endpoint's credentials ----------------------------------------------------------------
 
 
-class ChatEndpoint:
-    """An OpenAI-compatible endpoint on loopback answering every chat completion with PALINDROME_ANSWER."""
-
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                return
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                message = {"role": "assistant", "content": PALINDROME_ANSWER}
-                body = json.dumps(
-                    {
-                        "id": "chat-1",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": "m",
-                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def everything_in(r: redis.Redis) -> str:
     """Every key of the Redis and every value it holds, as one text."""
     dump = {
@@ -304,7 +254,9 @@ def test_a_model_endpoints_password_reaches_no_answer_redis_value_or_log_line(tm
         endpoint.close()
     answer = json.loads(raw)
     shown = f"openai:m@http://alice:***@127.0.0.1:{endpoint.port}/v1"
-    assert answer["status"] == "done" and answer["agents"] == [f"agent0={shown}"], answer
+    served = served_name(spec, None)  # the shown spec and a digest of the raw one
+    assert served.startswith(f"{shown}#") and answer["status"] == "done", answer
+    assert answer["agents"] == [f"agent0={served}"], answer
     assert PASSWORD not in raw.decode() and PASSWORD not in everything_in(r)
     assert f"serving {shown}" in worker.log and PASSWORD not in worker.log
     assert "HTTP Request" not in worker.log  # httpx's request lines (with the URL) stay off

@@ -70,6 +70,14 @@ async def test_answers_errors_and_logs_show_the_spec_without_its_secrets(quiet, 
         f"openai:m@http://alice:{SECRET}@127.0.0.1/v1?%zz&&",  # settings that do not parse
         f"openai:m@http://alice:{SECRET}@127.0.0.1/v1?no_such_setting=1",  # an unknown setting
         f"nosuchbackend:m@http://alice:{SECRET}@127.0.0.1/v1",
+        # a password holding "#" or "?" (not percent-encoded), or a URL without scheme://
+        f"openai:m@http://alice:SEK#{SECRET}@127.0.0.1/v1",
+        f"openai:m@http://alice:SEK?{SECRET}@127.0.0.1/v1",
+        f"openai:m@http://alice:12?{SECRET}=1@127.0.0.1/v1",  # its tail would be named as a setting
+        f"openai:m@http://alice:12#{SECRET}@127.0.0.1/v1",  # would parse: host alice, port 12
+        f"openai:m@alice:{SECRET}@127.0.0.1/v1",
+        f"openai:m@http:/alice:{SECRET}@127.0.0.1/v1",
+        f"openai:m@http//alice:{SECRET}@127.0.0.1/v1",
     ],
 )
 def test_a_bad_spec_is_a_one_line_error_without_its_password(spec):

@@ -36,7 +36,9 @@ def is_loopback_url(url: str) -> bool:
     return is_loopback_host(urlsplit(url).hostname or "")
 
 
-_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^?#]*)@")
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>.*)@", re.DOTALL)
+"""A URL's scheme and userinfo, the userinfo taken up to the last ``@`` whatever comes before it (``/``,
+``?``, ``#`` included): a password holding any of them is covered, whichever way a parser cuts it."""
 _SECRET_PARAM = re.compile(
     r"(?i)([?&](?:[\w.-]*[_.-])?"
     r"(?:password|passwd|pass|pwd|secret|token|auth|key|apikey|sig|signature|credential|credentials)=)"
@@ -44,7 +46,6 @@ _SECRET_PARAM = re.compile(
 )
 """A query parameter whose value is a secret: a name such as ``password``, ``token``, ``key``, or one ending in
 ``_key``, ``-token``, ``.secret`` (``api_key``, ``access_token``, ``client_secret``)."""
-_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
 def redact_url(url: str) -> str:
@@ -61,19 +62,52 @@ def redact_url(url: str) -> str:
     return _SECRET_PARAM.sub(r"\1***", url)
 
 
+def split_options(rest: str) -> tuple[str, str]:
+    """``"NAME?key=value&..."`` → ``("NAME", "key=value&...")``; options are empty when there is no ``?``."""
+    head, _, query = rest.partition("?")
+    return head, query
+
+
+def split_model_url(rest: str) -> tuple[str, str | None]:
+    """``"MODEL@URL"`` → ``("MODEL", "URL")``; ``"MODEL"`` → ``("MODEL", None)``.
+
+    Splits at the ``@`` that starts an ``http://`` or ``https://`` URL, else at the last ``@``, so a
+    model name may contain ``@`` (or ``://``) when a URL follows and a URL may carry ``user@host``.
+    """
+    lowered = rest.lower()
+    cut = min((i for i in (lowered.find("@http://"), lowered.find("@https://")) if i >= 0), default=-1)
+    if cut < 0:
+        cut = rest.rfind("@")
+    if cut < 0:
+        return rest, None
+    return rest[:cut], rest[cut + 1 :]
+
+
+REDACTED = "<redacted>"
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def redact_spec(spec: str) -> str:
     """A model spec (``openai:MODEL@http://user:pw@host/v1?api_key=...``) fit for an answer, an error
-    message, a log line or a Redis value: the URL in it shown by :func:`redact_url`, and any secret query
-    parameter before it as ``***``. A spec with no secret is unchanged. Linear in the spec's length."""
-    cut = spec.find("://")
-    if cut < 0:
+    message, a log line or a Redis value. The spec is cut as the backends cut it (``BACKEND:``, then
+    :func:`split_options` and :func:`split_model_url`): the model name is shown as it is (``://`` in it
+    included), the URL after it by :func:`redact_url` (its options too, so a password holding ``?`` or
+    ``#`` is covered), and secret options (``?token=...``) as ``***``. A spec whose URL has no
+    ``scheme://`` does not parse, and is shown as ``BACKEND:NAME@<redacted>`` (``NAME`` up to its first
+    ``@``; ``<redacted>`` too when it holds a ``:``, as ``user:password`` would); options holding an
+    ``@`` as ``?<redacted>``. A spec with no secret is unchanged. Linear in the spec's length."""
+    backend, sep, rest = spec.partition(":")
+    head, query = split_options(rest)
+    model, url = split_model_url(head)
+    if url is None:
+        if "@" in query:
+            return f"{backend}{sep}{model}?{REDACTED}"
         return _SECRET_PARAM.sub(r"\1***", spec)
-    start = cut
-    while start > 0 and spec[start - 1] in _SCHEME_CHARS:
-        start -= 1
-    while start < cut and not spec[start].isalpha():
-        start += 1
-    return _SECRET_PARAM.sub(r"\1***", spec[:start]) + redact_url(spec[start:])
+    url = rest[len(model) + 1 :]  # the URL with the options after it
+    if _URL_START.match(url) is None:
+        name = model.partition("@")[0]
+        return f"{backend}{sep}{REDACTED if ':' in name else name}@{REDACTED}"
+    return f"{backend}{sep}{model}@{redact_url(url)}"
 
 
 def shown_specs(data: dict[str, Any]) -> dict[str, Any]:

@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memdoor.core.errors import ForgedRecord, ModelTimeout, ModelUnavailable
 from memdoor.core.messages import Message, ModelResponse
-from memdoor.core.net import redact_spec, redact_url
+from memdoor.core.net import redact_url
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, connect, describe, live_agents, refusal, shown
 from memdoor.distributed.jobs import Job, JobResult, Keys, job_id
-from memdoor.distributed.signing import RESULT, TeamKey
+from memdoor.distributed.signing import RESULT, TeamKey, served_name
 from memdoor.models.pool import ModelPool
 
 log = logging.getLogger("memdoor.remote")
@@ -149,7 +149,7 @@ class RemoteRun:
             id="",
             run=self.run_id,
             step=step,
-            model=redact_spec(spec),  # the model's name in Redis: no password or key of its URL
+            model=served_name(spec, self.team_key),  # its name in Redis: no password or key of its URL
             messages=[dict(m) for m in messages],
             stop=stop,
             **params,

@@ -36,14 +36,13 @@ from redis.exceptions import RedisError, ResponseError
 
 from memdoor.core.errors import MemdoorError, ModelError, ProblemFormatError, first_problem
 from memdoor.core.limits import MAX_AGENTS, check_team_size
-from memdoor.core.net import redact_spec
 from memdoor.core.problem import Problem
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import REDIS_DOWN, Backoff, live_agents, shown, text
 from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import ANSWERING_ROLES, RemoteConfig, RemoteRun
 from memdoor.distributed.seedtask import SeedTask, parse_task, task_problem
-from memdoor.distributed.signing import ANSWER, TeamKey
+from memdoor.distributed.signing import ANSWER, TeamKey, served_name
 from memdoor.problems.jsonl import parse_json
 
 if TYPE_CHECKING:
@@ -299,7 +298,7 @@ class SeedLeader:
         opts = self.options
         plan = {
             "run": uuid.uuid4().hex[:12],
-            "models": [redact_spec(m) for m in task.models or ()]
+            "models": [served_name(m, self.team_key) for m in task.models or ()]
             or sorted({v["model"] for v in answering})[:MAX_AGENTS],
             "agents": task.agents or opts.agents or max(1, min(MAX_DEFAULT_AGENTS, len(answering))),
         }
@@ -376,8 +375,9 @@ class SeedLeader:
         return answer
 
     async def _workers_of(self, run_id: str) -> dict[str, int]:
-        """Agent id → jobs it answered in the run (from the run's work log; an entry that is not a JSON
-        object naming its agent as text is not counted: any client can append to the log)."""
+        """Agent id → jobs it answered in the run (from the run's work log): a job whose model failed
+        (``ok`` false: the endpoint refused the worker's credentials, or was down) is not counted, nor an
+        entry that is not a JSON object naming its agent as text (any client can append to the log)."""
         counts: dict[str, int] = {}
         for raw in await self.redis.lrange(self.keys.work(run_id), 0, -1):
             try:
@@ -385,7 +385,7 @@ class SeedLeader:
             except ValueError:  # not JSON, not UTF-8, or nested too deeply
                 continue
             agent = entry.get("agent") if isinstance(entry, dict) else None
-            if isinstance(agent, str):
+            if isinstance(agent, str) and entry.get("ok") is True:
                 counts[agent] = counts.get(agent, 0) + 1
         return dict(sorted(counts.items()))
 

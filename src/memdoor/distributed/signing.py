@@ -11,6 +11,7 @@ another job, task or team does not verify. Readers holding the key refuse anythi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memdoor.core.errors import ForgedRecord, UsageError
+from memdoor.core.net import redact_spec
 from memdoor.problems.jsonl import parse_json
 
 ENV_KEY = "MEMDOOR_TEAM_KEY"
@@ -105,6 +107,10 @@ class TeamKey:
             raise ForgedRecord(f"bad signature on the record at {key}")
         return record
 
+    def digest(self, text: str) -> str:
+        """HMAC-SHA256 of ``text`` under the key, in hex (names a secret without showing it)."""
+        return hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()
+
     def vouches(self, kind: str, key: str, raw: bytes | str | None) -> bool:
         """Whether :meth:`open` would accept ``raw``."""
         try:
@@ -112,3 +118,30 @@ class TeamKey:
         except ForgedRecord:
             return False
         return True
+
+
+SPEC_DIGEST_CHARS = 16
+"""Hex digits of a spec's digest in the name its workers serve it under (64 bits)."""
+_UNKEYED_SALT = b"memdoor model spec"
+_UNKEYED_ROUNDS = 100_000
+
+
+@functools.lru_cache(maxsize=256)
+def _unkeyed_digest(spec: str) -> str:
+    return hashlib.pbkdf2_hmac("sha256", spec.encode(), _UNKEYED_SALT, _UNKEYED_ROUNDS).hex()
+
+
+def served_name(spec: str, key: TeamKey | None) -> str:
+    """The name of model ``spec`` in Redis (its job stream, registrations, jobs and results): the spec as
+    :func:`~memdoor.core.net.redact_spec` shows it, unchanged when that hides nothing; else the shown spec
+    and ``#`` and a digest of the raw spec, so that two specs that show alike (other passwords for one
+    endpoint, a user name alone) never share a stream, and no secret is written to Redis. The digest is
+    HMAC-SHA256 under the team key when there is one (nothing a reader of Redis can test a guessed
+    password against); without a team key, PBKDF2-SHA256 (100,000 rounds, a fixed salt), which every
+    worker and lead derives alike, and which a reader of Redis can test guessed passwords against,
+    slowly. A served name is its own served name."""
+    shown = redact_spec(spec)
+    if shown == spec:
+        return spec
+    digest = key.digest(spec) if key is not None else _unkeyed_digest(spec)
+    return f"{shown}#{digest[:SPEC_DIGEST_CHARS]}"

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError, ResponseError
 
 from memdoor.core.errors import MemoryStoreError, ModelError
-from memdoor.core.net import redact_spec, redact_url
+from memdoor.core.net import redact_url
 from memdoor.core.protocols import Model
 from memdoor.distributed.config import WorkerConfig
 from memdoor.distributed.conn import (
@@ -54,7 +54,7 @@ from memdoor.distributed.conn import (
     text,
 )
 from memdoor.distributed.jobs import ERRORS, GROUP, Job, JobResult, Keys
-from memdoor.distributed.signing import RESULT, TeamKey
+from memdoor.distributed.signing import RESULT, TeamKey, served_name
 from memdoor.problems.jsonl import parse_json
 
 log = logging.getLogger("memdoor.worker")
@@ -115,7 +115,7 @@ class Worker:
         self._redis = redis
         self._stopping = asyncio.Event()
         self._store_script: Any = None
-        self.served = None if config.model is None else redact_spec(config.model)
+        self.served = None if config.model is None else served_name(config.model, team_key)
         """The model's name in Redis (stream, registration, jobs, results) and the log: its spec with
         no password or key of its URL (the raw spec stays in this process, in its model pool)."""
 

@@ -37,9 +37,9 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from memdoor.core.errors import ModelError, ModelSpecError, validation_problems
 from memdoor.core.messages import Completion, Message, ModelResponse, Usage
-from memdoor.core.net import is_loopback_url, redact_spec, redact_url, scrub
+from memdoor.core.net import is_loopback_url, redact_spec, scrub, split_model_url, split_options
 from memdoor.models.gather import all_or_nothing
-from memdoor.models.pool import ModelPool, split_model_url, split_options
+from memdoor.models.pool import ModelPool
 from memdoor.models.retry import FailureKind, RetryConfig, Transient, call_with_retries
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -127,6 +127,10 @@ def parse_spec(rest: str, env: dict[str, str] | None = None) -> ParsedSpec:
     example = "expected openai:MODEL@http(s)://HOST[:PORT]/v1 or openai:MODEL (then ?key=value&... settings)"
     spec = f"openai:{rest}"
     head, query = split_options(rest)
+    if "@" in query:  # a password holding "?": its pieces would be named as settings
+        raise ModelSpecError(
+            f"bad model spec {redact_spec(spec)!r}: an '@' after '?' (write a '?' of a password as %3F); {example}"
+        )
     try:
         options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=True)) if query else {}
     except ValueError:
@@ -147,13 +151,11 @@ def _check_url(url: str, spec: str, example: str) -> str:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise ModelSpecError(
-            f"bad model spec {shown!r}: cannot parse URL {redact_url(url)!r}; {example}"
-        ) from None
+        raise ModelSpecError(f"bad model spec {shown!r}: cannot parse its URL; {example}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ModelSpecError(
-            f"bad model spec {shown!r}: URL {redact_url(url)!r} is not http(s)://HOST...; {example}"
-        )
+        raise ModelSpecError(f"bad model spec {shown!r}: its URL is not http(s)://HOST...; {example}")
+    if "#" in url:  # a password holding "#": the client would take what precedes it for the host
+        raise ModelSpecError(f"bad model spec {shown!r}: a '#' in its URL (write a '#' of a password as %23)")
     return url.rstrip("/")
 
 

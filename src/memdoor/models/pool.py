@@ -27,27 +27,6 @@ def split_spec(spec: str) -> tuple[str, str]:
     return backend, rest
 
 
-def split_options(rest: str) -> tuple[str, str]:
-    """``"NAME?key=value&..."`` → ``("NAME", "key=value&...")``; options are empty when there is no ``?``."""
-    head, _, query = rest.partition("?")
-    return head, query
-
-
-def split_model_url(rest: str) -> tuple[str, str | None]:
-    """``"MODEL@URL"`` → ``("MODEL", "URL")``; ``"MODEL"`` → ``("MODEL", None)``.
-
-    Splits at the ``@`` that starts an ``http://`` or ``https://`` URL, else at the last ``@``, so a
-    model name may contain ``@`` when a URL follows and a URL may carry ``user@host``.
-    """
-    lowered = rest.lower()
-    cut = min((i for i in (lowered.find("@http://"), lowered.find("@https://")) if i >= 0), default=-1)
-    if cut < 0:
-        cut = rest.rfind("@")
-    if cut < 0:
-        return rest, None
-    return rest[:cut], rest[cut + 1 :]
-
-
 class EndpointLimits:
     """Concurrency slots per endpoint (e.g. an OpenAI-compatible base URL), shared by every model of one pool.
 

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from memdoor.core.errors import UsageError
 from memdoor.core.messages import Usage
-from memdoor.models.pool import split_model_url, split_options
+from memdoor.core.net import split_model_url, split_options
 
 PRICES_ENV = "MEMDOOR_PRICES"
 
