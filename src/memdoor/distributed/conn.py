@@ -107,11 +107,18 @@ def text(raw: bytes | str) -> str:
 def shown(raw: bytes | str, limit: int = 200) -> str:
     r"""Text a Redis peer wrote (a key name, an id, a registration field), fit for one log line: bytes
     that are not UTF-8 written ``\xNN``, control and other unprintable characters escaped (``\x1b``,
-    ``\n``), at most ``limit`` characters."""
-    if not isinstance(raw, str):
-        raw = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    ``\n``), at most ``limit`` characters. Only the first ``limit`` characters (``4 * limit`` bytes)
+    are read, however long ``raw`` is."""
+    if isinstance(raw, bytes):
+        cut = len(raw) > 4 * limit  # a character is at most 4 bytes of UTF-8
+        raw = raw[: 4 * limit].decode("utf-8", "backslashreplace")
+    else:
+        raw = raw if isinstance(raw, str) else str(raw)
+        cut = False
+    if len(raw) > limit:
+        raw, cut = raw[:limit], True
     out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in raw)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    return out if len(out) <= limit and not cut else out[: limit - 1] + "…"
 
 
 async def group_exists(r: aioredis.Redis, stream: str, group: str) -> bool:

@@ -79,6 +79,10 @@ def _glob_escape(text_: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text_)
 
 
+NOTED_MAX = 1000
+"""Distinct warnings about peers' keys a lead remembers having logged."""
+
+
 class SeedLeader:
     """The seed-protocol side of a worker: finds tasks, claims them, orchestrates, writes answers."""
 
@@ -103,7 +107,8 @@ class SeedLeader:
         self._replace = self.redis.register_script(_REPLACE)
         self._waiting_logged = False
         self._refused: set[str] = set()
-        self._noted: set[str] = set()
+        self._noted: dict[str, None] = {}
+        """Texts logged by :meth:`_note`, oldest first (at most NOTED_MAX)."""
 
     def answer_key(self, task_id: str) -> str:
         return f"{self.options.answer_prefix}{task_id}"
@@ -201,10 +206,14 @@ class SeedLeader:
         return False
 
     def _note(self, what: str) -> None:
-        """Log a warning about something a Redis peer wrote, once per distinct text."""
-        if what not in self._noted:
-            self._noted.add(what)
-            log.warning("%s: %s", self.config.agent_id, shown(what, limit=500))
+        """Log a warning about something a Redis peer wrote, once per distinct text (among the last
+        NOTED_MAX: a peer writing ever new keys cannot grow the memory of them without bound)."""
+        if what in self._noted:
+            return
+        if len(self._noted) >= NOTED_MAX:
+            del self._noted[next(iter(self._noted))]
+        self._noted[what] = None
+        log.warning("%s: %s", self.config.agent_id, shown(what, limit=500))
 
     def _done(self, task_id: str) -> None:
         self._running.pop(task_id, None)
