@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from memdoor.core.net import is_loopback_host, is_loopback_url, redact_spec, redact_url, scrub
@@ -104,3 +106,13 @@ def test_scrub_removes_the_url_and_pieces_of_its_password_from_any_text():
 )
 def test_redact_spec_hides_the_secrets_of_a_model_spec(spec, shown):
     assert redact_spec(spec) == shown
+
+
+def test_scrub_removes_the_basic_credentials_an_endpoint_echoes():
+    url = "http://alice:Pw%3Fhush-42@127.0.0.1:8000/v1"  # a "?" in the password, percent-encoded
+    sent = base64.b64encode(b"alice:Pw?hush-42").decode()  # what an HTTP client sends as Basic auth
+    message = f"Error code: 401 - got 'Authorization: Basic {sent}' for password Pw?hush-42"
+    scrubbed = scrub(message, url)
+    assert sent not in scrubbed and "hush-42" not in scrubbed and scrubbed.startswith("Error code: 401")
+    alone = base64.b64encode(b"alice:").decode()  # a user name alone
+    assert alone not in scrub(f"Basic {alone}", "http://alice@h/v1")

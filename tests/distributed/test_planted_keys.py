@@ -149,3 +149,14 @@ def test_a_team_that_wrote_no_code_gets_an_error_answer(r, start_worker):
     assert done["status"] == "error" and done["answer"] == "" and done["code"] == "", done
     assert done["error"] == "the team produced no code: no candidate had a code block (stopped: done)"
     assert done["error_type"] == "NoSolution" and done["calls"] == done["jobs"] == 2
+
+
+def test_a_job_for_another_model_is_logged_in_one_short_line(server, r, start_worker):
+    worker = start_worker("w1")
+    spec = worker_spec(worker)
+    job = RemoteRun(RemoteConfig(url=server.url)).job(spec, [{"role": "user", "content": "hi"}], max_tokens=8)
+    job.model = "m" * 100_000  # not the stream's model: dropped, and named in the log
+    r.xadd(f"memdoor:jobs:{spec}", {"job": job.model_dump_json()})
+    wait_for(lambda: "dropped job entry" in worker.log, 60, "the log line", procs=[worker])
+    [line] = [line for line in worker.log.splitlines() if "dropped job entry" in line]
+    assert "is not the stream" in line and len(line) < 1000

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import logging
 import re
 import socket
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 
 def is_loopback_host(host: str, *, resolve: bool = False) -> bool:
@@ -121,15 +122,19 @@ def shown_specs(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The secret pieces of ``url`` (its userinfo's password, secret query values, and their parts
-    split at ``:``, ``/`` and ``@``, however a parser might cut them), longest first."""
+    """The secret pieces of ``url`` (its userinfo's password, percent-decoded too, secret query values,
+    and their parts split at ``:``, ``/`` and ``@``, however a parser might cut them; the userinfo as HTTP
+    Basic credentials in base64), longest first."""
     found: set[str] = set()
     m = _USERINFO.match(url)
     if m is not None:
         user, colon, password = m["userinfo"].partition(":")
         whole = password if colon and "/" not in user else m["userinfo"]
-        found.add(whole)
+        found.update((whole, unquote(whole)))
         found.update(p for p in re.split(r"[:/@]", whole) if len(p) >= 3)
+        # the Basic credentials an HTTP client sends for it, which a server may echo in an error
+        for name, pw in ((user, password), (unquote(user), unquote(password))):
+            found.add(base64.b64encode(f"{name}:{pw}".encode()).decode())
     found.update(v for _, v in _SECRET_PARAM.findall(url) if v)
     return sorted((s for s in found if s), key=len, reverse=True)
 

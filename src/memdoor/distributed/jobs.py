@@ -67,7 +67,8 @@ class Job(BaseModel):
         """Why this entry is not a job a lead could have issued on the stream of ``model`` (its model is
         another, or its id is not ``<run>:<its own request digest>:<repeat>``), or None when it is."""
         if self.model != model:
-            return f"its model {self.model!r} is not the stream's"
+            name = self.model if len(self.model) <= 100 else self.model[:99] + "…"
+            return f"its model {name!r} is not the stream's"
         prefix = f"{self.run}:{self.request_digest()}:"
         repeat = self.id.removeprefix(prefix)
         if not self.id.startswith(prefix) or not (repeat.isascii() and repeat.isdigit()):

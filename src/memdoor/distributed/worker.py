@@ -336,7 +336,13 @@ class Worker:
             return
         if (why := job.mismatch(self.served or "")) is not None:
             # entries are not signed: answering this one would sign an answer to another request
-            log.warning("%s: dropped job entry %s under id %s: %s", c.agent_id, entry_id, shown(job.id), why)
+            log.warning(
+                "%s: dropped job entry %s under id %s: %s",
+                c.agent_id,
+                entry_id,
+                shown(job.id),
+                shown(why, 300),
+            )
             await self._ack(entry_id, stat="forged_jobs")
             return
         if deliveries > 1 and await self._genuine_result(job):
