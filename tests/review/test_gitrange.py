@@ -369,29 +369,95 @@ ADD = "def add(a, b):\n    return a + b\n"
 
 
 @pytest.mark.parametrize("head", ["HEAD", None], ids=["head", "working-tree"])
-def test_the_bytes_a_working_tree_encoding_gives_are_the_ones_reviewed_and_tested(repo, tmp_path, head):
-    """``working-tree-encoding=UTF-7``: git checks ``a + b`` out as ``a +- b`` (in Python, a - b). The
-    review showed the blob (against the working tree the file was "as git checks it out", so its blob)
-    while the tests ran ``a +- b``: the working tree's, or the exported head's. Now the working tree's
-    file is reviewed as its bytes, and the exported head holds the blob's."""
+@pytest.mark.parametrize("side", ["head", "base"])
+def test_an_encoding_that_changes_what_ascii_means_is_refused(repo, tmp_path, head, side):
+    """``working-tree-encoding=UTF-7``: git checks ``a + b`` out as ``a +- b`` (in Python, a - b), so the
+    tests would run what the review never shows, on the head (the change sets it) or on the base (the
+    change drops it: a break of the head fails on the base too, "pre-existing"). A range in which any
+    tracked path of either side has an encoding outside UTF-8, UTF-16 and UTF-32 is refused in one line,
+    and so is an export of such a commit."""
     (repo / "adder.py").write_text(ADD)
     git(repo, "add", "adder.py")
     git(repo, "commit", "-qm", "adder")
-    (repo / ".gitattributes").write_text("adder.py working-tree-encoding=UTF-7\n")
-    git(repo, "add", ".gitattributes")
-    git(repo, "commit", "-qm", "encoding")
-    (repo / "adder.py").unlink()
-    git(repo, "checkout", "--", "adder.py")
-    git(repo, "update-index", "-q", "--refresh")
-    assert (repo / "adder.py").read_text() == ADD.replace("a + b", "a +- b") and not git(repo, "status", "-s")
-    found = read_range(repo, "HEAD~1", head, 1_000_000)
-    shown = [f.path for f in parse_diff(found.diff)]
-    if head is None:  # the tests run the working tree
-        assert shown == [".gitattributes", "adder.py"] and "+    return a +- b\n" in found.diff
+    if side == "base":
+        (repo / ".gitattributes").write_text("adder.py working-tree-encoding=UTF-7\n")
+        git(repo, "add", ".gitattributes")
+        git(repo, "commit", "-qm", "encoding")
+        git(repo, "rm", "-q", ".gitattributes")
+        git(repo, "commit", "-qm", "no encoding")
+    else:
+        (repo / ".gitattributes").write_text("adder.py working-tree-encoding=UTF-7\n")
+        git(repo, "add", ".gitattributes")
+        git(repo, "commit", "-qm", "encoding")
+        (repo / "adder.py").unlink()
+        git(repo, "checkout", "--", "adder.py")
+        git(repo, "update-index", "-q", "--refresh")
+        assert (repo / "adder.py").read_text() == ADD.replace("a + b", "a +- b")
+    assert not git(repo, "status", "-s")
+    with pytest.raises(ReviewInputError, match=r"^adder\.py: working-tree-encoding UTF-7 ") as caught:
+        read_range(repo, "HEAD~1", head, 1_000_000)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ReviewInputError, match=r"^adder\.py: working-tree-encoding UTF-7 "):
+        export_tree(
+            repo, git(repo, "rev-parse", "HEAD~1" if side == "base" else "HEAD").strip(), tmp_path / "x"
+        )
+
+
+UTF16 = "*.txt text working-tree-encoding=UTF-16LE eol=crlf\n"
+RES = "caf\u00e9\r\n".encode("utf-16-le")
+
+
+@pytest.mark.parametrize("head", ["HEAD", None], ids=["head", "working-tree"])
+def test_a_utf16_file_is_its_text_in_the_review_and_its_checkout_in_the_tests(repo, tmp_path, head):
+    """Review finding: with every ``working-tree-encoding`` read as its bytes, a UTF-16 file nobody
+    touched was "binary" and changed against the working tree (a clean tree: "only binary files
+    change"), the tests' base got it as UTF-8 while the head kept UTF-16, and an exported head held UTF-8
+    where a checkout holds UTF-16. Now an untouched one is its blob, an edited one is read as ``git add``
+    reads it (its text), and an export holds what a checkout holds."""
+    (repo / ".gitattributes").write_text(UTF16)
+    (repo / "res.txt").write_bytes(RES)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "resource")
+    assert git(repo, "cat-file", "blob", "HEAD:res.txt") == "caf\u00e9\n"
+    if head is None:
+        with pytest.raises(ReviewInputError, match="nothing changes between HEAD and the working tree"):
+            read_range(repo, "HEAD", None, 1_000_000)
+    (repo / "res.txt").write_bytes(RES + "more\r\n".encode("utf-16-le"))
+    (repo / "calc.py").write_text(BUGGY)
+    if head is not None:
+        git(repo, "commit", "-qam", "more")
+    found = read_range(repo, "HEAD~1" if head else "HEAD", head, 1_000_000)
+    assert found.binary == [] and [f.path for f in parse_diff(found.diff)] == ["calc.py", "res.txt"]
+    assert "+more\n" in found.diff  # its text, as git diff shows it
+    if head is None:
         copy = tmp_path / "copy"
         shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         restore_base(repo, found.base_commit, copy, tmp_path / "scratch")
-        assert (copy / "adder.py").read_text() == ADD  # the tests' base: the base's bytes
-    else:  # the tests run the exported head
-        tree = export_tree(repo, found.head_commit, tmp_path / "head")
-        assert shown == [".gitattributes"] and (tree / "adder.py").read_text() == ADD
+        assert (copy / "res.txt").read_bytes() == RES  # the base as a checkout holds it: UTF-16
+    else:
+        exported = export_tree(repo, found.head_commit, tmp_path / "head")
+        assert (exported / "res.txt").read_bytes() == (repo / "res.txt").read_bytes()  # UTF-16
+        base = export_tree(repo, found.base_commit, tmp_path / "base", what="--base")
+        assert (base / "res.txt").read_bytes() == RES
+
+
+@pytest.mark.parametrize("how", ["info-attributes", "attributesfile"])
+def test_the_checkouts_own_attributes_read_the_working_tree(repo, tmp_path, how):
+    """Review finding: the private repository wrote its own ``info/attributes``, so the checkout's
+    ``.git/info/attributes`` (``*.py text eol=crlf``) or its ``core.attributesFile`` was not read: a line
+    added to a CRLF file showed as the whole file rewritten, where ``git diff`` shows the line."""
+    if how == "info-attributes":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.py text eol=crlf\n")
+    else:
+        (tmp_path / "attrs").write_text("*.py text eol=crlf\n")
+        git(repo, "config", "core.attributesFile", str(tmp_path / "attrs"))
+    (repo / "calc.py").unlink()
+    git(repo, "checkout", "--", "calc.py")
+    assert b"\r\n" in (repo / "calc.py").read_bytes()
+    with (repo / "calc.py").open("ab") as f:
+        f.write(b"d = 1\r\n")
+    found = read_range(repo, "HEAD", None, 1_000_000)
+    (f,) = parse_diff(found.diff)
+    assert (f.path, f.added_lines, f.deleted_lines) == ("calc.py", 1, 0)
+    assert found.diff == git(repo, "diff", *gitrange.DIFF_OPTIONS, "HEAD", "--", ".")

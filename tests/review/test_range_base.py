@@ -234,6 +234,22 @@ def test_the_base_puts_back_a_file_the_checkouts_ident_hid(place):
 
 
 @pytest.mark.parametrize("head", HEAD_MODES)
+async def test_a_utf16_file_is_what_a_checkout_holds_in_both_runs(place, head):
+    """Review finding: a UTF-16 file (``working-tree-encoding``) was read as its bytes and exported as its
+    blob: against the working tree the tests' base got it as UTF-8 while the head kept UTF-16, with
+    ``--head`` both runs did, so a test reading it failed on the base (a break of the head then counts as
+    pre-existing). Both runs now hold what a checkout holds, and the file the change leaves is no change."""
+    res = "import pathlib, unittest\n\n\nclass R(unittest.TestCase):\n    def test_res(self):\n        self.assertEqual(pathlib.Path('res.txt').read_bytes().decode('utf-16-le'), 'caf\\u00e9\\r\\n')\n"  # fmt: skip
+    utf16 = {".gitattributes": "*.txt text working-tree-encoding=UTF-16LE eol=crlf\n", "test_res.py": res}
+    repo = base_repo(place, {**utf16, "res.txt": "caf\u00e9\r\n".encode("utf-16-le")})
+    commit(repo, {"calc.py": CALC.replace("a + b", "a - b")}, "head")
+    stage, binary = await stage_of(repo, head, place)
+    assert binary == [] and stage.unusable is None
+    assert stage.base is not None and stage.base.passed, stage.base.output
+    assert stage.pre_existing == [] and [g.test for g in stage.findings] == ["test_calc.T.test_add"]
+
+
+@pytest.mark.parametrize("head", HEAD_MODES)
 async def test_a_virtualenv_link_of_the_change_never_shows_a_host_directory(place, head, monkeypatch):
     """The change commits ``.venv -> /host/dir`` and the user's VIRTUAL_ENV is the checkout's .venv: with
     ``--head`` the test command's view was worked out from the exported tree, where no link is tracked

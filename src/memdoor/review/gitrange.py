@@ -16,14 +16,16 @@ Without ``--head``, ``HEAD`` is the working tree as a tree of its own (:func:`wo
 private repository whose index starts as the checkout's): a file git's stat cache calls unchanged is its
 indexed blob, unread; any other is read as ``git add`` reads it (end of line, links, execute bit) but
 never through ``ident``, which reads any ``$Id: … $`` as ``$Id$`` and so could hide a change the tests
-then run, a filter or a ``working-tree-encoding`` (:func:`_to_read` says which files are read).
+then run, or a filter (:func:`_to_read` says which files are read). A range in which a tracked file of
+either side has a ``working-tree-encoding`` that can make the file a checkout holds say something else
+than its blob (UTF-7 checks ``a + b`` out as ``a +- b``) is refused (:data:`SAFE_ENCODING`).
 
 The commit messages of ``BASE..HEAD`` (the newest :data:`MAX_COMMITS`, oldest first) go with the
 change's description (:func:`memdoor.review.description.messages_block`): untrusted text, bounded.
 
 With ``--head``, the review reads the head commit's tree, exported from git into the review's own
 directory (:func:`export_tree`: a fresh repository that borrows the checkout's objects, its index read
-from the commit, its files written by ``checkout-index`` as their blobs are, end of line aside), never
+from the commit, its files written by ``checkout-index`` as a checkout writes them, ``ident`` aside), never
 the user's working tree, which may hold something else. The base the tests run on comes from the base
 commit too, never from the diff reversed (which leaves out the binary files and meets the change's
 own end-of-line attributes): with ``--head`` its whole tree, exported the same way; against the
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -287,18 +290,27 @@ def _index_entries(root: Path) -> list[_Entry]:
     return list(out.values())
 
 
-LOSSY = ("ident", "filter", "working-tree-encoding")
+LOSSY = ("ident", "filter")
 """Attributes through which what git holds for a file may not be its bytes: ``ident`` (``$Id: … $`` is
-read as ``$Id$``), a filter (git-lfs: the index holds a pointer) and ``working-tree-encoding`` (the file
-re-encoded: UTF-7 writes ``a + b`` as ``a +- b``). git's stat cache, whose "clean" was decided through
-them, does not vouch for such a file's bytes (:func:`_to_read`)."""
-NEUTRAL_ATTRIBUTES = "* -ident -filter -working-tree-encoding\n"
-"""The ``info/attributes`` of the review's own repositories, above every ``.gitattributes``: a file is
-read (hashed) and written (exported) with end-of-line conversion only, no ``$Id$`` expanded or read
-back, no filter, no re-encoding, so the bytes the tests run are the blob the review shows."""
-READ_CONFIG = ("autocrlf", "eol", "symlinks", "filemode", "ignorecase", "precomposeunicode")
+read as ``$Id$``) and a filter (git-lfs: the index holds a pointer). git's stat cache, whose "clean" was
+decided through them, does not vouch for such a file's bytes (:func:`_to_read`)."""
+ENCODING = "working-tree-encoding"
+"""The attribute by which git re-encodes a file between its blob (UTF-8) and the working tree."""
+SAFE_ENCODING = re.compile(r"UTF-?8|(UTF-?(16|32)|UCS-?[24])(LE|BE)?(-?BOM)?", re.IGNORECASE)
+"""The ``working-tree-encoding`` values a range may hold (whole match): encodings whose text is the
+blob's, character for character, so the file a checkout holds (which the tests run) says what the
+review reads. Another one (UTF-7 checks ``a + b`` out as ``a +- b``; a Shift-JIS double byte may end in
+a backslash) is refused (:func:`_refuse_encoding`)."""
+NEUTRAL_ATTRIBUTES = "* -ident -filter\n"
+"""The last lines of the ``info/attributes`` of the review's own repositories, after the checkout's own
+(:func:`_borrowing`), so above everything: a file is read (hashed) and written (exported) as ``git add``
+and a checkout do (end of line, ``working-tree-encoding``) but with no ``$Id$`` expanded or read back and
+no filter."""
+MAX_ATTRIBUTES_BYTES = 1 << 20
+"""Most bytes of the checkout's ``info/attributes`` the review's repositories copy (more is refused)."""
+READ_CONFIG = ("autocrlf", "eol", "symlinks", "filemode", "ignorecase", "precomposeunicode", "attributesfile")
 """The checkout's ``core.*`` settings by which git reads a working tree file (end of line, links, the
-execute bit, names), given to the private repository that hashes it."""
+execute bit, names, the attributes file), given to the private repository that hashes it."""
 
 
 def _names(data: bytes) -> set[str]:
@@ -306,42 +318,70 @@ def _names(data: bytes) -> set[str]:
     return {p for p in data.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
+def _set_attributes(cwd: Path, paths: list[str], names: tuple[str, ...], *, cached: bool) -> list[list[str]]:
+    """(path, attribute, value) of each of ``names`` that ``paths`` of the repository at ``cwd`` have
+    (``cached``: by the index's ``.gitattributes`` alone), neither unspecified nor unset."""
+    where = ["--cached"] if cached else []
+    done = git(["check-attr", "-z", "--stdin", *where, *names], cwd, stdin="".join(f"{p}\0" for p in paths))
+    fields = _listed(done, keep_empty=True)
+    found = [fields[k : k + 3] for k in range(0, len(fields) - 2, 3)]
+    return [f for f in found if f[2] not in ("unspecified", "unset")]
+
+
+def _refuse_encoding(path: str, value: str, where: str) -> None:
+    """ReviewInputError (one line) when ``value``, the ``working-tree-encoding`` of ``path`` (by
+    ``where``), is not one of :data:`SAFE_ENCODING`."""
+    if not SAFE_ENCODING.fullmatch(value):
+        shown = [
+            "".join(c if c.isprintable() else ascii(c)[1:-1] for c in shown_name(t)) for t in (path, value)
+        ]
+        raise ReviewInputError(
+            f"{shown[0]}: working-tree-encoding {shown[1]} ({where}) can make the file the tests run say "
+            "what the review does not read; a range is reviewed only with UTF-8, UTF-16 or UTF-32 ones"
+        )
+
+
 def _attributes(root: Path, paths: list[str]) -> dict[str, set[str]]:
-    """Which of :data:`LOSSY` each of ``paths`` of the checkout at ``root`` has, by the working tree's
-    ``.gitattributes`` or the index's (git may have read the file by either): only the paths with one."""
+    """Which of :data:`LOSSY` and :data:`ENCODING` each of ``paths`` of the checkout at ``root`` has, by
+    the working tree's ``.gitattributes`` or the index's (git may have read the file by either): only the
+    paths with one. ReviewInputError for an encoding :func:`_refuse_encoding` refuses."""
     out: dict[str, set[str]] = {}
-    stdin = "".join(f"{p}\0" for p in paths)
-    for where in ([], ["--cached"]):
-        done = git(["check-attr", "-z", "--stdin", *where, *LOSSY], root, stdin=stdin)
-        fields = _listed(done, keep_empty=True)
-        for k in range(0, len(fields) - 2, 3):
-            path, name, value = fields[k : k + 3]
-            if value not in ("unspecified", "unset"):
-                out.setdefault(path, set()).add(name)
+    for cached in (False, True):
+        for path, name, value in _set_attributes(root, paths, (*LOSSY, ENCODING), cached=cached):
+            if name == ENCODING:
+                _refuse_encoding(path, value, "the working tree's attributes")
+            out.setdefault(path, set()).add(name)
     return out
 
 
+def _refuse_encodings_of_index(cwd: Path, what: str) -> None:
+    """ReviewInputError when a path of the index of the repository at ``cwd`` (a commit's tree, read
+    into an export) has an encoding :func:`_refuse_encoding` refuses, by that tree's attributes."""
+    paths = sorted(_names(_file_list(["ls-files", "-z"], cwd)))
+    for path, _name, value in _set_attributes(cwd, paths, (ENCODING,), cached=True):
+        _refuse_encoding(path, value, f"the attributes of {what}")
+
+
 def _to_read(root: Path, base: str, entries: list[_Entry]) -> tuple[list[_Entry], set[str]]:
-    """The entries of the checkout's index whose file is read, and those of them with ``ident`` (and no
-    ``working-tree-encoding``), which are their blob when exactly as git checks it out. The
-    others are their indexed blob: git's stat cache (``git diff-files``, which compares the content of a
-    racily clean one) says the file is what git last wrote or read for it. Read: what ``git diff-files``
-    names; a file with ``ident`` or a ``working-tree-encoding``, always (the cache's "clean" went through
-    it; the encoded bytes are what runs, never the blob they decode to); a file a filter stores
-    that the range changes (the index holds what the filter made of it, e.g. a pointer of git-lfs, and the
+    """The entries of the checkout's index whose file is read, and those of them with ``ident``, which are
+    their blob when exactly as git checks it out. The others are their indexed blob: git's stat cache
+    (``git diff-files``, which compares the content of a racily clean one) says the file is what git last
+    wrote or read for it. Read: what ``git diff-files`` names; a file with ``ident``, always (the cache's
+    "clean" went through it); a file a filter stores or with a ``working-tree-encoding`` that the range
+    changes (the index holds what the filter or the encoding made of it, e.g. a pointer of git-lfs, and the
     tests run the file; one the range leaves is the same file in both runs). Never a submodule, a
-    skip-worktree or an assume-unchanged path (:attr:`_Entry.as_indexed`)."""
+    skip-worktree or an assume-unchanged path (:attr:`_Entry.as_indexed`). ReviewInputError when any
+    tracked path has an encoding that :func:`_refuse_encoding` refuses (the tests may run any of them)."""
+    attrs = _attributes(root, [e.path for e in entries if e.mode != "160000"])
     entries = [e for e in entries if not e.as_indexed]
     if not entries:
         return [], set()
     dirty = _names(_file_list(["diff-files", "--name-only", "-z", "--ignore-submodules=all", "--"], root))
-    attrs = _attributes(root, [e.path for e in entries])
-    idents = {p for p, names in attrs.items() if "ident" in names and "working-tree-encoding" not in names}
-    encoded = {p for p, names in attrs.items() if "working-tree-encoding" in names}
-    filtered = {p for p, names in attrs.items() if "filter" in names}
-    if filtered:  # which of them the range changes: the index against the base, no file read
-        filtered &= _names(_file_list(["diff-index", "--cached", "--name-only", "-z", base, "--"], root))
-    wanted = dirty | idents | encoded | filtered
+    idents = {p for p, names in attrs.items() if "ident" in names}
+    converted = {p for p, names in attrs.items() if names & {"filter", ENCODING}}
+    if converted:  # which of them the range changes: the index against the base, no file read
+        converted &= _names(_file_list(["diff-index", "--cached", "--name-only", "-z", base, "--"], root))
+    wanted = dirty | idents | converted
     return [e for e in entries if e.path in wanted], idents
 
 
@@ -359,8 +399,9 @@ def _read_config(root: Path) -> list[str]:
 
 def _read_files(root: Path, git_dir: Path, entries: list[_Entry]) -> None:
     """Put the files of ``entries`` into ``git_dir``'s index (the checkout's index copied there) as ``git
-    add`` reads them, through :data:`NEUTRAL_ATTRIBUTES`: the checkout's end-of-line conversion, link,
-    execute bit (``core.symlinks`` false: a file stands for the link the index holds); written into
+    add`` reads them, through the checkout's attributes with :data:`NEUTRAL_ATTRIBUTES` last: the
+    checkout's end-of-line conversion and ``working-tree-encoding``, link, execute bit (``core.symlinks``
+    false: a file stands for the link the index holds); written into
     ``git_dir``'s objects. A path whose file is missing, not a file or a link, or under a link, is
     deleted. ReviewInputError with git's reason."""
     present, gone = [], []
@@ -427,11 +468,11 @@ def worktree_tree(root: Path, dest: Path, base: str) -> str:
     """The working tree of the checkout at ``root`` as a git tree, written into a new bare repository at
     ``dest`` (:func:`_borrowing`), whose index starts as the checkout's; its id. A path git's stat cache
     vouches for is its indexed blob, unread; the others (:func:`_to_read`, which needs the range's
-    ``base``) are read as ``git add`` reads them with end-of-line conversion only (:func:`_read_files`):
-    never through ``ident`` (which reads any ``$Id: … $`` as ``$Id$``: a change could hide from ``git diff
-    BASE`` and still run), a filter or a ``working-tree-encoding``. A file with ``ident`` (and no
-    encoding) exactly as git checks out its indexed blob is that blob. Submodules, skip-worktree and
-    assume-unchanged paths are read from the index, as ``git diff`` reads them."""
+    ``base``) are read as ``git add`` reads them (:func:`_read_files`: end of line, ``working-tree-encoding``)
+    but never through ``ident`` (which reads any ``$Id: … $`` as ``$Id$``: a change could hide from ``git
+    diff BASE`` and still run) or a filter. A file with ``ident`` exactly as git checks out its indexed blob
+    is that blob. Submodules, skip-worktree and assume-unchanged paths are read from the index, as ``git
+    diff`` reads them. ReviewInputError for an encoding :func:`_refuse_encoding` refuses."""
     git_dir = _borrowing(root, dest, bare=True, doing="read the working tree")
     entries = _index_entries(root)
     _in_private(git_dir, ["update-index", "-z", "--index-info"], "".join(_index_line(e) for e in entries))
@@ -466,9 +507,15 @@ def _compared(root: Path, base: str, head: str | None) -> Iterator[tuple[Path, l
 
 def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range:
     """The range ``base..head`` (``head`` None: ``base`` against the working tree) of the checkout at
-    ``root``. ReviewInputError for a bad revision, no change, only binary changes, or too large a diff."""
+    ``root``. ReviewInputError for a bad revision, no change, only binary changes, too large a diff, or a
+    ``working-tree-encoding`` of either side that :func:`_refuse_encoding` refuses (checked here, before
+    anything is reviewed, for the commits :func:`export_tree` writes for the tests)."""
     base_commit = resolve(root, base, "--base")
     head_commit = resolve(root, head, "--head") if head is not None else None
+    for commit, flag in ((base_commit, "--base"), (head_commit, "--head")):
+        if commit is not None:
+            with tempfile.TemporaryDirectory(prefix="memdoor-attributes-") as tmp:
+                _read_commit(root, commit, Path(tmp) / "tree", flag)
     with _compared(root, base_commit, head_commit) as (where, revisions):
         binary = binary_files(where, revisions)
         if len(binary) > MAX_BINARY:
@@ -485,17 +532,39 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
                  diff=diff, messages=messages, binary=binary)  # fmt: skip
 
 
+def _own_attributes(path: str) -> bytes:
+    """The checkout's ``info/attributes`` (at ``path``): its bytes, ending in a newline; none when it is
+    missing, unreadable or not a regular file (git ignores it then too). ReviewInputError when it is
+    larger than :data:`MAX_ATTRIBUTES_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        data = f.read(MAX_ATTRIBUTES_BYTES + 1)
+    if len(data) > MAX_ATTRIBUTES_BYTES:
+        raise ReviewInputError(
+            f"the checkout's info/attributes is larger than {MAX_ATTRIBUTES_BYTES:,} bytes"
+        )
+    return data if not data or data.endswith(b"\n") else data + b"\n"
+
+
 def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:
     """A new repository at ``dest`` (bare or not), of the object format of the checkout at ``root``, that
     borrows ``root``'s objects (``objects/info/alternates``): what it writes stays in it; its
-    ``info/attributes`` :data:`NEUTRAL_ATTRIBUTES`. Its git directory. ReviewInputError with git's reason,
-    saying what it was for (``doing``)."""
+    ``info/attributes`` the checkout's own (:func:`_own_attributes`: git reads a file of the checkout
+    through them) then :data:`NEUTRAL_ATTRIBUTES`, which win. Its git directory. ReviewInputError with
+    git's reason, saying what it was for (``doing``)."""
     found = git(
-        ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "objects"], root
-    )
+        ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "objects",
+         "--git-path", "info/attributes"], root,
+    )  # fmt: skip
     lines = found.stdout.split("\n")
-    if found.returncode != 0 or len(lines) < 2:
+    if found.returncode != 0 or len(lines) < 3:
         raise ReviewInputError(f"cannot find the objects of {root}: {_first(found.stderr)}")
+    own = _own_attributes(lines[2])
     dest.mkdir(parents=True)
     init = git(["init", "-q", "--template=", f"--object-format={lines[0]}", *(["--bare"] * bare), "."], dest)
     if init.returncode != 0:
@@ -505,34 +574,43 @@ def _borrowing(root: Path, dest: Path, *, bare: bool, doing: str) -> Path:
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_bytes(os.fsencode(lines[1]) + b"\n")
     (git_dir / "info").mkdir(exist_ok=True)
-    (git_dir / "info" / "attributes").write_text(NEUTRAL_ATTRIBUTES)
+    (git_dir / "info" / "attributes").write_bytes(own + NEUTRAL_ATTRIBUTES.encode())
     return git_dir
+
+
+def _read_commit(root: Path, commit: str, dest: Path, what: str) -> None:
+    """A new repository at ``dest`` (:func:`_borrowing`) whose index is ``commit``'s tree. ReviewInputError
+    with git's reason, or for an encoding of that tree that :func:`_refuse_encoding` refuses."""
+    _borrowing(root, dest, bare=False, doing=f"export the tree of {what}")
+    done = git(["read-tree", commit], dest)
+    if done.returncode != 0:
+        raise ReviewInputError(f"cannot export the tree of {what}: git read-tree: {_first(done.stderr)}")
+    _refuse_encodings_of_index(dest, what)
 
 
 def export_tree(
     root: Path, commit: str, dest: Path, *, paths: list[str] | None = None, what: str = "--head"
 ) -> Path:
     """The tree of ``commit`` (of the checkout at ``root``) as a checkout of its own at ``dest``: a new
-    repository borrowing ``root``'s objects (:func:`_borrowing`), its index read from the commit, its
-    files written by git (``checkout-index``: git's own checks on paths and links) as the blobs are,
-    through :data:`NEUTRAL_ATTRIBUTES`: the tree's own end-of-line attributes apply, as in any checkout
-    (the tests run what a checkout of the commit would, and the diff shows git's normal form), but no
-    ``ident``, filter or ``working-tree-encoding`` (UTF-7 would write ``a + b`` as ``a +- b``: the tests
-    would run what the review never read). ``paths``: only those of them the commit has.
-    ReviewInputError with git's reason, naming ``what`` the commit is."""
-    _borrowing(root, dest, bare=False, doing=f"export the tree of {what}")
-    steps: list[tuple[list[str], str | None]] = [
-        (["read-tree", commit], None),
-        (["checkout-index", "--all", "--force"], None),
-    ]
-    for n, (args, stdin) in enumerate(steps):
-        done = git(args, dest, stdin=stdin)
-        if done.returncode != 0:
-            raise ReviewInputError(f"cannot export the tree of {what}: git {args[0]}: {_first(done.stderr)}")
-        if n == 0 and paths is not None:  # only the paths asked for (and that the commit has)
-            have = set(_listed(git(["ls-files", "-z"], dest)))
-            wanted = [p for p in paths if p in have]
-            steps[1] = (["checkout-index", "--force", "-z", "--stdin"], "".join(f"{p}\0" for p in wanted))
+    repository borrowing ``root``'s objects, its index read from the commit (:func:`_read_commit`), its
+    files written by git (``checkout-index``: git's own checks on paths and links) as a checkout writes
+    them, through the checkout's ``info/attributes`` and :data:`NEUTRAL_ATTRIBUTES`: the tree's own
+    end-of-line and ``working-tree-encoding`` attributes apply (a UTF-16 file is UTF-16, as the tests
+    would find it in any checkout; an encoding that changes what the text says is refused,
+    :func:`_refuse_encoding`), but no ``ident`` (``$Id$`` stays as the blob, and the review, has it) and
+    no filter. ``paths``: only those of them the commit has. ReviewInputError with git's reason, naming
+    ``what`` the commit is."""
+    _read_commit(root, commit, dest, what)
+    args, stdin = ["checkout-index", "--all", "--force"], None
+    if paths is not None:  # only the paths asked for (and that the commit has)
+        have = set(_listed(git(["ls-files", "-z"], dest)))
+        args, stdin = (
+            ["checkout-index", "--force", "-z", "--stdin"],
+            "".join(f"{p}\0" for p in paths if p in have),
+        )
+    done = git(args, dest, stdin=stdin)
+    if done.returncode != 0:
+        raise ReviewInputError(f"cannot export the tree of {what}: git checkout-index: {_first(done.stderr)}")
     return dest
 
 
@@ -595,7 +673,7 @@ def _remove(top: Path, rel: str) -> None:
 
 def restore_base(root: Path, commit: str, copy: Path, scratch: Path) -> None:
     """Make ``copy`` (a copy of the working tree of the checkout at ``root``) ``commit``'s where the two
-    differ (the working tree read as its bytes, :func:`worktree_tree`): every path :func:`changed_paths`
+    differ (the working tree read as :func:`worktree_tree` reads it): every path :func:`changed_paths`
     names is removed, then written back as ``commit`` has it (exported by git into ``scratch``,
     :func:`export_tree`, and moved in; no link of ``copy`` is followed). Files git does not track (the
     working tree's own) stay. ReviewInputError with git's reason."""
