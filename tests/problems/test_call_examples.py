@@ -14,7 +14,7 @@ import pytest
 
 from bounded_helpers import ends, lines_run
 from memdoor.problems import call_examples
-from memdoor.problems.call_examples import MAX_CALL_TEXT, MAX_CALLS, functional_examples
+from memdoor.problems.call_examples import MAX_CALL_TEXT, MAX_CALLS, MAX_PARSE_CHARS, functional_examples
 from memdoor.problems.signatures import Target
 
 F = Target("f", params=("x",))
@@ -74,21 +74,38 @@ def test_the_calls_of_a_line_are_read_in_work_linear_in_its_length(line):
     assert tests == []
 
 
-def test_calls_with_a_result_are_parsed_at_most_max_calls_times(monkeypatch):
-    """Each call followed by an arrow or ``=`` costs parses of up to 2,000 characters; past MAX_CALLS (in the
-    check for a formula, then in the examples) the rest of the request is not read for them."""
+def test_calls_with_a_result_are_parsed_within_a_budget_of_characters(monkeypatch):
+    """Each call followed by an arrow or ``=`` costs parses of its arguments and of up to 2,000 characters
+    after it; once a reader has spent MAX_PARSE_CHARS (in the check for a formula, then in the examples)
+    the rest of the request is not read for them."""
     parsed = []
     real = call_examples.call_args
 
     def counted(text, params):
         parsed.append(text)
-        assert len(parsed) <= 2 * MAX_CALLS, "calls parsed without a bound"
         return real(text, params)
 
     monkeypatch.setattr(call_examples, "call_args", counted)
-    text = "Write f(x).\n" + "f(1) = f(1) + 1\n" * 5_000  # 5,000 calls with "=" after them, no example
+    line = "f(1) = f(1) + " + "1 + " * 300 + "1\n"  # every call reads a long value
+    text = "Write f(x).\n" + line * 80  # 80 lines, 2 calls each, with "=" after them, no example
+    assert len(text) < MAX_CALL_TEXT
     assert functional_examples(text, F) == []
-    assert len(parsed) == 2 * MAX_CALLS
+    assert 0 < len(parsed) < 2 * 160  # stopped by the budget, not by the end of the text
+    assert len(parsed) <= 2 * (MAX_PARSE_CHARS // MAX_CALLS)
+
+
+def test_an_example_after_hundreds_of_calls_that_do_not_parse_is_read():
+    text = "Write f(x).\n" + "".join(f"f(n{i}) == n{i} + 1\n" for i in range(300)) + "So f(1) == 2 holds.\n"
+    assert [(t.input, t.output) for t in functional_examples(text, F)] == [("1", "2")]
+
+
+def test_a_line_the_cap_cuts_gives_no_example():
+    filler = "Some words of the statement.\n" * (MAX_CALL_TEXT // 29 + 10)
+    head = "Write f(x).\nFirst, f(1) == 2.\n" + filler
+    text = head[: MAX_CALL_TEXT - 11] + "\nf(5) == 12345.\n"  # the cap falls inside 12345
+    seen = {(t.input, t.output) for t in functional_examples(text, F)}
+    assert ("5", "12") not in seen  # the cut line is no example ("12345", read whole elsewhere, may be)
+    assert ("1", "2") in seen
 
 
 def test_examples_are_read_in_the_first_max_call_text_characters():

@@ -7,8 +7,10 @@ by name, put in the signature's order), calls joined to a result anywhere in a l
 The work is linear in the request, whatever it holds (a request is untrusted input, read by ``memdoor serve``
 before it answers anyone): the regular expressions do not backtrack over a line more than a bounded number of
 times, the brackets of a line are matched in one pass over them (:func:`_closings`), calls written with their
-result are read in the first :data:`MAX_CALL_TEXT` characters of a request, and at most :data:`MAX_CALLS` of
-them are parsed. A longer request is still read, and answered; only the calls written past that are not.
+result are read in the first :data:`MAX_CALL_TEXT` characters of a request (a line the limit cuts is left out
+whole), and at most :data:`MAX_PARSE_CHARS` characters of such calls and their results are parsed by each
+reader (a ``For …`` line's arguments over :data:`_VALUE_CHARS` characters are not read). A longer request is
+still read, and answered; only the calls written past that are not.
 """
 
 from __future__ import annotations
@@ -69,8 +71,12 @@ MAX_CALL_TEXT = 100_000
 """Characters of a request read for calls written with their result (``f(1) == 2``), at most: matching a
 line's brackets is a pass over them in Python."""
 MAX_CALLS = 2 * MAX_INLINE
-"""Calls followed by a result (an arrow, ``=``) parsed in one request by one reader, at most: each costs up
-to a few dozen parses of :data:`_VALUE_CHARS` characters (the calls after it are not read)."""
+"""Calls followed by a result (an arrow, ``=``) of :data:`_VALUE_CHARS` characters each that one reader
+parses in one request, at most: the reader's budget is :data:`MAX_PARSE_CHARS`."""
+MAX_PARSE_CHARS = MAX_CALLS * _VALUE_CHARS
+"""Characters of calls and of their results one reader parses in one request, at most (a result costs up to
+a few dozen parses of what it is charged); short calls that do not parse cost little, so an example after
+hundreds of them is still read. The calls after the budget is spent are not read."""
 _MARKS = re.compile(r"[()\[\]{}'\"\\]")
 """What matching brackets reads: brackets, quotes, backslashes."""
 
@@ -185,7 +191,10 @@ def _first_value(text: str) -> tuple[bool, Any]:
 def _call_lines(text: str, call: re.Pattern[str]) -> Iterator[tuple[str, dict[int, int], re.Match[str]]]:
     """``(line, its closings, a call)`` for the calls ``call`` finds in the first :data:`MAX_CALL_TEXT`
     characters of ``text`` (backticks left out)."""
-    for raw in text[:MAX_CALL_TEXT].splitlines():
+    head = text[:MAX_CALL_TEXT]
+    if len(text) > MAX_CALL_TEXT:  # a line the cap cuts is left out whole: "f(1) == 12|345" is no example
+        head = head.rpartition("\n")[0]
+    for raw in head.splitlines():
         line = raw.replace("`", "")
         calls = list(call.finditer(line))
         if calls:
@@ -197,16 +206,16 @@ def _call_lines(text: str, call: re.Pattern[str]) -> Iterator[tuple[str, dict[in
 def _defined_by_formula(text: str, name: str, call: re.Pattern[str]) -> bool:
     """Whether ``text`` defines ``name`` by a formula (``tri(n) = 1 + n / 2``): its ``f(1) = 3`` lines
     are then values of the formula, not necessarily of the function asked for."""
-    parsed = 0
+    spent = 0
     for line, closes, m in _call_lines(text, call):
         end = _closing(closes, m.end() - 1)
         if end is None or not re.match(r"\s*=(?!=)", line[end + 1 : end + 20]):
             continue
+        spent += 1 + end - m.end()
+        if spent > MAX_PARSE_CHARS:
+            break
         if call_args(line[m.end() : end], None) is None:
             return True
-        parsed += 1
-        if parsed >= MAX_CALLS:
-            break
     return False
 
 
@@ -218,7 +227,7 @@ def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
     call = re.compile(rf"(?<![\w.]){re.escape(name)}\(")
     found = []
     defined = _defined_by_formula(text, name, call)
-    parsed = 0
+    spent = 0
     for line, closes, m in _call_lines(text, call):
         if line.lstrip().startswith(">>>"):
             continue
@@ -228,11 +237,12 @@ def _inline_examples(text: str, target: Target) -> list[tuple[list[Any], Any]]:
         arrow = _EXAMPLE_ARROW.match(line, end + 1)
         if not arrow or (defined and arrow.group(0).strip() == "="):
             continue
-        parsed += 1
-        if parsed > MAX_CALLS:
+        value = line[arrow.end() : arrow.end() + _VALUE_CHARS]
+        spent += 1 + end - m.end() + len(value)
+        if spent > MAX_PARSE_CHARS:
             break
         args = call_args(line[m.end() : end], target.params)
-        ok, expected = _first_value(line[arrow.end() : arrow.end() + _VALUE_CHARS])
+        ok, expected = _first_value(value)
         if args is not None and ok:
             found.append((args, expected))
             if len(found) >= MAX_INLINE:
