@@ -90,6 +90,8 @@ def test_scrub_removes_the_url_and_pieces_of_its_password_from_any_text():
         ("openai:Qwen/Qwen2.5@http://gpu-1:8000/v1?request_timeout_s=1800",) * 2,
         ("local:qwen2.5-coder-0.5b?ctx=8192",) * 2,
         ("scripted:/tmp/answers.json",) * 2,
+        ("scripted:/tmp/x@y/answers.json",) * 2,  # only openai specs hold a URL: a path's "@" is no user info
+        ("local:m@x",) * 2,
         ("openai:s3://bucket/llama-8b@http://127.0.0.1:8000/v1",) * 2,  # "://" in the name
         ("openai:llama3:8b@http://h:8000/v1",) * 2,
         # the user info runs to the URL's last "@", whatever comes before it

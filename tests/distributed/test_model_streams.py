@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from dist_helpers import ISSUE_PROMPT, ChatEndpoint, WorkerProc, one_call, wait_for, work_tally
 
+from memdoor.core.errors import ModelUnavailable
 from memdoor.core.net import redact_spec
 from memdoor.distributed.jobs import Keys
 from memdoor.distributed.remote import RemoteConfig, RemoteRun
@@ -21,6 +23,10 @@ TESTS = [{"input": ["abba"], "output": True}, {"input": ["abc"], "output": False
 def test_a_spec_is_served_under_its_shown_spec_and_a_digest_of_it_when_it_holds_a_secret():
     plain = "openai:s3://bucket/llama-8b@http://127.0.0.1:8000/v1"
     assert served_name(plain, None) == plain == served_name(plain, KEY)  # nothing hidden: the name unchanged
+    path = "scripted:/tmp/runs/x@y/answers.json"  # a path holding "@": no user info, the name unchanged
+    assert (
+        served_name(path, None) == path == served_name(path, KEY) == served_name(served_name(path, KEY), KEY)
+    )
     names = {
         served_name(f"openai:m@http://{user}@h:8000/v1", key)
         for user in (f"alice:{GOOD}", f"alice:{WRONG}", "alice", "bob")
@@ -82,3 +88,18 @@ def test_workers_with_other_credentials_for_one_endpoint_answer_none_of_each_oth
     answer = json.loads(raw)
     assert answer["status"] == "done" and list(answer["workers"]) == ["wgood"], answer
     assert "401" not in workers[0].log and GOOD not in raw.decode() and WRONG not in workers[0].log
+
+
+def test_a_caller_without_the_workers_team_key_is_told_so(tmp_path, server, r):
+    endpoint = ChatEndpoint(user="alice", password=GOOD)
+    spec = f"openai:m@http://alice:{GOOD}@127.0.0.1:{endpoint.port}/v1"
+    env = {"MEMDOOR_TEAM_KEY": "team-key-model-streams-77d0a1c4"}
+    worker = WorkerProc(tmp_path, "wkeyed", spec, server.url, role="answer", env=env)
+    try:
+        wait_for(lambda: "serving" in worker.log, 120, "wkeyed serving", procs=[worker])
+        with pytest.raises(ModelUnavailable) as e:  # this process has no team key: another digest
+            one_call(RemoteRun(RemoteConfig(url=server.url, poll=0.2, wait_for_worker=1)), spec)
+    finally:
+        worker.stop()
+        endpoint.close()
+    assert "MEMDOOR_TEAM_KEY" in str(e.value) and GOOD not in str(e.value)

@@ -96,8 +96,12 @@ def redact_spec(spec: str) -> str:
     ``#`` is covered), and secret options (``?token=...``) as ``***``. A spec whose URL has no
     ``scheme://`` does not parse, and is shown as ``BACKEND:NAME@<redacted>`` (``NAME`` up to its first
     ``@``; ``<redacted>`` too when it holds a ``:``, as ``user:password`` would); options holding an
-    ``@`` as ``?<redacted>``. A spec with no secret is unchanged. Linear in the spec's length."""
+    ``@`` as ``?<redacted>``. Only ``openai:`` specs hold a URL: another backend's spec
+    (``scripted:a@b.json``, a path) is shown as it is but for secret options. A spec with no secret is
+    unchanged. Linear in the spec's length."""
     backend, sep, rest = spec.partition(":")
+    if backend != "openai":  # the one backend whose spec holds a URL: a path's "@" is no user info
+        return _SECRET_PARAM.sub(r"\1***", spec)
     head, query = split_options(rest)
     model, url = split_model_url(head)
     if url is None:

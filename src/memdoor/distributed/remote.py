@@ -212,8 +212,9 @@ class RemoteRun:
                     no_worker_since = no_worker_since or time.monotonic()
                     if time.monotonic() - no_worker_since >= cfg.wait_for_worker:
                         raise ModelUnavailable(
-                            f"no live worker serves model {job.model!r} "
-                            f"(waited {cfg.wait_for_worker:g}s; start one with memdoor worker --model ...)"
+                            f"no live worker serves model {job.model!r} (waited {cfg.wait_for_worker:g}s; "
+                            + await self._why_unserved(job.model)
+                            + ")"
                         )
                 backoff.reset()
             except REDIS_DOWN as e:
@@ -227,6 +228,19 @@ class RemoteRun:
                 f"{describe(last_error, cfg.url)}"
             )
         raise ModelTimeout(f"job {job.id} for {job.model!r} got no result within {cfg.job_timeout:g}s")
+
+    async def _why_unserved(self, model: str) -> str:
+        """What to do about no worker serving ``model``: a worker serving the same shown spec under
+        another digest holds other credentials or another team key (:func:`served_name`)."""
+        shown, digest, _ = model.rpartition("#")
+        if digest and shown:
+            agents = await live_agents(self.redis, self.keys)
+            if any(str(a.get("model", "")).rpartition("#")[0] == shown for a in agents.values()):
+                return (
+                    "a worker serves this endpoint under another digest: it holds other credentials, or "
+                    "another MEMDOOR_TEAM_KEY than this process; give both the same"
+                )
+        return "start one with memdoor worker --model ..."
 
     async def _served(self, model: str) -> bool:
         agents = await live_agents(self.redis, self.keys)
