@@ -88,6 +88,10 @@ REDACTED = "<redacted>"
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+_PATH_BACKENDS = frozenset({"local", "scripted"})
+"""Backends whose spec names a model or a file, never a URL."""
+
+
 def redact_spec(spec: str) -> str:
     """A model spec (``openai:MODEL@http://user:pw@host/v1?api_key=...``) fit for an answer, an error
     message, a log line or a Redis value. The spec is cut as the backends cut it (``BACKEND:``, then
@@ -96,11 +100,12 @@ def redact_spec(spec: str) -> str:
     ``#`` is covered), and secret options (``?token=...``) as ``***``. A spec whose URL has no
     ``scheme://`` does not parse, and is shown as ``BACKEND:NAME@<redacted>`` (``NAME`` up to its first
     ``@``; ``<redacted>`` too when it holds a ``:``, as ``user:password`` would); options holding an
-    ``@`` as ``?<redacted>``. Only ``openai:`` specs hold a URL: another backend's spec
-    (``scripted:a@b.json``, a path) is shown as it is but for secret options. A spec with no secret is
-    unchanged. Linear in the spec's length."""
+    ``@`` as ``?<redacted>``. A spec of a backend that holds no URL (:data:`_PATH_BACKENDS`:
+    ``scripted:a@b.json``, a path) is shown as it is but for secret options; any other backend's (one
+    that does not exist included) as an ``openai:`` spec. A spec with no secret is unchanged. Linear in the
+    spec's length."""
     backend, sep, rest = spec.partition(":")
-    if backend != "openai":  # the one backend whose spec holds a URL: a path's "@" is no user info
+    if backend in _PATH_BACKENDS:  # a name or a path: its "@" is no user info
         return _SECRET_PARAM.sub(r"\1***", spec)
     head, query = split_options(rest)
     model, url = split_model_url(head)
