@@ -296,9 +296,7 @@ class TeamService:
                 trace_id=solution.trace_id,
             )
         if not solution.code.strip():
-            why = solution.error or (
-                "; ".join(f"{f.agent}: {f.error}" for f in solution.failures)
-                or f"no candidate had a code block (stopped: {solution.stopped})"
+            raise NoSolution(
+                f"the team produced no code: {solution.why_no_code()}", trace_id=solution.trace_id
             )
-            raise NoSolution(f"the team produced no code: {why}", trace_id=solution.trace_id)
         return ServedRun(job, solution, problem, source)
