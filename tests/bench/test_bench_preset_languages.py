@@ -1,6 +1,6 @@
 """``memdoor solve --team best`` chooses from the shipped measurement of the problem's language: HumanEval's for
-Python, HumanEval-X JavaScript's for JavaScript, HumanEval's (saying so) for Rust; the JavaScript one is the
-committed runs as their reports give them. No model runs: the solve stops once the team is chosen."""
+Python, HumanEval-X JavaScript's for JavaScript, HumanEval-X Rust's for Rust (HumanEval's, saying so, when it
+has no row of the user's models); each is the committed runs as their reports give them. No model runs: the solve stops once the team is chosen."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memdoor.bench import preset
-from memdoor.bench.preset import SHIPPED_JS_RUNS, build_shipped, shipped
+from memdoor.bench.preset import PRESETS, build_shipped, shipped
 from memdoor.commands import solve
 from memdoor.core.errors import ResultsStoreError
 
@@ -23,8 +23,11 @@ class Chosen(Exception):
     """Raised in place of solving: the configuration --team best chose."""
 
 
-def chosen(monkeypatch, capsys, *argv: str) -> tuple[object, list[str]]:
-    """The configuration ``memdoor solve ARGV --team best`` would run, with both models, and its stderr lines."""
+def chosen(
+    monkeypatch, capsys, *argv: str, budget: str = BUDGET, models: tuple[str, ...] = (SMALL, BIG)
+) -> tuple[object, list[str]]:
+    """The configuration ``memdoor solve ARGV --team best`` would run with ``models`` (default both) within
+    ``budget``, and its stderr lines."""
 
     async def stop(problem, config, live, redis=None):
         raise Chosen(config)
@@ -33,7 +36,7 @@ def chosen(monkeypatch, capsys, *argv: str) -> tuple[object, list[str]]:
     parser = argparse.ArgumentParser()
     solve.configure(parser)
     args = parser.parse_args(
-        [*argv, "--team", "best", "--budget-compute", BUDGET, "--model", SMALL, "--model", BIG, "--no-live"]
+        [*argv, "--team", "best", "--budget-compute", budget, *(f"--model={m}" for m in models), "--no-live"]
     )
     with pytest.raises(Chosen) as stopped:
         solve.run(args)
@@ -62,26 +65,48 @@ def test_a_javascript_problem_gets_a_row_of_the_javascript_measurement_a_python_
     assert "(this one in benchmarks/results/humaneval-v2," in lines[0]
 
 
-def test_a_rust_problem_gets_humaneval_s_row_saying_so(monkeypatch, capsys):
+def test_a_rust_problem_gets_a_row_of_the_rust_measurement_where_the_1_5b_alone_wins(monkeypatch, capsys):
+    """In Rust the 1.5B given more draws beats the mixed cascade at less compute (63 against 54), so with both
+    models the choice is one 1.5B draw at 2.5e12 and its two draws and the vote from 2.8e12 — where a Python
+    problem gets a team (HumanEval's adaptive:5 of the 0.5B at 2.5e12)."""
     config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0")
+    assert (config.strategy.name, config.strategy.agents, config.models) == ("single", 1, [BIG])
+    assert len(lines) == 1 and " on humaneval-rust, " in lines[0]
+    assert "(this one in benchmarks/results/humaneval-rust-matched," in lines[0]
+    for budget in ("3e12", "1e13"):
+        config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0", budget=budget)
+        assert config.models == [BIG] and config.strategy.name != "cascade", (budget, lines)
+    assert lines[0].startswith(
+        "team best at ≤ 1e+13 FLOPs per problem on average: adaptive:5@local:qwen2.5-coder-1.5b — solved 70/163"
+    )
+    assert config.budget.compute == 2.4e13  # the run's own budget, as measured
+
+
+def test_a_rust_problem_with_only_the_0_5b_gets_humaneval_s_row_saying_so(monkeypatch, capsys):
+    """Rust's measurement has no row of the 0.5B alone: HumanEval's answers, and the first line says so."""
+    config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0", models=(SMALL,))
     assert (config.strategy.name, config.models) == ("adaptive", [SMALL])
-    assert lines[0] == "no measurement on Rust; using HumanEval's"
+    assert lines[0] == "no measurement with the models you have on Rust; using HumanEval's"
     assert len(lines) == 2 and " on humaneval, " in lines[1]
 
 
-def test_the_javascript_measurement_is_the_committed_runs_as_their_reports_give_them(tmp_path):
+@pytest.mark.parametrize("language, suite", [("javascript", "humaneval-js"), ("rust", "humaneval-rust")])
+def test_each_language_s_measurement_is_the_committed_runs_as_their_reports_give_them(
+    tmp_path, language, suite
+):
     """Rebuilt from the committed runs' portable files, it is the shipped file, row for row; none of its rows
     is one today's code would run otherwise (stale)."""
-    shipped_js = shipped("javascript")
-    assert shipped_js.suite == "humaneval-js"
-    assert [r.source for r in shipped_js.runs] == [f"benchmarks/results/{n}" for n in SHIPPED_JS_RUNS]
-    assert shipped_js.skipped == []
+    file, runs = PRESETS[language]
+    m = shipped(language)
+    assert m.suite == suite
+    assert [r.source for r in m.runs] == [f"benchmarks/results/{n}" for n in runs]
+    assert m.skipped == []
     try:
-        rebuilt = build_shipped("javascript", REPO, tmp_path)
+        rebuilt = build_shipped(language, REPO, tmp_path)
     except ResultsStoreError as e:
         pytest.skip(str(e))
-    assert rebuilt == shipped_js
-    text = (Path(preset.__file__).parent / preset.SHIPPED_JS).read_text(encoding="utf-8")
+    assert rebuilt == m
+    text = (Path(preset.__file__).parent / file).read_text(encoding="utf-8")
     assert text == preset.shipped_text(rebuilt)  # byte for byte, as write_shipped writes it
 
 
@@ -95,3 +120,15 @@ def test_the_javascript_rows_are_those_benchmarks_md_gives():
     assert by_name[f"parallel:2@{BIG}"] == (110, 161, "humaneval-js-matched")
     only_big = preset.choose(m, 5e12, lambda models: set(models) <= {BIG})
     assert only_big.name == f"adaptive:5@{BIG}" and only_big.solved == 119
+
+
+def test_the_rust_rows_are_those_benchmarks_md_gives():
+    m = shipped("rust")
+    by_name = {r.name: (r.solved, r.total) for r in m.rows}
+    assert by_name == {
+        f"single@{BIG}": (54, 163),
+        f"cascade:5@{BIG}*1+{SMALL}*4": (54, 163),
+        f"parallel:2@{BIG}": (63, 163),
+        f"parallel:3@{BIG}": (68, 163),
+        f"adaptive:5@{BIG}": (70, 163),
+    }

@@ -9,8 +9,9 @@ not with X as a per-problem cap (a row whose mean is X spends more than X on som
 The measurement is the one shipped with memdoor for the problem's language (:data:`PRESETS`, each built by
 :func:`combine` from committed runs, each row saying its run: HumanEval's, :data:`SHIPPED` from
 :data:`SHIPPED_RUNS`, for Python problems; HumanEval-X JavaScript's, :data:`SHIPPED_JS` from
-:data:`SHIPPED_JS_RUNS`, for JavaScript ones; HumanEval's, saying so, for a language with none:
-:func:`shipped_for`), or the user's own bench directory (``--from DIR``: any models, remote ones included,
+:data:`SHIPPED_JS_RUNS`, for JavaScript ones; HumanEval-X Rust's, :data:`SHIPPED_RUST` from
+:data:`SHIPPED_RUST_RUNS`, for Rust ones; HumanEval's, saying so, for a language with none or whose
+measurement has no row of the user's models: :func:`shipped_for`), or the user's own bench directory (``--from DIR``: any models, remote ones included,
 with the sizes the run was given; a committed run is rebuilt from its portable files first). Only rows
 today's code would run as they ran are measured (:func:`stale`: the settings a resumed bench compares, and
 the revision); the others are listed in ``skipped``. A measurement holds for the suite it was made on; it
@@ -61,11 +62,25 @@ table takes its rows: the 1.5B alone and the mixed ``parallel:5`` and strong-rep
 today's code no longer does, though its recorded settings are the same), its ``single`` from
 ``humaneval-js-clean``; ``humaneval-js-matched`` adds the mixed ``cascade:5`` and the 1.5B given the same
 compute (two and three draws, repairing its own drafts, ``adaptive:5``)."""
-PRESETS = {"python": (SHIPPED, SHIPPED_RUNS), "javascript": (SHIPPED_JS, SHIPPED_JS_RUNS)}
+SHIPPED_RUST = "presets/humaneval-rust.json"
+"""The measurement shipped with memdoor for Rust problems (HumanEval-X Rust, 163 problems)."""
+SHIPPED_RUST_RUNS = ("humaneval-rust-matched",)
+"""The committed run :data:`SHIPPED_RUST` is built from: the Rust confirmation (BENCHMARKS.md's Rust table),
+the 1.5B alone (one, two and three draws, ``adaptive:5``) and the mixed ``cascade:5``. It has no row of the
+0.5B alone, so a user with only the 0.5B is answered from HumanEval's, saying so (:func:`shipped_for`)."""
+PRESETS = {
+    "python": (SHIPPED, SHIPPED_RUNS),
+    "javascript": (SHIPPED_JS, SHIPPED_JS_RUNS),
+    "rust": (SHIPPED_RUST, SHIPPED_RUST_RUNS),
+}
 """The shipped measurement of each problem language: its file and the committed runs it is built from."""
 FALLBACK = "python"
 """The language whose measurement a problem of a language without one is given (HumanEval's)."""
-SUITE_NAMES = {"humaneval": "HumanEval", "humaneval-js": "HumanEval-X JavaScript"}
+SUITE_NAMES = {
+    "humaneval": "HumanEval",
+    "humaneval-js": "HumanEval-X JavaScript",
+    "humaneval-rust": "HumanEval-X Rust",
+}
 """The shipped measurements' suites as the output names them."""
 
 
@@ -202,13 +217,19 @@ def shipped(language: str = FALLBACK) -> Measurement:
     return Measurement.model_validate_json(text)
 
 
-def shipped_for(language: str | None) -> tuple[Measurement, str | None]:
+def shipped_for(
+    language: str | None, usable: Callable[[list[str]], bool] = lambda models: True
+) -> tuple[Measurement, str | None]:
     """The shipped measurement a problem in ``language`` chooses from (None: not known, HumanEval's), and a
-    line saying it is another language's when ``language`` has none of its own (else None)."""
-    if language is None or language in PRESETS:
-        return shipped(language or FALLBACK), None
+    line saying it is another language's (else None): when ``language`` has none of its own, or when none of
+    its own rows uses only ``usable`` models (e.g. Rust's, which has no row of the 0.5B alone)."""
+    language = language or FALLBACK
+    own = shipped(language) if language in PRESETS else None
+    if own is not None and (language == FALLBACK or any(usable(r.models) for r in own.rows)):
+        return own, None
     name, fallback = NAMES.get(language, language), shipped(FALLBACK)
-    return fallback, f"no measurement on {name}; using {SUITE_NAMES.get(fallback.suite, fallback.suite)}'s"
+    why = "no measurement" if own is None else "no measurement with the models you have"
+    return fallback, f"{why} on {name}; using {SUITE_NAMES.get(fallback.suite, fallback.suite)}'s"
 
 
 def from_directory(directory: str, source: str | None = None) -> Measurement:

@@ -233,12 +233,13 @@ def best_config(args: argparse.Namespace, language: str | None = None):
     from memdoor.run.config import SolveConfig, StrategySpec
 
     check_best(args)
+    usable = usable_models(args)
     m, note = (
         (preset.from_directory(args.measured_from), None)
         if args.measured_from
-        else preset.shipped_for(language)
+        else preset.shipped_for(language, usable)
     )
-    row = preset.choose(m, args.budget_compute, usable_models(args))
+    row = preset.choose(m, args.budget_compute, usable)
     args.preset_line = "\n".join(filter(None, (note, preset.describe(row, m, args.budget_compute))))
     run = m.run_of(row)
     # --budget-compute only chose the row (by its mean): it runs with the budget it was measured with
