@@ -1,6 +1,7 @@
-"""``memdoor solve --team best`` chooses from the shipped measurement of the problem's language: HumanEval's for
-Python, HumanEval-X JavaScript's for JavaScript, HumanEval-X Rust's for Rust (HumanEval's, saying so, when it
-has no row of the user's models); each is the committed runs as their reports give them. No model runs: the solve stops once the team is chosen."""
+"""``memdoor solve --team best`` chooses from the shipped measurement of the problem's language: HumanEval's
+for Python, HumanEval-X JavaScript's for JavaScript, HumanEval-X Rust's for Rust (HumanEval's, saying so, when
+it has no row of the user's models); each is the committed runs as their reports give them. No model runs:
+the solve stops once the team is chosen."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from memdoor.bench import preset
 from memdoor.bench.preset import PRESETS, build_shipped, shipped
 from memdoor.commands import solve
-from memdoor.core.errors import ResultsStoreError
+from memdoor.core.errors import ResultsStoreError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL, BIG = "local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b"
@@ -73,9 +74,13 @@ def test_a_rust_problem_gets_a_row_of_the_rust_measurement_where_the_1_5b_alone_
     assert (config.strategy.name, config.strategy.agents, config.models) == ("single", 1, [BIG])
     assert len(lines) == 1 and " on humaneval-rust, " in lines[0]
     assert "(this one in benchmarks/results/humaneval-rust-matched," in lines[0]
-    for budget in ("3e12", "1e13"):
+    # from 3.42e12 the cascade fits the budget too, and loses to the 1.5B's own rows at every budget
+    for budget, strategy in (("3e12", "parallel:2"), ("4e12", "parallel:2"), ("4.5e12", "parallel:3")):
         config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0", budget=budget)
-        assert config.models == [BIG] and config.strategy.name != "cascade", (budget, lines)
+        assert config.models == [BIG] and f"{config.strategy.name}:{config.strategy.agents}" == strategy, (
+            lines
+        )
+    config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0", budget="1e13")
     assert lines[0].startswith(
         "team best at ≤ 1e+13 FLOPs per problem on average: adaptive:5@local:qwen2.5-coder-1.5b — solved 70/163"
     )
@@ -88,6 +93,23 @@ def test_a_rust_problem_with_only_the_0_5b_gets_humaneval_s_row_saying_so(monkey
     assert (config.strategy.name, config.models) == ("adaptive", [SMALL])
     assert lines[0] == "no measurement with the models you have on Rust; using HumanEval's"
     assert len(lines) == 2 and " on humaneval, " in lines[1]
+
+
+def test_below_every_row_of_its_language_the_error_names_that_language_s_cheapest_row():
+    """A budget under Rust's cheapest row (one 1.5B draw, 1.31e12) is not answered from HumanEval's; and a
+    JavaScript problem with models no measurement has keeps its own suite in the error."""
+    both = lambda models: set(models) <= {SMALL, BIG}  # noqa: E731
+    m, note = preset.shipped_for("rust", both)
+    assert (m.suite, note) == ("humaneval-rust", None)
+    with pytest.raises(
+        UsageError, match=r"humaneval-rust-matched costs that little; the cheapest is single@"
+    ):
+        preset.choose(m, 1e12, both)
+    remote = lambda models: set(models) <= {"openai:gpt-x@http://127.0.0.1:9/v1"}  # noqa: E731
+    m, note = preset.shipped_for("javascript", remote)
+    assert (m.suite, note) == ("humaneval-js", None)
+    with pytest.raises(UsageError, match="humaneval-js-matched uses only models you have"):
+        preset.choose(m, 1e13, remote)
 
 
 @pytest.mark.parametrize("language, suite", [("javascript", "humaneval-js"), ("rust", "humaneval-rust")])

@@ -11,8 +11,9 @@ The measurement is the one shipped with memdoor for the problem's language (:dat
 :data:`SHIPPED_RUNS`, for Python problems; HumanEval-X JavaScript's, :data:`SHIPPED_JS` from
 :data:`SHIPPED_JS_RUNS`, for JavaScript ones; HumanEval-X Rust's, :data:`SHIPPED_RUST` from
 :data:`SHIPPED_RUST_RUNS`, for Rust ones; HumanEval's, saying so, for a language with none or whose
-measurement has no row of the user's models: :func:`shipped_for`), or the user's own bench directory (``--from DIR``: any models, remote ones included,
-with the sizes the run was given; a committed run is rebuilt from its portable files first). Only rows
+measurement has no row of the user's models where HumanEval's has one: :func:`shipped_for`), or the user's
+own bench directory (``--from DIR``: any models, remote ones included, with the sizes the run was given; a
+committed run is rebuilt from its portable files first). Only rows
 today's code would run as they ran are measured (:func:`stale`: the settings a resumed bench compares, and
 the revision); the others are listed in ``skipped``. A measurement holds for the suite it was made on; it
 does not say a cascade saves compute on other problems (measure your own with ``memdoor bench``).
@@ -222,12 +223,17 @@ def shipped_for(
 ) -> tuple[Measurement, str | None]:
     """The shipped measurement a problem in ``language`` chooses from (None: not known, HumanEval's), and a
     line saying it is another language's (else None): when ``language`` has none of its own, or when none of
-    its own rows uses only ``usable`` models (e.g. Rust's, which has no row of the 0.5B alone)."""
+    its own rows uses only ``usable`` models but one of HumanEval's does (e.g. Rust's, which has no row of the
+    0.5B alone). A budget below every usable row is not a reason to change suites: :func:`choose` then names
+    the cheapest row of the problem's own language."""
     language = language or FALLBACK
     own = shipped(language) if language in PRESETS else None
     if own is not None and (language == FALLBACK or any(usable(r.models) for r in own.rows)):
         return own, None
-    name, fallback = NAMES.get(language, language), shipped(FALLBACK)
+    fallback = shipped(FALLBACK)
+    if own is not None and not any(usable(r.models) for r in fallback.rows):
+        return own, None  # neither has a row of these models: the error names the problem's own suite
+    name = NAMES.get(language, language)
     why = "no measurement" if own is None else "no measurement with the models you have"
     return fallback, f"{why} on {name}; using {SUITE_NAMES.get(fallback.suite, fallback.suite)}'s"
 
