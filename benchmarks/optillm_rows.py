@@ -139,7 +139,11 @@ def plan_beside(run_dir: Path, args: argparse.Namespace, approaches: list[str]) 
         raise UsageError(f"--beside {run_dir}: not a bench run directory (run.json: {e})") from None
     stored = {r["name"] for r in rows}
     new = [r for r in optillm_rows(approaches, args.model, args.port) if r not in stored]
-    flags: list[str] = []
+    # rows named without a team (``parallel:5``) ran with the run's --model specs: give them the same
+    bare = {tuple(r.get("models") or ()) for r in rows if "@" not in r["name"]}
+    if len(bare) > 1:
+        raise UsageError(f"--beside {run_dir}: its rows named without a team ran with different models")
+    flags: list[str] = [f"--model={m}" for m in (bare.pop() if bare else ())]
     if config.get("budget_compute") is not None:
         flags += ["--budget-compute", number(config["budget_compute"])]
     if config.get("budget_tokens") is not None:

@@ -137,6 +137,31 @@ def test_beside_carries_the_stored_runs_own_sizes_and_filters(tmp_path):
     assert [r.name for r in config.rows if r.baseline] == ["single@openai:q@http://h/v1"]
 
 
+REWRITE = BENCHMARKS / "results" / "humaneval-rewrite"
+
+
+def test_beside_a_run_whose_rows_name_no_team_its_model_is_given_too():
+    """humaneval-rewrite's rows are ``parallel:5`` and the like, run with ``--model local:qwen2.5-coder-0.5b``:
+    the printed command names that model, so bench accepts it and the rows are the stored ones."""
+    args = optillm_rows.parser().parse_args(
+        ["rows", "--model", "qwen2.5-coder-0.5b", "--approaches", "bon", "--beside", str(REWRITE)]
+    )
+    argv = _printed_command(optillm_rows.rows_text(args))
+    assert "--model=local:qwen2.5-coder-0.5b" in argv
+    stored = json.loads((REWRITE / "run.json").read_text())["config"]["rows"]
+    config = _bench_config(argv)
+    models = {r.name: r.models for r in config.rows}
+    assert all(models[r["name"]] == r["models"] for r in stored)
+
+
+def test_beside_a_run_whose_teamless_rows_differ_in_models_is_refused(tmp_path):
+    rows = [{"name": "parallel:5", "models": ["local:a"]}, {"name": "hybrid:5", "models": ["local:b"]}]
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"suite": "humaneval", "rows": rows}}))
+    args = optillm_rows.parser().parse_args(["rows", "--approaches", "bon", "--beside", str(tmp_path)])
+    with pytest.raises(UsageError, match="ran with different models"):
+        optillm_rows.rows_text(args)
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert optillm_rows.main(["rows", "--approaches", "coc"]) == 2
     assert optillm_rows.main(["rows", "--model", "qwen-7b"]) == 2
