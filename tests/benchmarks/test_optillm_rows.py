@@ -160,6 +160,10 @@ def test_beside_a_run_whose_teamless_rows_differ_in_models_is_refused(tmp_path):
     args = optillm_rows.parser().parse_args(["rows", "--approaches", "bon", "--beside", str(tmp_path)])
     with pytest.raises(UsageError, match="ran with different models"):
         optillm_rows.rows_text(args)
+    rows[1] = {"name": "hybrid:5"}
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"suite": "humaneval", "rows": rows}}))
+    with pytest.raises(UsageError, match="a row named without a team lists no models"):
+        optillm_rows.rows_text(args)
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
