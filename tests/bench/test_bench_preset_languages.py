@@ -68,7 +68,7 @@ def test_a_javascript_problem_gets_a_row_of_the_javascript_measurement_a_python_
 
 def test_a_rust_problem_gets_a_row_of_the_rust_measurement_where_the_1_5b_alone_wins(monkeypatch, capsys):
     """In Rust the 1.5B given more draws beats the mixed cascade at less compute (63 against 54), so with both
-    models the choice is one 1.5B draw at 2.5e12 and its two draws and the vote from 2.8e12 — where a Python
+    models the choice is one 1.5B draw at 2.5e12 and its two draws and the vote from 2.77e12 — where a Python
     problem gets a team (HumanEval's adaptive:5 of the 0.5B at 2.5e12)."""
     config, lines = chosen(monkeypatch, capsys, "humaneval-rust", "--problem", "Rust/0")
     assert (config.strategy.name, config.strategy.agents, config.models) == ("single", 1, [BIG])

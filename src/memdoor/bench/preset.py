@@ -13,10 +13,10 @@ The measurement is the one shipped with memdoor for the problem's language (:dat
 :data:`SHIPPED_RUST_RUNS`, for Rust ones; HumanEval's, saying so, for a language with none or whose
 measurement has no row of the user's models where HumanEval's has one: :func:`shipped_for`), or the user's
 own bench directory (``--from DIR``: any models, remote ones included, with the sizes the run was given; a
-committed run is rebuilt from its portable files first). Only rows
-today's code would run as they ran are measured (:func:`stale`: the settings a resumed bench compares, and
-the revision); the others are listed in ``skipped``. A measurement holds for the suite it was made on; it
-does not say a cascade saves compute on other problems (measure your own with ``memdoor bench``).
+committed run is rebuilt from its portable files first). Only rows today's code would run as they ran are
+measured (:func:`stale`: the settings a resumed bench compares, and the revision); the others are listed in
+``skipped``. A measurement holds for the suite it was made on; it does not say a cascade saves compute on
+other problems (measure your own with ``memdoor bench``).
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ Examples:
 --budget-compute in a measurement (the one shipped with memdoor for the problem's language, with the local
 models whose weights are installed: HumanEval for Python, HumanEval-X JavaScript for JavaScript,
 HumanEval-X Rust for Rust; HumanEval, saying so, where that has no configuration of your models; or your
-own bench directory, --from DIR, remote models included), and says which; --model restricts it to configurations of those models. The chosen configuration then runs as
-it was measured, with the compute budget of its bench run (not --budget-compute as a cap). See
-docs/benchmarks.md.
+own bench directory, --from DIR, remote models included), and says which; --model restricts it to
+configurations of those models. The chosen configuration then runs as it was measured, with the compute
+budget of its bench run (not --budget-compute as a cap). See docs/benchmarks.md.
 
 The trace is kept in $MEMDOOR_HOME/traces (default ~/.cache/memdoor/traces): memdoor trace ID.
 """
