@@ -178,9 +178,12 @@ def f1_of(rows: list[dict[str, Any]], key: str) -> float:
 
 def f1_text(rows: list[dict[str, Any]], key: str, resamples: int = 2000) -> str:
     """F1 over the cases and its percentile bootstrap 95% interval (cases resampled; seeded). F1 is not a
-    proportion of trials, so it gets a bootstrap interval where the rates get Wilson's."""
+    proportion of trials, so it gets a bootstrap interval where the rates get Wilson's. The cases are put
+    in one order first (by case), so the same outcomes give the same interval whatever order a run wrote
+    them in."""
     if not rows:
         return "-"
+    rows = sorted(rows, key=lambda r: (str(r.get("case", "")), str(r.get("digest", ""))))
     rng = random.Random(0)
     draws = sorted(f1_of([rng.choice(rows) for _ in rows], key) for _ in range(resamples))
     lo, hi = draws[int(0.025 * resamples)], draws[int(0.975 * resamples) - 1]

@@ -112,8 +112,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--from",
         dest="measured_from",
         metavar="DIR",
-        help="with --team best: choose from this memdoor bench results directory instead of the shipped "
-        "HumanEval measurement (e.g. a bench of your remote models)",
+        help="with --team best: choose from this memdoor bench results directory instead of the measurement "
+        "shipped for the problem's language (e.g. a bench of your remote models)",
     )
     p.add_argument("--budget-seconds", type=SECONDS, metavar="S", help="stop after S seconds of solving")
     p.add_argument("--seed", type=SEED, default=0, help="base sampling seed (default 0)")
