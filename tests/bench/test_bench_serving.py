@@ -80,6 +80,7 @@ def test_dollars_and_latency_follow_the_documented_model(results_dir):
     serial = team.work_tokens * 4 / 1000
     assert team.latency_s == pytest.approx((serial / 4, serial))  # five calls, at most four streams at once
     assert any("1000 tokens/s in all at 4 concurrent requests" in a for a in s.assumptions)
+    assert any("only when the calls are independent" in a for a in s.assumptions)
 
 
 def test_the_report_prints_the_figures_with_their_inputs(results_dir):

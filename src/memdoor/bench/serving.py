@@ -17,7 +17,8 @@ with the same keys) and this module turns one into the other with a deliberately
 4. **Latency** (model time only: the sandbox's test runs come on top) at full load: between the
    problem's calls all running at once, on min(calls, streams) streams, and one after another on one
    stream (work × streams / tokens_per_s). The first bound holds only for independent calls (parallel
-   drafts); calls that wait for earlier ones (a cascade's escalation, a repair) lie nearer the second, so
+   drafts); calls that wait for earlier ones (a cascade's escalation, a repair, adaptive's later waves,
+   sequential and shared rounds) lie nearer the second, so
    a cascade's first bound can sit below one draw of the bigger model's.
 
 No figure is given without these inputs: the report prints them and the assumptions beside the table.
@@ -165,6 +166,7 @@ def assumptions(setup: ServingSetup, by_compute: bool) -> list[str]:
         f"/ 3600 / utilization {setup.utilization:g} (idle time is paid)",
         "latency: model time at full load only (the sandbox's test runs come on top), between the calls "
         "all at once on min(calls, streams) streams and one after another on one stream; the first is "
-        "reachable only when the calls are independent (parallel drafts): a cascade's or a repair's calls "
-        "wait for the ones before them, so their latency lies nearer the second",
+        "reachable only when the calls are independent (parallel drafts): a cascade's escalation, a repair, "
+        "adaptive's later waves and the rounds of sequential and shared wait for the calls before them, so "
+        "their latency lies nearer the second",
     ]
