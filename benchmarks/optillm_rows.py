@@ -140,9 +140,10 @@ def plan_beside(run_dir: Path, args: argparse.Namespace, approaches: list[str]) 
     stored = {r["name"] for r in rows}
     new = [r for r in optillm_rows(approaches, args.model, args.port) if r not in stored]
     # rows named without a team (``parallel:5``) ran with the run's --model specs: give them the same
-    if any(not r.get("models") for r in rows if "@" not in r["name"]):
+    teamless = [r for r in rows if "@" not in r["name"]]
+    if any(not r.get("models") for r in teamless):
         raise UsageError(f"--beside {run_dir}: a row named without a team lists no models")
-    bare = {tuple(r["models"]) for r in rows if "@" not in r["name"]}
+    bare = {tuple(r["models"]) for r in teamless}
     if len(bare) > 1:
         raise UsageError(f"--beside {run_dir}: its rows named without a team ran with different models")
     flags: list[str] = [f"--model={m}" for m in (bare.pop() if bare else ())]

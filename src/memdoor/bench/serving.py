@@ -18,8 +18,8 @@ with the same keys) and this module turns one into the other with a deliberately
    problem's calls all running at once, on min(calls, streams) streams, and one after another on one
    stream (work × streams / tokens_per_s). The first bound holds only for independent calls (parallel
    drafts); calls that wait for earlier ones (a cascade's escalation, a repair, adaptive's later waves,
-   sequential and shared rounds) lie nearer the second, so
-   a cascade's first bound can sit below one draw of the bigger model's.
+   sequential and shared rounds) lie nearer the second, so a cascade's first bound can sit below one draw
+   of the bigger model's.
 
 No figure is given without these inputs: the report prints them and the assumptions beside the table.
 """
