@@ -87,7 +87,6 @@ def test_sarif_results_are_marked_and_fingerprinted_from_the_changed_code(commit
         (["--head", "HEAD"], "--head needs --base"),
         (["--base", "no-such-branch"], "--base no-such-branch: no such commit"),
         (["--base", "HEAD~1", "--head", "nope"], "--head nope: no such commit"),
-        (["--base", "HEAD"], "nothing changes between HEAD and the working tree"),
         (["--base=-p"], "not a git revision"),
         (["../change.diff", "--description", "@/no/such/file"], "--description @/no/such/file: cannot read"),
         (["../change.diff", "--stages", "tests,linting"], "'linting': not a stage"),
@@ -98,6 +97,34 @@ def test_bad_sources_are_one_line_exit_2(committed, args, says):
     r = memdoor(committed, *args, *models(committed, "bug"))
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert says in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_a_range_with_nothing_to_review_is_exit_0_with_an_empty_report(committed):
+    """A CI job or pre-commit hook on a change with nothing to review passes, saying so in one line;
+    its SARIF is a log with no result, which code scanning takes (an empty file it would refuse)."""
+    r = memdoor(committed, "--base", "HEAD", *models(committed, "bug"), "--format", "sarif")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["runs"][0]["results"] == []
+    assert r.stderr == "memdoor: nothing changes between HEAD and the working tree: nothing to review\n"
+
+
+def test_a_range_that_only_deletes_runs_the_tests_alone(committed):
+    """A deletion has no function or line to read, but can break a test: with --test the tests run on
+    the base and the change, and a test it breaks is a verified finding; without, nothing to review."""
+    home = committed
+    git(home / "repo", "rm", "-q", "calc.py")
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST, "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    assert out["stages_run"] == ["tests"] and out["files"] == []
+    assert {(f["source"], f["severity"], f["verified"]) for f in out["findings"]} == {("tests", "high", True)}
+    assert any("No module named 'calc'" in f["message"] for f in out["findings"])
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["findings"] == []
+    assert (
+        r.stderr.startswith("memdoor: nothing in the diff can be reviewed (calc.py: ")
+        and r.stderr.count("\n") == 1
+    )
 
 
 def test_the_documented_workflow_and_hook_run_flags_the_command_has():

@@ -202,6 +202,16 @@ async def test_a_difference_the_agents_judge_unintended_is_a_finding(sandbox, re
     assert report.observed_behaviour == []
 
 
+async def test_a_difference_the_agents_call_unclear_is_a_medium_finding(sandbox, repo, workdir, tmp_path):
+    report, _ = await review(
+        sandbox, repo, RAISES, workdir, tmp_path, "speed up spread", verdict="unclear", agents=3
+    )
+    (g,) = report.findings
+    assert (g.severity, g.verified, g.agents) == ("medium", True, ["agent0", "agent1", "agent2"])
+    assert "unclear" in g.message and report.observed_behaviour == []
+    assert not report.fails()  # medium is below the default --fail-on high
+
+
 async def test_without_a_description_a_difference_is_behaviour_changed_low(sandbox, repo, workdir, tmp_path):
     report, _ = await review(sandbox, repo, BROKEN, workdir, tmp_path, None)
     (g,) = report.findings

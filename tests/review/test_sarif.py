@@ -84,6 +84,8 @@ def test_an_execution_finding_is_fingerprinted_by_its_test_or_function_not_its_p
     assert (first.source, first.test) == ("tests", "test_calc.T.test_mean")  # the builder says, not the text
     reworded = first.model_copy(update={"message": "test_calc.T.test_mean broke (said another way)"})
     assert fingerprint(reworded, tree) == fingerprint(first, tree)
+    elsewhere = first.model_copy(update={"file": "README.md"})  # a next push edits a file sorting first
+    assert fingerprint(elsewhere, tree) == fingerprint(first, tree)
     example = Counterexample(function="mean", input="[1, 2]", old="1.5", new="3.0")
     shown = _read(6, agents=[], verified=True, counterexample=example, source="differential")
     assert fingerprint(shown, tree) == fingerprint(shown.model_copy(update={"line": 9}), tree)
@@ -203,3 +205,23 @@ def test_results_of_one_run_never_share_a_fingerprint(tmp_path):
     assert len(set(prints)) == len(prints) == 6
     assert prints[0] == fingerprint(unread[0], tree) and prints[4] == fingerprint(twice[0], tree)
     assert _fingerprints([*unread, *twice], tree) == prints  # the same report: the same fingerprints
+
+
+def test_a_long_output_never_cuts_how_a_program_ended_off_its_fingerprint():
+    """A program's output of unprintable characters shows up to ten times its length: cut before the
+    counterexample's own limit, so its exit status (what the alert is about) is still read."""
+    from memdoor.review.differential.driver import MAX_SHOWN_OUTPUT, CallOutcome
+    from memdoor.review.findings import MAX_EXAMPLE_TEXT
+
+    def ended(text: str, status: int) -> str:
+        shown = CallOutcome(kind="exit", type=f"exit status {status}", text=text).show()
+        assert len(shown) < MAX_EXAMPLE_TEXT
+        return shown
+
+    for text in ("\x00" * 601, "\U000e0001" * 601, "\t" * 601):
+        one, other = ended(text, 1), ended(text[:-1] + "x", 1)
+        assert one.startswith("prints ") and one.endswith("… and exits with status 1")
+        assert len(one) <= len("prints ") + MAX_SHOWN_OUTPUT + len(" and exits with status 1")
+        assert fingerprint(_differs("returns 1", one)) == fingerprint(_differs("returns 1", other))
+        assert fingerprint(_differs("returns 1", one)) != fingerprint(_differs("returns 1", ended(text, 2)))
+    assert ended("ok\n", 0) == "prints 'ok\\n' and exits with status 0"

@@ -56,7 +56,7 @@ from memdoor.commands.options import (
     at_least,
 )
 from memdoor.core.budget import Budget
-from memdoor.core.errors import MemdoorError, ReviewInputError, SandboxError
+from memdoor.core.errors import MemdoorError, NothingToReview, ReviewInputError, SandboxError
 from memdoor.review.stages import STAGES, Stage, StageError, stage_order
 
 FORMATS = ("markdown", "json", "sarif")
@@ -300,14 +300,22 @@ def review_command(args: argparse.Namespace) -> int:
         raise ReviewInputError("--test: the command is empty")
     check_test_options(args)
     check_source(args)
-    text, found, description, messages = read_input(args, config.max_diff_bytes)
+    try:  # only a range's (read_range) is a result here; a diff file's is bad input, as prepare says
+        text, found, description, messages = read_input(args, config.max_diff_bytes)
+    except NothingToReview as e:
+        return nothing_to_review(e, config, fmt)
     config = config.model_copy(update={"description": description, "commit_messages": messages})
     try:
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo
             if found is not None and found.head_commit is not None:  # the head's tree, not the working tree
                 repo = export_tree(Path(args.repo), found.head_commit, Path(tmp) / "head")
-            prepared = prepare(text, repo, config, Path(tmp), found)
+            try:
+                prepared = prepare(text, repo, config, Path(tmp), found)
+            except NothingToReview as e:
+                if found is None:
+                    raise
+                return nothing_to_review(e, config, fmt)
             if found is not None:
                 prepared.skipped += [  # a name that is not UTF-8 as shown_name writes it
                     Skipped(file=shown_name(f), reason="binary file: not reviewed") for f in found.binary
@@ -329,6 +337,25 @@ def review_command(args: argparse.Namespace) -> int:
     if not report.complete:
         print(f"memdoor: review not completed: {report.incomplete_reason}", file=sys.stderr)
     return code
+
+
+def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
+    """A range with nothing to review (no change; only deletions, modes or binary files, and no test
+    command to run on them): for a CI job or a pre-commit hook a result, not an error. Exit 0, an empty
+    report in ``fmt`` (code scanning takes a SARIF log with no result), the reason in one line."""
+    from memdoor.commands.stopcommands import print_report
+    from memdoor.review.consensus import quorum
+    from memdoor.review.session import ReviewReport
+
+    report = ReviewReport(agents=config.agents, quorum=quorum(config.agents), config=config)
+    try:
+        print_report(render(report, fmt, None), fmt)
+    except BrokenPipeError:
+        from memdoor.cli import quiet_stdout
+
+        quiet_stdout()
+    print(f"memdoor: {e}", file=sys.stderr)
+    return 0
 
 
 def check_test_options(args: argparse.Namespace) -> None:

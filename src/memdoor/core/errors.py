@@ -117,3 +117,9 @@ class ResultsStoreError(MemdoorError):
 
 class ReviewInputError(UsageError):
     """A diff ``memdoor review`` cannot review: not a diff, binary, too large, or not applying to the repository."""
+
+
+class NothingToReview(ReviewInputError):
+    """A change with nothing in it to review: no file changes, or only binary files, deletions or modes.
+    Bad input for a diff file or a server's request; for ``memdoor review --base`` (a CI job, a
+    pre-commit hook) a result: exit 0, saying so."""

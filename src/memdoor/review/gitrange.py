@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from memdoor.core.errors import ReviewInputError
+from memdoor.core.errors import NothingToReview, ReviewInputError
 from memdoor.review.description import cut_messages
 from memdoor.review.repo import GIT_TIMEOUT_S, git, hardened_env, shown_name
 
@@ -507,7 +507,8 @@ def _compared(root: Path, base: str, head: str | None) -> Iterator[tuple[Path, l
 
 def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range:
     """The range ``base..head`` (``head`` None: ``base`` against the working tree) of the checkout at
-    ``root``. ReviewInputError for a bad revision, no change, only binary changes, too large a diff, or a
+    ``root``. NothingToReview for no change or only binary changes; ReviewInputError for a bad revision,
+    too large a diff, or a
     ``working-tree-encoding`` of either side that :func:`_refuse_encoding` refuses (checked here, before
     anything is reviewed, for the commits :func:`export_tree` writes for the tests)."""
     base_commit = resolve(root, base, "--base")
@@ -526,7 +527,7 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
     where = f"{base} and {head}" if head is not None else f"{base} and the working tree"
     if not diff.strip():
         what = f"only binary files change between {where}" if binary else f"nothing changes between {where}"
-        raise ReviewInputError(f"{what}: nothing to review")
+        raise NothingToReview(f"{what}: nothing to review")
     messages = commit_messages(root, base_commit, head_commit or "HEAD")
     return Range(root=root, base=base, head=head, base_commit=base_commit, head_commit=head_commit,
                  diff=diff, messages=messages, binary=binary)  # fmt: skip

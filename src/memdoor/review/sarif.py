@@ -62,7 +62,7 @@ _BLANKS = re.compile(r"\s+")
 _OUTCOME = re.compile(
     r"(returns|crashes|runs out of memory|does not finish|cannot be called)\b"
     r"|raises ([^\s:,]+)"
-    r"|prints (?:nothing|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|prints (?:nothing|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")…?"
     r"(?: and exits with status (\S+)|, then (panics|raises) ?([^\s:,]*))"
 )
 """The parts of an outcome as :meth:`CallOutcome.show` words it that say what kind it is: returns, raises
@@ -122,10 +122,13 @@ def flagged_text(g: Group, source: Path | None) -> str:
 
 def fingerprint(g: Group, source: Path | None = None) -> str:
     """sha256 of the rule, the file and the problem: the flagged lines' text for the reading review,
-    the test or function for an execution finding (:func:`problem`); no line number."""
+    the test or function for an execution finding (:func:`problem`); no line number. A test stage's
+    finding leaves the file out: it stands at the change's first changed file, which the next push can
+    make another (a file that sorts earlier edited too), while the broken test stays the same."""
     what = problem(g)
     lines = "" if g.source != "agents" else flagged_text(g, source)
-    text = "\0".join([rule_id(g.kind), g.file, what, lines])
+    where = "" if g.source == "tests" else g.file
+    text = "\0".join([rule_id(g.kind), where, what, lines])
     return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
 
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdoor.agents.calls import CallContext
 from memdoor.agents.team import Agent, team_configs
 from memdoor.core.budget import Budget, BudgetTracker
-from memdoor.core.errors import MemdoorError, ReviewInputError, SandboxError
+from memdoor.core.errors import MemdoorError, NothingToReview, ReviewInputError, SandboxError
 from memdoor.core.ledger import Ledger
 from memdoor.core.net import redact_spec, shown_specs
 from memdoor.core.trace import Trace
@@ -268,8 +268,9 @@ def prepare(
     """Parse the diff, make the changed copy in ``workdir`` and split the work per file. A diff file is
     checked to apply to the checkout at ``repo``, one way only. ``found``: the git range the diff is
     (``--base``; ``repo`` is its head, copied as it is), whose base commit the tests' base is built
-    from. ReviewInputError for bad input (a file of the checkout that cannot be read included); nothing
-    calls a model.
+    from. ReviewInputError for bad input (a file of the checkout that cannot be read included);
+    NothingToReview when no file can be reviewed — except a range's with a test command, which is
+    prepared with no parts for its tests alone (a deletion can break a test). Nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
     files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
@@ -279,8 +280,10 @@ def prepare(
         )
     root = repo_root(repo)
     check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
+    # a range's deletions, modes or binaries can still break a test: with a test command, run it alone
+    tests_only = found is not None and bool(config.test) and "tests" in config.stages
     unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
-    if files and all(unread):  # before the copy: a mode change alone applies both ways, say what it is
+    if files and all(unread) and not tests_only:  # before the copy: a mode change alone applies both ways
         _nothing_reviewable(
             [Skipped(file=fd.path, reason=str(why)) for fd, why in zip(files, unread, strict=True)]
         )
@@ -293,7 +296,7 @@ def prepare(
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
         raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
-    if not parts:
+    if not parts and not tests_only:
         _nothing_reviewable(skipped)
     if len(parts) > config.max_parts:
         raise ReviewInputError(
@@ -308,9 +311,9 @@ def prepare(
 
 
 def _nothing_reviewable(skipped: list[Skipped]) -> NoReturn:
-    """ReviewInputError: no file of the diff can be reviewed, and why (the first five)."""
+    """NothingToReview: no file of the diff can be reviewed, and why (the first five)."""
     why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
-    raise ReviewInputError(f"nothing in the diff can be reviewed ({why})")
+    raise NothingToReview(f"nothing in the diff can be reviewed ({why})")
 
 
 def _changed(root: Path, diff_text: str, dest: Path, found: Range | None) -> Path:
@@ -556,11 +559,12 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         stage = await _tests(report, prepared, config, ctx) if "tests" in config.stages else None
         team = make_team(config, env)
         differential = None
-        if "differential" in config.stages:
+        readable = bool(prepared.parts)  # none: a range's deletions, modes or binaries, for its tests alone
+        if "differential" in config.stages and readable:
             differential = await _differential(report, prepared, config, env, team, ctx)
         reviews: list[AgentReview] = []
         consensus = Consensus(agents=config.agents, quorum=quorum(config.agents))
-        if "reading" in config.stages:
+        if "reading" in config.stages and readable:
             report.stages_run.append("reading")
             reviews = await _reading(report, prepared, config, team, ctx)
             consensus = decide(reviews, config.agents)
@@ -571,7 +575,7 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         await ctx.event(
             "consensus", None, findings=len(report.findings), minority=len(report.minority), merged=merged.merged
         )  # fmt: skip
-        if "reading" in config.stages:
+        if "reading" in config.stages and readable:
             report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"

@@ -89,6 +89,8 @@ from memdoor.review.differential.seal import FORGED, FORGED_DIGEST, MARK, forged
 
 MAX_TEXT = 600
 """Characters of a result's text kept (its digest is of the whole)."""
+MAX_SHOWN_OUTPUT = 1200
+"""Characters of a program's output as a counterexample shows it (its repr, cut), at most."""
 MAX_LINE = 3600
 """Characters of a driver's result line (its JSON) at most: the sandbox keeps 4,096 of a test's output."""
 MAX_NODES = 100_000
@@ -1026,11 +1028,22 @@ class CallOutcome(BaseModel):
 
     def _ended(self) -> str:
         """A program's run: ``prints '3\\n' and exits with status 0``, ``prints nothing, then raises …``."""
-        printed = f"prints {self.text!r}" if self.text else "prints nothing"
+        printed = f"prints {shown_output(self.text)}" if self.text else "prints nothing"
         if self.type.startswith("exit status"):
             return f"{printed} and exits with status {self.type.removeprefix('exit status').strip()}"
         end = self.type + (f": {self.message}" if self.message else "")
         return f"{printed}, then {'panics' if self.type == 'panic' else 'raises'} {end}".rstrip()
+
+
+def shown_output(text: str, limit: int = MAX_SHOWN_OUTPUT) -> str:
+    """A program's output as :meth:`CallOutcome.show` words it: its ``repr``, at most ``limit``
+    characters, cut ones ending ``'…`` — so that how the run ended, which follows, is never cut off
+    the counterexample's text (the finding's fingerprint reads it there: :mod:`memdoor.review.sarif`)."""
+    shown, n = repr(text), len(text)
+    while len(shown) > limit:  # control and other unprintable characters take up to 10 characters
+        n = min(n - 1, n * (limit - 1) // len(shown))
+        shown = repr(text[:n]) + "…"
+    return shown
 
 
 def _str(data: dict, key: str, limit: int = MAX_TEXT + 1) -> str:
