@@ -42,3 +42,18 @@ def test_one_model_keeps_its_name_and_remote_specs_keep_their_scheme():
 def test_labels_that_would_collide_fall_back_to_full_names():
     rows = (("single@a-x", ["a-x"]), ("single@x", ["a-y"]))  # a-x → x collides with the row literally named x
     assert chart_labels(analysis(*rows)) == {"single@a-x": "single@a-x", "single@x": "single@x"}
+
+
+def test_points_are_keyed_by_letters_and_the_key_wraps_long_names():
+    from memdoor.bench.charts import key_text, point_keys
+
+    names = [f"row{i}" for i in range(28)]
+    keys = point_keys(names)
+    assert [keys[n] for n in names[:3]] == ["A", "B", "C"]
+    assert (keys["row25"], keys["row26"], keys["row27"]) == ("Z", "AA", "AB")
+    long = "hybrid:5[inputs=0,repair_when=none_pass,repairer=strong]@1.5b+0.5b*4"
+    text = key_text({"x": "A", "y": "B"}, {"x": "single@1.5b", "y": long}, width=30)
+    lines = text.splitlines()
+    assert lines[0] == "A  single@1.5b" and lines[1].startswith("B  hybrid:5")
+    assert len(lines) > 2 and all(line.startswith("   ") for line in lines[2:])
+    assert "".join(line[3:] for line in lines[1:]) == long

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from pathlib import Path
 
 from memdoor.bench.analysis import AXIS_LABELS, Analysis, Breakdown
@@ -64,18 +65,44 @@ def _pct(x: float | None) -> float:
     return 0.0 if x is None else 100 * x
 
 
+def point_keys(names: list[str]) -> dict[str, str]:
+    """A short key per row for a chart's points (A, B, … Z, then AA, AB, …), in the order given."""
+    out = {}
+    for i, name in enumerate(names):
+        key = ""
+        i += 1
+        while i:
+            i, rem = divmod(i - 1, 26)
+            key = chr(ord("A") + rem) + key
+        out[name] = key
+    return out
+
+
+def key_text(keys: dict[str, str], label: dict[str, str], width: int = 58) -> str:
+    """The chart's key: one entry per row, ``A  label``, a long label wrapped under itself."""
+    lines = []
+    for name, key in keys.items():
+        wrapped = textwrap.wrap(label[name], width, break_on_hyphens=False) or [""]
+        lines.append(f"{key:<3}{wrapped[0]}")
+        lines += [f"{'':<3}{more}" for more in wrapped[1:]]
+    return "\n".join(lines)
+
+
 def pareto_chart(analysis: Analysis, path: Path) -> Path:
     """Cost per problem on the analysis' axis (x) against pass@1 with its 95% interval (y); the front
-    joined and labelled."""
+    joined, the best single model at no more cost as a staircase. Each point carries a letter (cheapest
+    first); the key beside the plot names the rows, so long names never crowd the plot."""
     axis = analysis.axis
-    fig = _figure(7.5, 4.8)
-    ax = fig.add_subplot()
+    fig = _figure(11.0, 5.2)
+    ax, side = fig.subplots(1, 2, width_ratios=[3, 2])
+    side.axis("off")
     rows = [r for r in analysis.rows if r.pass_at_1 is not None]
     front = set(analysis.pareto)
-    label = chart_labels(analysis)
+    rows = sorted(rows, key=lambda r: (r.cost(axis) or 0.0, -(r.pass_at_1 or 0.0)))
+    keys = point_keys([r.name for r in rows])
     placed: list[tuple[float, float]] = []  # label anchors so far, in axes units, to stagger close ones
     span = max((r.cost(axis) or 0.0 for r in rows), default=0.0) or 1.0
-    for r in sorted(rows, key=lambda r: (r.cost(axis) or 0.0, -(r.pass_at_1 or 0.0))):
+    for r in rows:
         y = _pct(r.pass_at_1)
         lo, hi = _pct(r.ci95[0]), _pct(r.ci95[1])
         on_front = r.name in front
@@ -89,15 +116,19 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
             markersize=7,
         )
         here = ((r.cost(axis) or 0.0) / span, y / 100)
-        near = sum(1 for x0, y0 in placed if abs(x0 - here[0]) < 0.25 and abs(y0 - here[1]) < 0.04)
+        near = sum(1 for x0, y0 in placed if abs(x0 - here[0]) < 0.06 and abs(y0 - here[1]) < 0.04)
         placed.append(here)
         ax.annotate(
-            label[r.name],
+            keys[r.name],
             (r.cost(axis) or 0.0, y),
             textcoords="offset points",
-            xytext=(6, 4 - 11 * near),
+            xytext=(5 + 9 * near, 3),
             fontsize=8,
+            fontweight="bold" if on_front else "normal",
         )
+    side.text(
+        0, 1, key_text(keys, chart_labels(analysis)), va="top", ha="left", fontsize=7, family="monospace"
+    )
     pts = sorted((r.cost(axis) or 0.0, _pct(r.pass_at_1)) for r in rows if r.name in front)
     if len(pts) > 1:
         ax.plot(
@@ -117,12 +148,13 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel(AXIS_LABELS[axis])
     ax.set_ylabel("pass@1 (%), 95% bootstrap CI")
-    ax.set_title("Cost vs accuracy (red: on the Pareto front; squares: baselines)")
+    ax.set_title("Cost vs accuracy (red, bold: on the Pareto front; squares: baselines)", fontsize=10)
     ax.set_ylim(0, 100)
     costs = [r.cost(axis) or 0.0 for r in rows]
     if costs and min(costs) > 0 and max(costs) > 20 * min(costs):
         ax.set_xscale("log")
     ax.grid(True, alpha=0.3)
+    ax.margins(x=0.06)
     fig.savefig(path)
     return path
 
