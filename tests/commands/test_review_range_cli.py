@@ -104,8 +104,34 @@ def test_a_range_with_nothing_to_review_is_exit_0_with_an_empty_report(committed
     its SARIF is a log with no result, which code scanning takes (an empty file it would refuse)."""
     r = memdoor(committed, "--base", "HEAD", *models(committed, "bug"), "--format", "sarif")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["runs"][0]["results"] == []
-    assert r.stderr == "memdoor: nothing changes between HEAD and the working tree: nothing to review\n"
+    (run,) = json.loads(r.stdout)["runs"]
+    why = "nothing changes between HEAD and the working tree: nothing to review"
+    assert run["results"] == [] and run["invocations"][0]["executionSuccessful"] is True
+    assert (
+        run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+        == f"nothing to review: {why}"
+    )
+    assert r.stderr == f"memdoor: {why}\n"
+    r = memdoor(committed, "--base", "HEAD", *models(committed, "bug"))
+    assert r.returncode == 0 and r.stdout.startswith(f"**Nothing to review:** {why}\n"), r.stdout
+    assert "memdoor trace" not in r.stdout  # no run, no trace to name
+
+
+def test_code_the_review_cannot_read_is_still_bad_input(committed, tmp_path):
+    """Only a change of no code passes as "nothing to review": a part too long to read (or a diff file
+    of deletions, whose direction a mode change alone could not tell) stays exit 2, --test or not."""
+    args = ["--agents", "1", *models(committed, "bug")]
+    repo = committed / "repo"
+    (repo / "calc.py").write_text(BUGGY + "".join(f"# note {i}: {'x' * 40}\n" for i in range(30)))
+    git(repo, "commit", "-qam", "notes")
+    for extra in ([], ["--test", TEST]):
+        r = memdoor(committed, "--base", "HEAD~1", "--part-chars", "1000", *args, *extra)
+        assert r.returncode == 2 and "exceeds 1000" in r.stderr and r.stdout == "", r.stderr
+    git(repo, "rm", "-q", "calc.py")
+    (tmp_path / "gone.diff").write_text(git(repo, "diff", "--cached"))
+    git(repo, "reset", "-q", "--hard")
+    r = memdoor(committed, str(tmp_path / "gone.diff"), *args, "--test", TEST)
+    assert r.returncode == 2 and "nothing in the diff can be reviewed (calc.py: deleted" in r.stderr
 
 
 def test_a_range_that_only_deletes_runs_the_tests_alone(committed):

@@ -22,9 +22,11 @@ is visible; the environment is PATH, HOME (a private /tmp), CARGO_HOME/RUSTUP_HO
 variables named by --test-env. A test that passes on the base and fails after the change is a finding
 (high); tests failing on the base are listed as pre-existing.
 
-Exit codes: 0 reviewed, nothing at or above --fail-on; 1 verified findings at or above --fail-on; 2 bad input
-or usage (one line); 3 the review was not completed (no sandbox, the tests cannot run on the base,
-every model call failed, the budget stopped it before any stage ran): the output says why first.
+Exit codes: 0 reviewed, nothing at or above --fail-on (or a --base range with nothing to review: no
+change, only binary files, or only deletions and mode changes without --test); 1 verified findings at or
+above --fail-on; 2 bad input or usage (one line); 3 the review was not completed (no sandbox, the tests
+cannot run on the base, every model call failed, the budget stopped it before any stage ran): the output
+says why first.
 
 Examples:
   git diff main | memdoor review - --agents 5 --test "python3 -m pytest -q"
@@ -340,14 +342,17 @@ def review_command(args: argparse.Namespace) -> int:
 
 
 def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
-    """A range with nothing to review (no change; only deletions, modes or binary files, and no test
-    command to run on them): for a CI job or a pre-commit hook a result, not an error. Exit 0, an empty
-    report in ``fmt`` (code scanning takes a SARIF log with no result), the reason in one line."""
+    """A range with nothing to review (no change; only binary files; only deletions or mode changes and
+    no test command to run on them): for a CI job or a pre-commit hook a result, not an error. Exit 0, a
+    report in ``fmt`` with no finding that says why (code scanning takes a SARIF log with no result),
+    the reason in one line on stderr."""
     from memdoor.commands.stopcommands import print_report
     from memdoor.review.consensus import quorum
     from memdoor.review.session import ReviewReport
 
-    report = ReviewReport(agents=config.agents, quorum=quorum(config.agents), config=config)
+    report = ReviewReport(
+        agents=config.agents, quorum=quorum(config.agents), config=config, nothing_to_review=str(e)
+    )
     try:
         print_report(render(report, fmt, None), fmt)
     except BrokenPipeError:

@@ -104,6 +104,7 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
         "stopped": report.stopped,
         "error": report.error,
         "stages_run": report.stages_run,
+        "nothing_to_review": report.nothing_to_review,
         "differential": None if report.differential is None else report.differential.model_dump(mode="json"),
         "observed_behaviour": [d.model_dump(mode="json") for d in report.observed_behaviour],
         "ledger": ledger_json(report),
@@ -219,6 +220,8 @@ def to_markdown(report: ReviewReport) -> str:
     n = str(report.agents)
     why = escape(report.incomplete_reason or "")
     first = [] if report.complete else [f"**Review not completed:** {why}", ""]
+    if report.nothing_to_review is not None:
+        first += [f"**Nothing to review:** {escape(report.nothing_to_review)}", ""]
     out = [
         *first,
         f"# Review: {len(report.findings)} consensus finding(s){_from_tests(report)}, "
@@ -268,6 +271,7 @@ def to_markdown(report: ReviewReport) -> str:
     out += [
         "",
         f"Cost: {t.calls} calls, {t.prompt_tokens} prompt + {t.completion_tokens} completion tokens, "
-        f"{compute}{t.wall_seconds:.1f} s, {usd}. Trace: `memdoor trace {report.trace_id}`",
+        f"{compute}{t.wall_seconds:.1f} s, {usd}."
+        + (f" Trace: `memdoor trace {report.trace_id}`" if report.trace_id else ""),
     ]
     return "\n".join(out) + "\n"

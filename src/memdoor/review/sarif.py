@@ -5,7 +5,7 @@ consensus finding is a result: level ``error`` (critical, high), ``warning`` (me
 (low, info); its location is the file (relative to the repository root, ``%SRCROOT%``, as a
 percent-encoded URI reference: ``a b#1.py`` is ``a%20b%231.py``) and line range of the changed code; ``properties`` carry the severity, the agents that agreed and the confidence; a
 suggested change is a ``fix`` replacing those lines. ``invocations[0].executionSuccessful`` is false, with a
-``toolExecutionNotifications`` entry giving the reason, when the review was not completed. Minority findings are not results (they are not
+``toolExecutionNotifications`` entry giving the reason, when the review was not completed (a note, when there was nothing to review). Minority findings are not results (they are not
 what the team agreed on); the run's ``properties`` count them and name the trace.
 
 Each result's message starts with ``[verified]`` (an execution reproduced it: a failing test, or an
@@ -214,11 +214,16 @@ def result(g: Group, source: Path | None = None, fp: str | None = None) -> dict[
 
 
 def invocation(report: ReviewReport) -> dict[str, Any]:
-    """``executionSuccessful`` false (with a notification saying why) when the review was not completed."""
+    """``executionSuccessful`` false (with a notification saying why) when the review was not completed;
+    a note saying why when there was nothing to review."""
     out: dict[str, Any] = {"executionSuccessful": report.complete}
     if not report.complete:
         out["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": f"review not completed: {report.incomplete_reason}"}}
+        ]
+    elif report.nothing_to_review is not None:
+        out["toolExecutionNotifications"] = [
+            {"level": "note", "message": {"text": f"nothing to review: {report.nothing_to_review}"}}
         ]
     return out
 

@@ -203,6 +203,11 @@ class ReviewReport(BaseModel):
         description="Differences the description asks for: what the change observably does (no finding).",
     )
     stages_run: list[str] = Field(default_factory=list, description="The stages that ran, in order.")
+    nothing_to_review: str | None = Field(
+        default=None,
+        description="Why nothing was reviewed: a --base range with no change, or only deletions, mode "
+        "changes or binary files (and no test command to run).",
+    )
     complete: bool = Field(default=True, description="False when the review could not be completed.")
     incomplete_reason: str | None = Field(default=None, description="Why not, in one line.")
     agents: int
@@ -280,12 +285,12 @@ def prepare(
         )
     root = repo_root(repo)
     check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
-    # a range's deletions, modes or binaries can still break a test: with a test command, run it alone
-    tests_only = found is not None and bool(config.test) and "tests" in config.stages
+    # a range of deletions and mode changes can still break a test: with a test command, run it alone
+    tests_only = found is not None and bool(config.test) and "tests" in config.stages and no_code(files)
     unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
     if files and all(unread) and not tests_only:  # before the copy: a mode change alone applies both ways
         _nothing_reviewable(
-            [Skipped(file=fd.path, reason=str(why)) for fd, why in zip(files, unread, strict=True)]
+            [Skipped(file=fd.path, reason=str(why)) for fd, why in zip(files, unread, strict=True)], files
         )
     os.chmod(workdir, 0o711)  # the test command's unprivileged uid must reach the copies
     if config.test and os.geteuid() == 0:
@@ -297,7 +302,7 @@ def prepare(
         where = f"{e.filename}: " if e.filename else ""
         raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
     if not parts and not tests_only:
-        _nothing_reviewable(skipped)
+        _nothing_reviewable(skipped, files)
     if len(parts) > config.max_parts:
         raise ReviewInputError(
             f"the diff has {len(parts)} files to review; a review takes at most {config.max_parts} "
@@ -310,10 +315,19 @@ def prepare(
     )  # fmt: skip
 
 
-def _nothing_reviewable(skipped: list[Skipped]) -> NoReturn:
-    """NothingToReview: no file of the diff can be reviewed, and why (the first five)."""
+def no_code(files: list[FileDiff]) -> bool:
+    """Whether the diff changes no code: every file deleted, or changed without a hunk (a mode, a rename,
+    a binary file)."""
+    return all(f.deleted or not f.hunks for f in files)
+
+
+def _nothing_reviewable(skipped: list[Skipped], files: list[FileDiff]) -> NoReturn:
+    """No file of the diff can be reviewed, and why (the first five): NothingToReview when the diff
+    changes no code (:func:`no_code`), ReviewInputError when code it changes cannot be read (a part
+    too long, a file that is not text after the change)."""
     why = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:5]) + ("; …" if len(skipped) > 5 else "")
-    raise NothingToReview(f"nothing in the diff can be reviewed ({why})")
+    error = NothingToReview if no_code(files) else ReviewInputError
+    raise error(f"nothing in the diff can be reviewed ({why})")
 
 
 def _changed(root: Path, diff_text: str, dest: Path, found: Range | None) -> Path:

@@ -1040,8 +1040,8 @@ def shown_output(text: str, limit: int = MAX_SHOWN_OUTPUT) -> str:
     characters, cut ones ending ``'…`` — so that how the run ended, which follows, is never cut off
     the counterexample's text (the finding's fingerprint reads it there: :mod:`memdoor.review.sarif`)."""
     shown, n = repr(text), len(text)
-    while len(shown) > limit:  # control and other unprintable characters take up to 10 characters
-        n = min(n - 1, n * (limit - 1) // len(shown))
+    while len(shown) > limit and n > 0:  # unprintable characters take up to 10 characters each
+        n = max(0, min(n - 1, n * (limit - 1) // len(shown)))
         shown = repr(text[:n]) + "…"
     return shown
 
