@@ -114,6 +114,7 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
             color="tab:red" if on_front else "tab:gray",
             capsize=3,
             markersize=7,
+            zorder=3 if on_front else 2,  # a front point stays visible over a gray one at the same place
         )
         here = ((r.cost(axis) or 0.0) / span, y / 100)
         near = sum(1 for x0, y0 in placed if abs(x0 - here[0]) < 0.06 and abs(y0 - here[1]) < 0.04)
