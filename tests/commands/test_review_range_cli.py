@@ -115,6 +115,9 @@ def test_a_range_with_nothing_to_review_is_exit_0_with_an_empty_report(committed
     r = memdoor(committed, "--base", "HEAD", *models(committed, "bug"))
     assert r.returncode == 0 and r.stdout.startswith(f"**Nothing to review:** {why}\n"), r.stdout
     assert "memdoor trace" not in r.stdout  # no run, no trace to name
+    r = memdoor(committed, "--base", "HEAD", *models(committed, "bug"), "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["nothing_to_review"] == why and out["findings"] == []
 
 
 def test_code_the_review_cannot_read_is_still_bad_input(committed, tmp_path):

@@ -225,3 +225,13 @@ def test_a_long_output_never_cuts_how_a_program_ended_off_its_fingerprint():
         assert fingerprint(_differs("returns 1", one)) == fingerprint(_differs("returns 1", other))
         assert fingerprint(_differs("returns 1", one)) != fingerprint(_differs("returns 1", ended(text, 2)))
     assert ended("ok\n", 0) == "prints 'ok\\n' and exits with status 0"
+
+
+def test_shown_output_ends_within_its_limit_for_any_text():
+    from memdoor.review.differential.driver import shown_output
+
+    for limit in (1, 2, 3, 5, 40):
+        for text in ("", "a", "'\"", "\x00" * 50, "\U000e0001" * 9, "x" * 100):
+            shown = shown_output(text, limit)
+            assert len(shown) <= max(limit, 3), (limit, text, shown)
+            assert shown == repr(text) or shown.endswith("…")

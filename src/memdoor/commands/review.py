@@ -23,7 +23,8 @@ variables named by --test-env. A test that passes on the base and fails after th
 (high); tests failing on the base are listed as pre-existing.
 
 Exit codes: 0 reviewed, nothing at or above --fail-on (or a --base range with nothing to review: no
-change, only binary files, or only deletions and mode changes without --test); 1 verified findings at or
+change, only binary files, or only deletions, renames, mode changes or empty files without --test); 1
+verified findings at or
 above --fail-on; 2 bad input or usage (one line); 3 the review was not completed (no sandbox, the tests
 cannot run on the base, every model call failed, the budget stopped it before any stage ran): the output
 says why first.
