@@ -96,9 +96,11 @@ def pareto_chart(analysis: Analysis, path: Path) -> Path:
     fig = _figure(11.0, 5.2)
     ax, side = fig.subplots(1, 2, width_ratios=[3, 2])
     side.axis("off")
-    rows = [r for r in analysis.rows if r.pass_at_1 is not None]
     front = set(analysis.pareto)
-    rows = sorted(rows, key=lambda r: (r.cost(axis) or 0.0, -(r.pass_at_1 or 0.0)))
+    rows = sorted(
+        (r for r in analysis.rows if r.pass_at_1 is not None),
+        key=lambda r: (r.cost(axis) or 0.0, -(r.pass_at_1 or 0.0)),
+    )
     keys = point_keys([r.name for r in rows])
     placed: list[tuple[float, float]] = []  # label anchors so far, in axes units, to stagger close ones
     span = max((r.cost(axis) or 0.0 for r in rows), default=0.0) or 1.0

@@ -23,11 +23,10 @@ variables named by --test-env. A test that passes on the base and fails after th
 (high); tests failing on the base are listed as pre-existing.
 
 Exit codes: 0 reviewed, nothing at or above --fail-on (or a --base range with nothing to review: no
-change, only binary files, or only deletions, renames, mode changes or empty files without --test); 1
-verified findings at or
-above --fail-on; 2 bad input or usage (one line); 3 the review was not completed (no sandbox, the tests
-cannot run on the base, every model call failed, the budget stopped it before any stage ran): the output
-says why first.
+change, only binary files, or only deletions, renames, mode changes or empty files without --test);
+1 verified findings at or above --fail-on; 2 bad input or usage (one line); 3 the review was not
+completed (no sandbox, the tests cannot run on the base, every model call failed, the budget stopped it
+before any stage ran): the output says why first.
 
 Examples:
   git diff main | memdoor review - --agents 5 --test "python3 -m pytest -q"
@@ -303,28 +302,24 @@ def review_command(args: argparse.Namespace) -> int:
         raise ReviewInputError("--test: the command is empty")
     check_test_options(args)
     check_source(args)
-    try:  # only a range's (read_range) is a result here; a diff file's is bad input, as prepare says
-        text, found, description, messages = read_input(args, config.max_diff_bytes)
-    except NothingToReview as e:
-        return nothing_to_review(e, config, fmt)
-    config = config.model_copy(update={"description": description, "commit_messages": messages})
     try:
+        text, found, description, messages = read_input(args, config.max_diff_bytes)
+        config = config.model_copy(update={"description": description, "commit_messages": messages})
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo
             if found is not None and found.head_commit is not None:  # the head's tree, not the working tree
                 repo = export_tree(Path(args.repo), found.head_commit, Path(tmp) / "head")
-            try:
-                prepared = prepare(text, repo, config, Path(tmp), found)
-            except NothingToReview as e:
-                if found is None:
-                    raise
-                return nothing_to_review(e, config, fmt)
+            prepared = prepare(text, repo, config, Path(tmp), found)
             if found is not None:
                 prepared.skipped += [  # a name that is not UTF-8 as shown_name writes it
                     Skipped(file=shown_name(f), reason="binary file: not reviewed") for f in found.binary
                 ]
             report = asyncio.run(_review(prepared, config))
             out = render(report, fmt, prepared.changed)  # while the changed tree is there
+    except NothingToReview as e:  # a range's is a result (a CI job, a hook); a diff file's is bad input
+        if args.base is None:
+            raise
+        return nothing_to_review(e, config, fmt)
     except SandboxError as e:  # before any stage ran: nothing computed is lost
         print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
         return INCOMPLETE
@@ -343,10 +338,10 @@ def review_command(args: argparse.Namespace) -> int:
 
 
 def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
-    """A range with nothing to review (no change; only binary files; only deletions or mode changes and
-    no test command to run on them): for a CI job or a pre-commit hook a result, not an error. Exit 0, a
-    report in ``fmt`` with no finding that says why (code scanning takes a SARIF log with no result),
-    the reason in one line on stderr."""
+    """A range with nothing to review (no change; only binary files; only deletions, renames, mode
+    changes or empty files and no test command to run on them): for a CI job or a pre-commit hook a
+    result, not an error. Exit 0, a report in ``fmt`` with no finding that says why (code scanning takes
+    a SARIF log with no result), the reason in one line on stderr."""
     from memdoor.commands.stopcommands import print_report
     from memdoor.review.consensus import quorum
     from memdoor.review.session import ReviewReport

@@ -120,6 +120,7 @@ class ReviewInputError(UsageError):
 
 
 class NothingToReview(ReviewInputError):
-    """A change with nothing in it to review: no file changes, or only binary files, deletions or modes.
+    """A change with no code in it to review: no file changes, or only binary files, deletions, renames,
+    mode changes or empty files.
     Bad input for a diff file or a server's request; for ``memdoor review --base`` (a CI job, a
     pre-commit hook) a result: exit 0, saying so."""
