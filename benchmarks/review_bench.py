@@ -216,7 +216,7 @@ def tables(rows: list[dict[str, Any]]) -> str:
         summary(rows, "flagged"),
         "Flagged = any consensus finding at high or worse, unverified (reading) ones included:",
         summary(rows, "flagged_any"),
-        "Missed bugs (public tests pass) not flagged, by the stage that lost them:",
+        "Bugs the public tests pass (missed, mixed) not flagged, by the stage that lost them (cases by HumanEval number):",
         lost_table(rows),
         "Median seconds per stage:",
         time_table(rows),

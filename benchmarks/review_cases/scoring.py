@@ -214,7 +214,7 @@ def summary(rows: list[dict[str, Any]], key: str = "flagged") -> str:
     (Wilson), F1 (bootstrap), and medians per case of tokens, compute and seconds."""
     out = [
         "| stages | team | caught bugs | missed bugs | mixed | false alarms: refactorings | false alarms: intended "
-        "| precision | recall | F1 | tokens/case | TFLOP/case | s/case | no report |",
+        "| precision | recall | F1 | tokens/case (median) | TFLOP/case (median) | s/case (median) | no report |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (stages, agents, models), mine in groups(rows).items():
@@ -245,17 +245,26 @@ def summary(rows: list[dict[str, Any]], key: str = "flagged") -> str:
 
 
 def lost_table(rows: list[dict[str, Any]]) -> str:
-    """Per (stages, team): the missed bugs (public tests pass) not flagged, by the stage that lost them."""
+    """Per (stages, team) and kind of bug the public tests pass (``missed``, ``mixed``): the bugs not
+    flagged, by the stage that lost them, each with its cases (HumanEval numbers)."""
     reasons = list(LOST)
     for r in rows:
         if r.get("lost") and r["lost"] not in reasons:
             reasons.append(r["lost"])
-    out = ["| stages | team | missed bugs not flagged | " + " | ".join(reasons) + " |",
-           "|---|---|---|" + "---|" * len(reasons)]  # fmt: skip
+    out = ["| stages | team | bugs | not flagged | " + " | ".join(reasons) + " |",
+           "|---|---|---|---|" + "---|" * len(reasons)]  # fmt: skip
     for (stages, agents, models), mine in groups(rows).items():
-        lost = Counter(r["lost"] for r in mine if r["kind"] == "missed" and r.get("flagged") is False)
-        out.append(f"| {stages} | {team_label(agents, list(models))} | {sum(lost.values())} | "
-                   + " | ".join(str(lost[x]) for x in reasons) + " |")  # fmt: skip
+        for kind in ("missed", "mixed"):
+            of = [r for r in mine if r["kind"] == kind and r.get("flagged") is not None]
+            if not of:
+                continue
+            lost = [r for r in of if r["flagged"] is False]
+            cells = []
+            for reason in reasons:
+                ids = [r["problem_id"].rsplit("/", 1)[-1] for r in lost if r.get("lost") == reason]
+                cells.append(f"{len(ids)} ({', '.join(ids)})" if ids else "0")
+            out.append(f"| {stages} | {team_label(agents, list(models))} | {kind} | {len(lost)}/{len(of)} | "
+                       + " | ".join(cells) + " |")  # fmt: skip
     return "\n".join(out)
 
 

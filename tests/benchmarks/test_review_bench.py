@@ -11,7 +11,7 @@ import sys
 import pytest
 import review_bench
 from review_cases.records import ReviewCase
-from review_cases.scoring import at_place, flagged, lost_stage, score, stage_seconds, summary
+from review_cases.scoring import at_place, flagged, lost_stage, lost_table, score, stage_seconds, summary
 
 HIGH_TEST = {"file": "solution.py", "line": 8, "end_line": 8, "severity": "high", "source": "tests"}
 HIGH_READ = {"file": "solution.py", "line": 8, "end_line": 8, "severity": "critical", "source": "agents",
@@ -64,6 +64,21 @@ def test_the_summary_gives_each_rate_with_its_interval():
         "| 3/4 [0.30, 0.95] | 3/4 [0.30, 0.95] | 0.75 [" in line
     )  # precision, recall, F1 (TP 3, FP 1, FN 1)
     assert line.endswith("| 100 | 2.00 | 10.0 | 1 |")  # medians; one review gave no report
+
+
+def test_the_lost_table_names_each_lost_bug_by_kind_and_stage():
+    rows = [
+        _row("missed", True) | {"problem_id": "HumanEval/3"},
+        _row("missed", False) | {"problem_id": "HumanEval/12", "lost": "shown but judged intended"},
+        _row("missed", False) | {"problem_id": "HumanEval/141", "lost": "no input showed a difference"},
+        _row("mixed", False) | {"problem_id": "HumanEval/102", "lost": "shown but judged intended"},
+        _row("caught", False) | {"problem_id": "HumanEval/7"},  # the public tests fail: not in this table
+        _row("missed", None) | {"problem_id": "HumanEval/9"},  # no report: not counted
+    ]
+    lines = lost_table(rows).split("\n")
+    assert lines[2] == "| execution | a | missed | 2/3 | 1 (141) | 1 (12) | 0 |"
+    assert lines[3] == "| execution | a | mixed | 1/1 | 0 | 1 (102) | 0 |"
+    assert len(lines) == 4
 
 
 def test_teams_expand_repeated_specs():
