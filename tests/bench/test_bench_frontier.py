@@ -108,6 +108,11 @@ def test_the_report_and_json_show_the_compute_matched_verdict(results_dir):
     assert f"| {TEAM} | {P5} | 75.0% | 55.0% |" in section
     assert f"| {CASCADE} | {B3} | 50.0% | 75.0% |" in section
     assert f"The single model is better at no more cost: {CASCADE} (against {B3}, 0/10)" in section
+    # the compute-matched verdict leads; the comparison with the baseline row as it is follows it
+    assert md.index("## Against the best single model at no more cost") < md.index(
+        "## Team vs the baseline row alone"
+    )
+    assert "Team vs bigger single model" not in md
 
 
 def test_a_run_without_single_model_rows_has_no_compute_matched_verdict(tmp_path):
