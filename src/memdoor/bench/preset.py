@@ -35,6 +35,8 @@ from memdoor.bench.analysis import Analysis, analyse
 from memdoor.bench.config import BenchConfig, RowSpec, settings_diff, solve_config
 from memdoor.bench.rebuild import rebuild, rebuildable
 from memdoor.bench.revision import row_revision
+from memdoor.bench.rowstats import ALPHA
+from memdoor.bench.stats import mcnemar_exact
 from memdoor.bench.store import ResultsStore
 from memdoor.core.errors import ResultsStoreError, UsageError
 from memdoor.prompts.languages import NAMES
@@ -115,6 +117,16 @@ class MeasuredRow(BaseModel):
     solved: int = Field(description="Problems solved.")
     total: int = Field(description="Problems with a result.")
     compute_per_problem: float = Field(description="Mean FLOPs per problem.")
+    solved_problems: list[str] = Field(
+        default_factory=list,
+        description="The problems it solved, by id, so two rows of one measurement pair by problem (empty in "
+        "a measurement written before they were kept).",
+    )
+
+    @property
+    def single_model(self) -> bool:
+        """Every agent runs one model (any strategy, any number of draws)."""
+        return len(set(self.models)) == 1
 
 
 class Measurement(BaseModel):
@@ -176,6 +188,7 @@ def measurement(analysis: Analysis, source: str) -> Measurement:
             solved=r.solved,
             total=r.total,
             compute_per_problem=r.compute_per_problem,
+            solved_problems=[p.id for p in analysis.per_problem if (c := p.cells.get(r.name)) and c.passed],
         )
         for r in analysis.rows
         if r.total and r.compute_per_problem is not None and why.get(r.name) is None
@@ -311,9 +324,47 @@ def choose(m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -
     return min(fits, key=lambda ir: (-ir[1].solved / ir[1].total, ir[1].compute_per_problem, ir[0]))[1]
 
 
-def describe(row: MeasuredRow, m: Measurement, budget: float) -> str:
+def single_model_match(
+    row: MeasuredRow, m: Measurement, usable: Callable[[list[str]], bool]
+) -> MeasuredRow | None:
+    """For a team, the best single-model row of ``usable`` models at no more compute (the most solved; ties
+    to the cheaper, then the earlier); None for a single-model row or when none costs as little."""
+    if row.single_model:
+        return None
+    rows = [
+        (i, r)
+        for i, r in enumerate(m.rows)
+        if r.single_model and usable(r.models) and r.compute_per_problem <= row.compute_per_problem
+    ]
+    if not rows:
+        return None
+    return min(rows, key=lambda ir: (-ir[1].solved / ir[1].total, ir[1].compute_per_problem, ir[0]))[1]
+
+
+def against_single_model(row: MeasuredRow, match: MeasuredRow) -> str:
+    """The chosen team against its single-model match, paired by problem when both kept their problems."""
+    head = (
+        f"against the best single-model row at no more compute, {match.name} ({match.solved}/{match.total})"
+    )
+    if not (row.solved_problems or match.solved_problems) or row.total != match.total:
+        return f"{head}: not paired (this measurement keeps no per-problem results)"
+    mine, theirs = set(row.solved_problems), set(match.solved_problems)
+    wins, losses = len(mine - theirs), len(theirs - mine)
+    p = mcnemar_exact(wins, losses)
+    verdict = (
+        "a significant lead"
+        if p < ALPHA and wins > losses
+        else ("the single model significantly ahead" if p < ALPHA else "no significant difference")
+    )
+    return f"{head}: {wins} / {losses} problems, exact McNemar p = {p:.2g}, uncorrected: {verdict}"
+
+
+def describe(
+    row: MeasuredRow, m: Measurement, budget: float, usable: Callable[[list[str]], bool] = lambda models: True
+) -> str:
     """One line saying what was chosen, which measurement it comes from, and that it runs at the budget it
-    was measured with (``budget`` only chooses)."""
+    was measured with (``budget`` only chooses); for a team, a second line with the best single-model row of
+    ``usable`` models at no more compute and the paired test against it (the count chooses, not the test)."""
     run = m.run_of(row)
     cap = (
         "no compute cap"
@@ -325,4 +376,8 @@ def describe(row: MeasuredRow, m: Measurement, budget: float) -> str:
         f"({100 * row.solved / row.total:.1f}%) at {row.compute_per_problem:.3g} FLOPs per problem on "
         f"{m.suite}, the most of the configurations measured in {m.source} (this one in {run.source}, run of "
         f"{run.created_at}); it runs as measured: {cap}, max {run.max_tokens} tokens per call"
+    ) + (
+        ""
+        if (match := single_model_match(row, m, usable)) is None
+        else "\n" + against_single_model(row, match)
     )

@@ -240,7 +240,7 @@ def best_config(args: argparse.Namespace, language: str | None = None):
         else preset.shipped_for(language, usable)
     )
     row = preset.choose(m, args.budget_compute, usable)
-    args.preset_line = "\n".join(filter(None, (note, preset.describe(row, m, args.budget_compute))))
+    args.preset_line = "\n".join(filter(None, (note, preset.describe(row, m, args.budget_compute, usable))))
     run = m.run_of(row)
     # --budget-compute only chose the row (by its mean): it runs with the budget it was measured with
     budget = Budget(
