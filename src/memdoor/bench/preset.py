@@ -231,6 +231,22 @@ def shipped(language: str = FALLBACK) -> Measurement:
     return Measurement.model_validate_json(text)
 
 
+SHIPPED_PLATFORMS = ("humaneval", "humaneval-x")
+"""The platforms of the problems the shipped measurements were made on (memdoor.problems)."""
+
+
+def other_suite(m: Measurement, platform: str | None) -> str | None:
+    """A line for a problem from ``platform`` when the shipped measurement ``m`` was not made on problems
+    like it (None: it was, or the platform is not known)."""
+    if platform is None or platform in SHIPPED_PLATFORMS:
+        return None
+    name = SUITE_NAMES.get(m.suite, m.suite)
+    return (
+        f"measured on {name}, not on {platform} problems like this one: a row's lead there may not carry over "
+        "(bench your own problems with memdoor bench and choose with --from DIR)"
+    )
+
+
 def shipped_for(
     language: str | None, usable: Callable[[list[str]], bool] = lambda models: True
 ) -> tuple[Measurement, str | None]:
