@@ -62,7 +62,7 @@ async def test_cancelling_twice_still_waits_and_an_error_after_cancel_is_not_rai
 
     def work(cancel: threading.Event) -> None:
         started.set()
-        cancel.wait(timeout=30)
+        assert cancel.wait(timeout=30), "the cancel event was never set"
         release.wait(timeout=30)
         raise RuntimeError("after cancel")
 

@@ -242,7 +242,7 @@ def best_config(args: argparse.Namespace, language: str | None = None, platform:
         else preset.shipped_for(language, usable)
     )
     row = preset.choose(m, args.budget_compute, usable)
-    elsewhere = None if args.measured_from else preset.other_suite(m, platform)
+    elsewhere = None if args.measured_from else preset.other_suite_note(m, platform)
     args.preset_line = "\n".join(
         filter(None, (note, elsewhere, preset.describe(row, m, args.budget_compute, usable)))
     )

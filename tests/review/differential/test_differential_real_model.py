@@ -38,15 +38,6 @@ def _review(small_model: str, tmp_path, changed: str, description: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def _votes(node) -> list[dict]:
-    """Every ``votes`` mapping anywhere in the report."""
-    if isinstance(node, dict):
-        return ([node["votes"]] if isinstance(node.get("votes"), dict) else []) + [
-            v for x in node.values() for v in _votes(x)
-        ]
-    return [v for x in node for v in _votes(x)] if isinstance(node, list) else []
-
-
 def test_a_broken_refactoring_is_a_finding_with_its_counterexample(small_model, tmp_path):
     report = _review(small_model, tmp_path, BROKEN, "refactor, no behaviour change")
     found = [f for f in report["findings"] if f.get("verified") and f.get("file") == "stats.py"]
@@ -59,6 +50,7 @@ def test_a_broken_refactoring_is_a_finding_with_its_counterexample(small_model, 
 def test_the_model_s_verdict_on_an_asked_for_change_is_read(small_model, tmp_path):
     report = _review(small_model, tmp_path, RAISES, "spread now raises ValueError on empty input")
     assert report["differential"]["rule"] == "agents"
-    votes = [v for vs in _votes(report) for v in vs.values()]
+    votes = [v for d in report["differential"]["differences"] for v in d["votes"].values()]
     assert votes, "no difference was judged: " + json.dumps(report["differential"])[:2000]
+    # an answer with no verdict in it is recorded as "none": the prompt failed the real model
     assert all(v in ("intended", "unintended", "unclear") for v in votes), votes
