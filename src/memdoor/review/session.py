@@ -203,6 +203,12 @@ class ReviewReport(BaseModel):
         description="Differences the description asks for: what the change observably does (no finding).",
     )
     stages_run: list[str] = Field(default_factory=list, description="The stages that ran, in order.")
+    reading_seconds: float | None = Field(
+        default=None,
+        description="Wall seconds of the reading review: its agents, the consensus and the patch's test run "
+        "(None: it did not run). The test stage and the differential stage time themselves; a model is loaded "
+        "by the first stage that calls it.",
+    )
     nothing_to_review: str | None = Field(
         default=None,
         description="Why nothing was reviewed: a --base range with no change, or only deletions, mode "
@@ -578,10 +584,12 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             differential = await _differential(report, prepared, config, env, team, ctx)
         reviews: list[AgentReview] = []
         consensus = Consensus(agents=config.agents, quorum=quorum(config.agents))
+        reading_started = time.monotonic()
         if "reading" in config.stages and readable:
             report.stages_run.append("reading")
             reviews = await _reading(report, prepared, config, team, ctx)
             consensus = decide(reviews, config.agents)
+            report.reading_seconds = time.monotonic() - reading_started
         _completion(report, reviews, stage is not None or compared(differential))
         executed = (stage.findings if stage else []) + differential_findings(differential)
         merged = merge(executed, consensus, prepared.files)  # a reading finding an execution shows joins it
@@ -590,7 +598,9 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             "consensus", None, findings=len(report.findings), minority=len(report.minority), merged=merged.merged
         )  # fmt: skip
         if "reading" in config.stages and readable:
+            patch_started = time.monotonic()
             report.patch = await checked_patch(consensus, prepared, config, ctx)
+            report.reading_seconds = (report.reading_seconds or 0.0) + time.monotonic() - patch_started
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"
         report.incomplete(f"the review failed: {report.error}")
