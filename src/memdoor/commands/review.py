@@ -23,7 +23,7 @@ variables named by --test-env. A test that passes on the base and fails after th
 (high); tests failing on the base are listed as pre-existing.
 
 Exit codes: 0 reviewed, nothing at or above --fail-on (or a --base range with nothing to review: no
-change, only binary files, or only deletions, renames, mode changes or empty files without --test);
+change, or only binary files, deletions, renames, mode changes or empty files without --test);
 1 verified findings at or above --fail-on; 2 bad input or usage (one line); 3 the review was not
 completed (no sandbox, the tests cannot run on the base, every model call failed, the budget stopped it
 before any stage ran): the output says why first.
@@ -242,9 +242,10 @@ def check_source(args: argparse.Namespace) -> None:
         raise ReviewInputError("nothing to review: give a DIFF file (- for standard input) or --base REF")
 
 
-def read_input(args: argparse.Namespace, max_bytes: int):
+def read_input(args: argparse.Namespace, max_bytes: int, for_tests: bool = False):
     """(diff text, the range or None, the description, the range's commit messages or None): kept apart,
-    so that only the user's description can make the refactoring rule."""
+    so that only the user's description can make the refactoring rule. ``for_tests``: a test command will
+    run, so a range of binary files alone is read for its tests (an empty diff)."""
     from memdoor.review.description import messages_block, read_description
     from memdoor.review.gitrange import read_range
     from memdoor.review.repo import repo_root
@@ -252,7 +253,7 @@ def read_input(args: argparse.Namespace, max_bytes: int):
     description = read_description(args.description)
     if args.base is None:
         return read_diff(args.diff), None, description, None
-    found = read_range(repo_root(args.repo), args.base, args.head, max_bytes)
+    found = read_range(repo_root(args.repo), args.base, args.head, max_bytes, for_tests)
     return found.diff, found, description, messages_block(found.messages, found.name)
 
 
@@ -303,7 +304,8 @@ def review_command(args: argparse.Namespace) -> int:
     check_test_options(args)
     check_source(args)
     try:
-        text, found, description, messages = read_input(args, config.max_diff_bytes)
+        tests_run = bool(config.test) and "tests" in config.stages
+        text, found, description, messages = read_input(args, config.max_diff_bytes, tests_run)
         config = config.model_copy(update={"description": description, "commit_messages": messages})
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo
@@ -338,7 +340,7 @@ def review_command(args: argparse.Namespace) -> int:
 
 
 def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
-    """A range with nothing to review (no change; only binary files; only deletions, renames, mode
+    """A range with nothing to review (no change; or only binary files, deletions, renames, mode
     changes or empty files and no test command to run on them): for a CI job or a pre-commit hook a
     result, not an error. Exit 0, a report in ``fmt`` with no finding that says why (code scanning takes
     a SARIF log with no result), the reason in one line on stderr."""

@@ -283,14 +283,17 @@ def prepare(
     NothingToReview when no file can be reviewed — except a range's with a test command, which is
     prepared with no parts for its tests alone (a deletion can break a test). Nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
-    files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
+    # a range of binary files alone comes with no diff, for its tests alone (gitrange.read_range)
+    binary_only = found is not None and not diff_text.strip() and bool(found.binary)
+    files = [] if binary_only else parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
         raise ReviewInputError(
             f"the diff changes {len(files)} files; a review takes at most {config.max_files} "
             "(--max-files raises the limit; or review it in parts)"
         )
     root = repo_root(repo)
-    check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
+    if not binary_only:
+        check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
     # a range of deletions and mode changes can still break a test: with a test command, run it alone
     tests_only = found is not None and bool(config.test) and "tests" in config.stages and no_code(files)
     unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
@@ -308,6 +311,8 @@ def prepare(
         where = f"{e.filename}: " if e.filename else ""
         raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
     if not parts and not tests_only:
+        if binary_only:  # no test command to run: read_range keeps such a range for one
+            raise NothingToReview("only binary files change: nothing to review")
         _nothing_reviewable(skipped, files)
     if len(parts) > config.max_parts:
         raise ReviewInputError(
