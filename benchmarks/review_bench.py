@@ -166,13 +166,39 @@ class Reviewer:
                     "report": report if isinstance(report, dict) else None, "stderr": done.stderr[-500:]}  # fmt: skip
 
 
+def code_revision() -> str | None:
+    """The commit of the memdoor source this process imports (the review subprocesses inherit its
+    environment, so they run the same), with ``+changes`` when its ``src`` differs from that commit; None
+    when it is not a git checkout (an installed package)."""
+    import memdoor
+
+    src = Path(memdoor.__file__).resolve().parent.parent
+
+    def git(*argv: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(src), *argv], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    head = git("rev-parse", "--short=7", "HEAD")
+    if head is None:
+        return None
+    return head + ("+changes" if git("status", "--porcelain", "--", str(src)) else "")
+
+
 def result_row(
-    case: ReviewCase, stages: str, agents: int, models: list[str], ran: dict[str, Any]
+    case: ReviewCase,
+    stages: str,
+    agents: int,
+    models: list[str],
+    ran: dict[str, Any],
+    code: str | None = None,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "case": case.id, "digest": case.digest(), "problem_id": case.problem_id, "kind": case.kind, "transform": case.transform,
         "claim": case.claim, "public_fails": case.public_fails, "stages": stages, "agents": agents,
-        "models": models, "exit_code": ran["exit_code"], "process_seconds": ran["process_seconds"],
+        "models": models, "exit_code": ran["exit_code"], "process_seconds": ran["process_seconds"], "code": code,
     }  # fmt: skip
     if ran["report"] is None:
         return row | {"flagged": None, "flagged_any": None, "error": ran["stderr"].strip() or "no report"}
@@ -190,13 +216,15 @@ def run_rows(cases: list[ReviewCase], args: argparse.Namespace) -> list[dict[str
     if changed:
         print(f"warning: {len(changed)} cases differ from those reviewed before (rebuilt): reviewed again")
     teams = [parse_team(t) for t in args.team or TEAMS]
+    code = code_revision()
+    print(f"memdoor source: {code or 'not a git checkout'}")
     for c in cases:  # case by case, every row: a run stopped early still compares rows on the same cases
         for stages in args.stages:
             for agents, models in teams:
                 if key(stages, agents, models, c.id, c.digest()) in done:
                     continue
                 ran = reviewer.review(c, stages, agents, models, args.seed)
-                row = result_row(c, stages, agents, models, ran)
+                row = result_row(c, stages, agents, models, ran, code)
                 print(f"  {stages} {agents}@{','.join(models)} {c.id}: flagged={row.get('flagged')} "
                       f"lost={row.get('lost')} {row['process_seconds']:.0f} s", flush=True)  # fmt: skip
                 results.append(row)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import review_bench
@@ -149,6 +151,7 @@ def test_reviews_run_through_the_command_line_and_resume(tmp_path, monkeypatch):
     assert by[("Demo/1:missed", "reading")]["lost"] == "no differential record"
     assert by[("Demo/1:refactor", "execution")]["flagged"] is False
     assert by[("Demo/1:missed", "execution")]["stage_seconds"]["differential"] == 1.5
+    assert {r["code"] for r in rows} == {review_bench.code_revision()}  # the memdoor source each row ran
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     first = calls[0]
     assert (
@@ -164,6 +167,23 @@ def test_reviews_run_through_the_command_line_and_resume(tmp_path, monkeypatch):
     assert len(log.read_text().splitlines()) == 6
     assert len(review_bench.latest(review_bench.load_rows(args.out))) == 4
     assert "| execution | a + b |" in review_bench.tables(review_bench.load_rows(args.out))
+
+
+def test_the_code_revision_is_the_commit_of_the_imported_memdoor_and_says_when_it_has_changes():
+    import memdoor
+
+    code = review_bench.code_revision()
+    src = str(Path(memdoor.__file__).resolve().parent.parent)
+    head = subprocess.run(
+        ["git", "-C", src, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode != 0:
+        assert code is None
+        return
+    dirty = subprocess.run(
+        ["git", "-C", src, "status", "--porcelain", "--", src], capture_output=True, text=True
+    )
+    assert code == head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def test_rows_of_the_first_benchmark_point_to_it():
