@@ -177,7 +177,7 @@ def test_a_range_of_binary_files_alone_runs_the_tests_alone(home):
     assert [s["file"] for s in out["skipped"]] == ["data.bin"]
     (found,) = out["findings"]
     assert (found["source"], found["severity"], found["verified"]) == ("tests", "high", True)
-    assert "test_data" in found["message"]
+    assert "test_data" in found["message"] and (found["file"], found["line"]) == ("data.bin", 1)
     r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["findings"] == []
     assert (

@@ -271,6 +271,11 @@ class Prepared(BaseModel):
         description="The user's checkout (``root``, or the one a range is read from): what the test "
         "command's view is worked out from, e.g. which links its git tracks (testsight.py)."
     )
+    binary: list[str] = Field(
+        default_factory=list,
+        description="A range's binary files, left out of the diff: where a test finding of a range of "
+        "binary files alone points.",
+    )
 
 
 def prepare(
@@ -322,7 +327,7 @@ def prepare(
     return Prepared(
         files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir,
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
-        checkout=found.root if found else root,
+        checkout=found.root if found else root, binary=found.binary if found else [],
     )  # fmt: skip
 
 
@@ -422,7 +427,8 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
         prepared.changed, prepared.workdir / "changed-run", command, config, prepared.checkout
     )
     await ctx.event("tests", None, on="change", passed=head.passed, exit_code=head.exit_code)
-    return compare(base, head, prepared.files)
+    # a range of binary files alone has no diff: its findings point at its first binary file
+    return compare(base, head, prepared.files or [FileDiff(path=p) for p in prepared.binary])
 
 
 def compared(differential: DifferentialStage | None) -> bool:
