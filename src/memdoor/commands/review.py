@@ -323,8 +323,7 @@ def review_command(args: argparse.Namespace) -> int:
             raise
         return nothing_to_review(e, config, fmt)
     except SandboxError as e:  # before any stage ran: nothing computed is lost
-        print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
-        return INCOMPLETE
+        return no_sandbox(e, config, fmt)
     code = INCOMPLETE if not report.complete else (1 if report.fails() else 0)
     try:
         print_report(out, fmt)  # wrapped under GitHub Actions
@@ -344,21 +343,34 @@ def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
     changes or empty files and no test command to run on them): for a CI job or a pre-commit hook a
     result, not an error. Exit 0, a report in ``fmt`` with no finding that says why (code scanning takes
     a SARIF log with no result), the reason in one line on stderr."""
+    print_empty(config, fmt, nothing_to_review=str(e))
+    print(f"memdoor: {e}", file=sys.stderr)
+    return 0
+
+
+def no_sandbox(e: SandboxError, config, fmt: str) -> int:
+    """No sandbox to run anything in, found before any stage ran: exit 3 with a report in ``fmt`` that
+    says the review was not completed and why (a CI job's SARIF upload still gets a log), and the
+    reason in one line on stderr."""
+    reason = f"no sandbox: {e}"
+    print_empty(config, fmt, complete=False, incomplete_reason=reason)
+    print(f"memdoor: review not completed: {reason}", file=sys.stderr)
+    return INCOMPLETE
+
+
+def print_empty(config, fmt: str, **fields) -> None:
+    """Print a report in ``fmt`` with no finding (a review that ran no stage), ``fields`` saying why."""
     from memdoor.commands.stopcommands import print_report
     from memdoor.review.consensus import quorum
     from memdoor.review.session import ReviewReport
 
-    report = ReviewReport(
-        agents=config.agents, quorum=quorum(config.agents), config=config, nothing_to_review=str(e)
-    )
+    report = ReviewReport(agents=config.agents, quorum=quorum(config.agents), config=config, **fields)
     try:
         print_report(render(report, fmt, None), fmt)
     except BrokenPipeError:
         from memdoor.cli import quiet_stdout
 
         quiet_stdout()
-    print(f"memdoor: {e}", file=sys.stderr)
-    return 0
 
 
 def check_test_options(args: argparse.Namespace) -> None:
