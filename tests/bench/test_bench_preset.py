@@ -119,6 +119,18 @@ def test_the_single_model_match_ties_to_the_cheaper_then_the_earlier_and_a_one_m
     assert single_model_match(polyglot, m, anything) is b
 
 
+def test_the_line_names_every_budget_the_chosen_row_runs_with():
+    anything = lambda models: True  # noqa: E731
+    capped = M.model_copy(
+        update={"runs": [M.runs[0].model_copy(update={"budget_compute": 2.4e13, "budget_tokens": 12000})]}
+    )
+    line = describe(capped.rows[0], capped, 2e12, anything)
+    assert "it runs as measured: a cap of 2.4e+13 FLOPs per problem and 12,000 tokens per problem" in line
+    assert "it runs as measured: no compute cap, max 512 tokens per call" in describe(
+        M.rows[0], M, 2e12, anything
+    )
+
+
 def test_the_shipped_team_rows_are_set_against_the_single_model_rows_the_tables_give():
     """HumanEval's mixed cascade is chosen from 2.33x its compute; the line beside it gives the paired test
     against the best single-model row at no more compute (BENCHMARKS.md, the report's rule: 9 / 2)."""

@@ -399,7 +399,7 @@ def describe(row: MeasuredRow, m: Measurement, budget: float, usable: Callable[[
         "no compute cap"
         if run.budget_compute is None
         else f"a cap of {run.budget_compute:g} FLOPs per problem"
-    )
+    ) + ("" if run.budget_tokens is None else f" and {run.budget_tokens:,} tokens per problem")
     return (
         f"team best at ≤ {budget:g} FLOPs per problem on average: {row.name} — solved {row.solved}/{row.total} "
         f"({100 * row.solved / row.total:.1f}%) at {row.compute_per_problem:.3g} FLOPs per problem on "
