@@ -137,8 +137,12 @@ def stage_seconds(report: dict[str, Any]) -> dict[str, float]:
         out["reading"] = float(report["reading_seconds"])
     wall = (report.get("ledger") or {}).get("wall_seconds")
     if isinstance(wall, int | float) and out:
-        rest = "rest (set-up)" if timed or "reading_seconds" in report else "rest (reading, set-up)"
-        out[rest] = max(0.0, float(wall) - sum(out.values()))
+        ran = report.get("stages_run")
+        reading = "reading" in ran if isinstance(ran, list) else True  # not said: it may have run
+        untimed = reading and not timed  # a report from before it was timed, or a review that failed
+        out["rest (reading, set-up)" if untimed else "rest (set-up)"] = max(
+            0.0, float(wall) - sum(out.values())
+        )
     return out
 
 

@@ -183,6 +183,15 @@ def test_a_range_of_binary_files_alone_runs_the_tests_alone(home):
     assert (
         r.stderr == "memdoor: only binary files change between HEAD and the working tree: nothing to review\n"
     )
+    # the same change committed, reviewed as --head; and a binary change the tests pass with
+    git(repo, "commit", "-qam", "new data")
+    r = memdoor(home, "--base", "HEAD~1", "--head", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST,
+                "--json")  # fmt: skip
+    assert r.returncode == 1 and json.loads(r.stdout)["findings"][0]["file"] == "data.bin", r.stderr
+    (repo / "data.bin").write_bytes(b"OK\x00")
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST, "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["stages_run"] == ["tests"] and out["findings"] == [], r.stderr
 
 
 def test_the_documented_workflow_and_hook_run_flags_the_command_has():

@@ -294,7 +294,7 @@ def review_command(args: argparse.Namespace) -> int:
     from memdoor.review.context import Skipped
     from memdoor.review.gitrange import export_tree
     from memdoor.review.repo import shown_name
-    from memdoor.review.session import prepare
+    from memdoor.review.session import prepare, runs_tests
     from memdoor.review.workspace import workspace
 
     fmt = "json" if args.json else args.format
@@ -304,8 +304,7 @@ def review_command(args: argparse.Namespace) -> int:
     check_test_options(args)
     check_source(args)
     try:
-        tests_run = bool(config.test) and "tests" in config.stages
-        text, found, description, messages = read_input(args, config.max_diff_bytes, tests_run)
+        text, found, description, messages = read_input(args, config.max_diff_bytes, runs_tests(config))
         config = config.model_copy(update={"description": description, "commit_messages": messages})
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo

@@ -19,6 +19,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -60,6 +61,7 @@ from memdoor.review.repo import (
     git_changes,
     os_reason,
     repo_root,
+    shown_name,
     tracked_files,
 )
 from memdoor.review.stages import STAGES, Stages
@@ -300,7 +302,9 @@ def prepare(
     if not binary_only:
         check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
     # a range of deletions and mode changes can still break a test: with a test command, run it alone
-    tests_only = found is not None and bool(config.test) and "tests" in config.stages and no_code(files)
+    tests_only = found is not None and runs_tests(config) and no_code(files)
+    if binary_only and not tests_only:  # read_range keeps such a range only for a test command
+        raise NothingToReview("only binary files change: nothing to review")
     unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
     if files and all(unread) and not tests_only:  # before the copy: a mode change alone applies both ways
         _nothing_reviewable(
@@ -316,8 +320,6 @@ def prepare(
         where = f"{e.filename}: " if e.filename else ""
         raise ReviewInputError(f"the checkout {root} cannot be copied: {where}{e.strerror or e}") from None
     if not parts and not tests_only:
-        if binary_only:  # no test command to run: read_range keeps such a range for one
-            raise NothingToReview("only binary files change: nothing to review")
         _nothing_reviewable(skipped, files)
     if len(parts) > config.max_parts:
         raise ReviewInputError(
@@ -329,6 +331,21 @@ def prepare(
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
         checkout=found.root if found else root, binary=found.binary if found else [],
     )  # fmt: skip
+
+
+def runs_tests(config: ReviewConfig) -> bool:
+    """Whether the review runs a test command: one given, and the ``tests`` stage chosen."""
+    return bool(config.test) and "tests" in config.stages
+
+
+def binary_location(binary: list[str], changed: Path) -> str:
+    """Where a test finding of a range of binary files alone points: its first binary file the change
+    keeps whose name is UTF-8 (not a deleted file, nor a rename's old name), else its first name as a
+    report can hold it (bytes that are not UTF-8 written ``\\xNN``); "-" for none."""
+    for name in binary:
+        if shown_name(name) == name and (changed / name).is_file():
+            return name
+    return shown_name(binary[0]) if binary else "-"
 
 
 def no_code(files: list[FileDiff]) -> bool:
@@ -427,8 +444,9 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
         prepared.changed, prepared.workdir / "changed-run", command, config, prepared.checkout
     )
     await ctx.event("tests", None, on="change", passed=head.passed, exit_code=head.exit_code)
-    # a range of binary files alone has no diff: its findings point at its first binary file
-    return compare(base, head, prepared.files or [FileDiff(path=p) for p in prepared.binary])
+    return compare(
+        base, head, prepared.files or [FileDiff(path=binary_location(prepared.binary, prepared.changed))]
+    )
 
 
 def compared(differential: DifferentialStage | None) -> bool:
@@ -595,12 +613,11 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             differential = await _differential(report, prepared, config, env, team, ctx)
         reviews: list[AgentReview] = []
         consensus = Consensus(agents=config.agents, quorum=quorum(config.agents))
-        reading_started = time.monotonic()
         if "reading" in config.stages and readable:
             report.stages_run.append("reading")
-            reviews = await _reading(report, prepared, config, team, ctx)
-            consensus = decide(reviews, config.agents)
-            report.reading_seconds = time.monotonic() - reading_started
+            with _reading_timed(report):
+                reviews = await _reading(report, prepared, config, team, ctx)
+                consensus = decide(reviews, config.agents)
         _completion(report, reviews, stage is not None or compared(differential))
         executed = (stage.findings if stage else []) + differential_findings(differential)
         merged = merge(executed, consensus, prepared.files)  # a reading finding an execution shows joins it
@@ -609,9 +626,8 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             "consensus", None, findings=len(report.findings), minority=len(report.minority), merged=merged.merged
         )  # fmt: skip
         if "reading" in config.stages and readable:
-            patch_started = time.monotonic()
-            report.patch = await checked_patch(consensus, prepared, config, ctx)
-            report.reading_seconds = (report.reading_seconds or 0.0) + time.monotonic() - patch_started
+            with _reading_timed(report):
+                report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"
         report.incomplete(f"the review failed: {report.error}")
@@ -621,6 +637,16 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         ctx.ledger.wall_seconds = time.monotonic() - started
         await record(report, trace, env)
     return report
+
+
+@contextlib.contextmanager
+def _reading_timed(report: ReviewReport) -> Iterator[None]:
+    """Add the block's wall seconds to the reading review's, however it ends."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        report.reading_seconds = (report.reading_seconds or 0.0) + time.monotonic() - started
 
 
 async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:
