@@ -122,7 +122,8 @@ def lost_stage(report: dict[str, Any]) -> str:
 
 def stage_seconds(report: dict[str, Any]) -> dict[str, float]:
     """Seconds per stage, as far as the report records them: the test command's runs (base and change),
-    the differential stage, and the rest of the review's wall time (the reading review, set-up)."""
+    the differential stage, the reading review (reports from before it was timed: none), and the rest of
+    the review's wall time (set-up; with an older report, the reading review too)."""
     out: dict[str, float] = {}
     for name, field in (("tests (base)", "base_tests"), ("tests (change)", "tests")):
         run = report.get(field)
@@ -131,9 +132,17 @@ def stage_seconds(report: dict[str, Any]) -> dict[str, float]:
     rec = differential_record(report)
     if rec is not None and isinstance(rec.get("seconds"), int | float):
         out["differential"] = float(rec["seconds"])
+    timed = isinstance(report.get("reading_seconds"), int | float)
+    if timed:
+        out["reading"] = float(report["reading_seconds"])
     wall = (report.get("ledger") or {}).get("wall_seconds")
     if isinstance(wall, int | float) and out:
-        out["rest (reading, set-up)"] = max(0.0, float(wall) - sum(out.values()))
+        ran = report.get("stages_run")
+        reading = "reading" in ran if isinstance(ran, list) else True  # not said: it may have run
+        untimed = reading and not timed  # a report from before it was timed, or a review that failed
+        out["rest (reading, set-up)" if untimed else "rest (set-up)"] = max(
+            0.0, float(wall) - sum(out.values())
+        )
     return out
 
 

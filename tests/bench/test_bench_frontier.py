@@ -108,6 +108,11 @@ def test_the_report_and_json_show_the_compute_matched_verdict(results_dir):
     assert f"| {TEAM} | {P5} | 75.0% | 55.0% |" in section
     assert f"| {CASCADE} | {B3} | 50.0% | 75.0% |" in section
     assert f"The single model is better at no more cost: {CASCADE} (against {B3}, 0/10)" in section
+    # the compute-matched verdict leads; the comparison with the baseline row as it is follows it
+    assert md.index("## Against the best single model at no more cost") < md.index(
+        "## Team vs the baseline row alone"
+    )
+    assert "Team vs bigger single model" not in md
 
 
 def test_a_run_without_single_model_rows_has_no_compute_matched_verdict(tmp_path):
@@ -119,7 +124,8 @@ def test_a_run_without_single_model_rows_has_no_compute_matched_verdict(tmp_path
         a = analyse(store, resamples=100)
     assert a.compute_matched is None and a.summary()["compute_matched"] is None
     write_report(a, tmp_path)
-    assert "best single model at no more cost" not in (tmp_path / REPORT_MD).read_text()
+    md = (tmp_path / REPORT_MD).read_text()
+    assert "best single model at no more cost" not in md and "## Team vs bigger single model" in md
 
 
 def test_the_bigger_model_alone_spending_more_draws_is_a_row_of_the_same_paired_bench():

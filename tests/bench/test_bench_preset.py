@@ -19,10 +19,13 @@ from memdoor.bench.preset import (
     MeasuredRow,
     MeasuredRun,
     Measurement,
+    against_single_model,
     build,
     choose,
+    describe,
     from_directory,
     shipped,
+    single_model_match,
 )
 from memdoor.bench.store import ResultsStore
 from memdoor.commands.solve import build_config, configure
@@ -74,6 +77,71 @@ def test_the_most_solved_within_the_budget_ties_to_the_cheaper_among_the_models_
     stale_only = M.model_copy(update={"rows": [], "skipped": ["small (runs/x): no settings recorded"]})
     with pytest.raises(UsageError, match=r"runs today as it ran .*small \(runs/x\): no settings recorded"):
         choose(stale_only, 9e12, anything)
+
+
+def test_a_chosen_team_is_set_against_the_best_single_model_row_at_no_more_compute_paired_by_problem():
+    ids = [f"P/{i}" for i in range(10)]
+    rows = {
+        "small": row("small", [SMALL], 5, 1e12).model_copy(update={"solved_problems": ids[:5]}),
+        "big": row("big", [BIG], 7, 3e12).model_copy(update={"solved_problems": ids[:7]}),
+        "team": row("team", [BIG, SMALL], 9, 4e12).model_copy(update={"solved_problems": ids[1:10]}),
+    }
+    m = M.model_copy(update={"rows": list(rows.values())})
+    anything = lambda models: True  # noqa: E731
+    assert single_model_match(rows["team"], m, anything) is rows["big"]
+    assert single_model_match(rows["team"], m, lambda models: set(models) <= {SMALL}) is rows["small"]
+    assert single_model_match(rows["big"], m, anything) is None  # a single-model row is not matched
+    cheap = rows["team"].model_copy(update={"compute_per_problem": 5e11})
+    assert single_model_match(cheap, m, anything) is None  # none costs as little
+    assert against_single_model(rows["team"], rows["big"]) == (
+        "against the best single-model row at no more compute, big (7/10): 3 / 1 problems, exact McNemar "
+        "p = 0.625, uncorrected: no significant difference"
+    )
+    line = describe(rows["team"], m, 4e12, anything).split("\n")
+    assert line[0].startswith("team best at ≤ 4e+12 FLOPs per problem on average: team") and len(line) == 2
+    assert "\n" not in describe(rows["big"], m, 4e12, anything)
+    partial = rows["team"].model_copy(update={"solved_problems": None})
+    assert against_single_model(partial, rows["big"]).endswith(
+        "not paired (the measurement keeps no per-problem results of a partial row)"
+    )
+    fewer = rows["big"].model_copy(update={"total": 9})
+    assert against_single_model(rows["team"], fewer).endswith("not paired (they ran on 10 and 9 problems)")
+
+
+def test_the_single_model_match_ties_to_the_cheaper_then_the_earlier_and_a_one_model_mixed_language_team_is_a_team():
+    a = row("a", [BIG], 7, 3e12)
+    b = row("b", [BIG], 7, 2e12)  # as many solved, cheaper
+    c = row("c", [BIG], 7, 2e12)  # the same again, later
+    polyglot = row("polyglot", [BIG], 9, 4e12).model_copy(update={"languages": ["python", "javascript"]})
+    m = M.model_copy(update={"rows": [a, b, c, polyglot]})
+    anything = lambda models: True  # noqa: E731
+    assert not polyglot.single_model and a.single_model  # as memdoor report counts them
+    assert single_model_match(polyglot, m, anything) is b
+
+
+def test_the_line_names_every_budget_the_chosen_row_runs_with():
+    anything = lambda models: True  # noqa: E731
+    capped = M.model_copy(
+        update={"runs": [M.runs[0].model_copy(update={"budget_compute": 2.4e13, "budget_tokens": 12000})]}
+    )
+    line = describe(capped.rows[0], capped, 2e12, anything)
+    assert "it runs as measured: a cap of 2.4e+13 FLOPs per problem and 12,000 tokens per problem" in line
+    assert "it runs as measured: no compute cap, max 512 tokens per call" in describe(
+        M.rows[0], M, 2e12, anything
+    )
+
+
+def test_the_shipped_team_rows_are_set_against_the_single_model_rows_the_tables_give():
+    """HumanEval's mixed cascade is chosen from 2.33x its compute; the line beside it gives the paired test
+    against the best single-model row at no more compute (BENCHMARKS.md, the report's rule: 9 / 2)."""
+    m = shipped()
+    anything = lambda models: True  # noqa: E731
+    chosen = choose(m, 3.2e12, anything)
+    assert chosen.name.startswith("cascade:5@")
+    assert describe(chosen, m, 3.2e12, anything).split("\n")[1] == (
+        "against the best single-model row at no more compute, adaptive:5 (119/164): 9 / 2 problems, exact "
+        "McNemar p = 0.0654, uncorrected: no significant difference"
+    )
 
 
 def test_the_shipped_measurement_is_the_committed_runs_as_their_reports_give_them(tmp_path):

@@ -66,6 +66,22 @@ def test_a_javascript_problem_gets_a_row_of_the_javascript_measurement_a_python_
     assert "(this one in benchmarks/results/humaneval-v2," in lines[0]
 
 
+def test_a_problem_from_another_platform_is_told_the_measurement_is_not_of_its_suite(
+    monkeypatch, capsys, problem_file
+):
+    """A LeetCode problem (the user file says so) gets HumanEval's row, on a line of its own saying the
+    measurement was made on HumanEval, not on problems like it; a HumanEval problem gets no such line."""
+    config, lines = chosen(monkeypatch, capsys, str(problem_file), "--problem", "add")
+    assert (config.strategy.name, config.models) == ("adaptive", [SMALL])
+    assert lines[0] == (
+        "measured on HumanEval, not on leetcode problems like this one: a row's lead there may not carry over "
+        "(bench your own problems with memdoor bench and choose with --from DIR)"
+    )
+    assert lines[1].startswith("team best at ≤ ") and len(lines) == 2
+    _, lines = chosen(monkeypatch, capsys, "humaneval", "--problem", "HumanEval/0")
+    assert not any(line.startswith("measured on") for line in lines)
+
+
 def test_a_rust_problem_gets_a_row_of_the_rust_measurement_where_the_1_5b_alone_wins(monkeypatch, capsys):
     """In Rust the 1.5B given more draws beats the mixed cascade at less compute (63 against 54), so with both
     models the choice is one 1.5B draw at 2.5e12 and its two draws and the vote from 2.77e12 — where a Python

@@ -142,7 +142,7 @@ def test_report_files_hold_the_numbers_and_the_json_summary_has_the_documented_s
         assert "60.0%" in text and "40.0%" in text and "55.0%" in text
         assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" in text
         assert "Equal budget" in text and "4,000 tokens" in text
-        assert "Team vs bigger single model" in text and BASE in text
+        assert "Team vs the baseline row alone" in text and BASE in text
         assert "0.125" in text  # single vs parallel:5, McNemar
         assert "Holm p" in text and "no team is significantly better" in text
         assert "unpriced" in text

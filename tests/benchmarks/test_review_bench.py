@@ -45,6 +45,11 @@ def test_the_stage_that_lost_a_bug_is_read_from_the_differential_record():
              "ledger": {"wall_seconds": 20.0}}  # fmt: skip
     assert stage_seconds(timed) == {"tests (base)": 1.0, "tests (change)": 2.0, "differential": 5.0,
                                     "rest (reading, set-up)": 12.0}  # fmt: skip
+    # a report that times the reading review, or says it did not run, leaves set-up alone as the rest
+    read = timed | {"stages_run": ["tests", "differential", "reading"], "reading_seconds": 10.0}
+    assert stage_seconds(read)["reading"] == 10.0 and stage_seconds(read)["rest (set-up)"] == 2.0
+    unread = timed | {"stages_run": ["tests", "differential"], "reading_seconds": None}
+    assert stage_seconds(unread)["rest (set-up)"] == 12.0 and "reading" not in stage_seconds(unread)
 
 
 def _row(kind: str, hit: bool | None, stages: str = "execution") -> dict:

@@ -91,8 +91,10 @@ async def test_the_scoring_reads_a_real_reports_json(sandbox, tmp_path, workdir)
         "tests (base)",
         "tests (change)",
         "differential",
-        "rest (reading, set-up)",
+        "reading",  # timed apart by the review itself
+        "rest (set-up)",
     }
+    assert row["stage_seconds"]["reading"] == report.reading_seconds > 0
     marks = sorted((f["source"], f["verified"], f["counterexample"]) for f in row["findings"])
     assert marks == [("differential", True, True), ("tests", True, False)]  # the agents': merged, below
     (shown,) = [f for f in out["findings"] if f["source"] == "differential"]

@@ -277,3 +277,39 @@ def test_a_closed_output_pipe_keeps_the_exit_code(home):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 1, err  # a high consensus finding, as with an open pipe
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_no_sandbox_is_exit_3_with_a_report_that_says_so(home, monkeypatch, capsys):
+    """No sandbox works here (the tool paths are fixed, so it is made to fail in-process): the review
+    cannot run, and says so in the report it prints (a CI job's SARIF upload still gets a log) and in
+    one line on stderr."""
+    from memdoor.cli import build_parser
+    from memdoor.commands import review
+    from memdoor.core.errors import SandboxError
+
+    async def no_sandbox(prepared, config):
+        raise SandboxError("no working sandbox: bwrap: not installed")
+
+    monkeypatch.setattr(review, "_review", no_sandbox)
+    monkeypatch.setenv("MEMDOOR_HOME", str(home / "mdhome"))
+    base = [
+        "review",
+        str(home / "change.diff"),
+        "--repo",
+        str(home / "repo"),
+        *models(home, "bug"),
+        "--test",
+        TEST,
+    ]
+    reason = "no sandbox: no working sandbox: bwrap: not installed"
+    for fmt in ("sarif", "json", "markdown"):
+        assert review.review_command(build_parser().parse_args([*base, "--format", fmt])) == 3
+        out, err = capsys.readouterr()
+        assert err == f"memdoor: review not completed: {reason}\n"
+        if fmt == "sarif":
+            (run,) = json.loads(out)["runs"]
+            assert run["results"] == [] and run["invocations"][0]["executionSuccessful"] is False
+        elif fmt == "json":
+            assert (json.loads(out)["complete"], json.loads(out)["incomplete_reason"]) == (False, reason)
+        else:
+            assert out.startswith(f"**Review not completed:** {reason}")

@@ -156,6 +156,44 @@ def test_a_range_that_only_deletes_runs_the_tests_alone(committed):
     )
 
 
+def test_a_range_of_binary_files_alone_runs_the_tests_alone(home):
+    """A binary file is left out of the diff, but a test can read it: with --test a range that changes
+    binary files only runs the tests on the base and the change (a test it breaks is a verified finding);
+    without --test it stays nothing to review."""
+    repo = home / "repo"
+    git(repo, "checkout", "-q", "--", ".")  # the working tree at the base commit
+    (repo / "data.bin").write_bytes(b"OK\x00")
+    (repo / "test_data.py").write_text(
+        "import unittest\n\n\nclass D(unittest.TestCase):\n    def test_data(self):\n"
+        "        with open('data.bin', 'rb') as f:\n            self.assertEqual(f.read(), b'OK\\x00')\n"
+    )
+    git(repo, "add", "data.bin", "test_data.py")
+    git(repo, "commit", "-qm", "data")
+    (repo / "data.bin").write_bytes(b"NO\x00")
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST, "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    assert out["stages_run"] == ["tests"] and out["files"] == []
+    assert [s["file"] for s in out["skipped"]] == ["data.bin"]
+    (found,) = out["findings"]
+    assert (found["source"], found["severity"], found["verified"]) == ("tests", "high", True)
+    assert "test_data" in found["message"] and (found["file"], found["line"]) == ("data.bin", 1)
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["findings"] == []
+    assert (
+        r.stderr == "memdoor: only binary files change between HEAD and the working tree: nothing to review\n"
+    )
+    # the same change committed, reviewed as --head; and a binary change the tests pass with
+    git(repo, "commit", "-qam", "new data")
+    r = memdoor(home, "--base", "HEAD~1", "--head", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST,
+                "--json")  # fmt: skip
+    assert r.returncode == 1 and json.loads(r.stdout)["findings"][0]["file"] == "data.bin", r.stderr
+    (repo / "data.bin").write_bytes(b"OK\x00")
+    r = memdoor(home, "--base", "HEAD", "--agents", "1", *models(home, "bug"), "--test", TEST, "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["stages_run"] == ["tests"] and out["findings"] == [], r.stderr
+
+
 def test_the_documented_workflow_and_hook_run_flags_the_command_has():
     """docs/review-ci.md's workflow and the repository's .pre-commit-hooks.yaml: valid YAML whose
     `memdoor review` command lines the command's own parser accepts."""

@@ -165,6 +165,10 @@ async def test_the_agents_reading_of_the_broken_function_is_merged_into_the_diff
         report = await run_review(prepared, cfg, env)
     assert report.error is None and report.stages_run == ["differential", "reading"]
     assert report.differential is not None
+    # each stage's time is its own: the reading review's is kept apart from the differential stage's
+    assert report.reading_seconds is not None and 0 < report.reading_seconds <= report.ledger.wall_seconds
+    assert report.differential.seconds + report.reading_seconds <= report.ledger.wall_seconds
+    assert to_json(report)["reading_seconds"] == report.reading_seconds
     executed = findings_of(report.differential)
     diffs = [g for g in report.findings if g.source == "differential"]
     assert executed and len(diffs) == len(executed) and all(g.verified for g in diffs)  # none dropped

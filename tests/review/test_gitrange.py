@@ -60,11 +60,13 @@ def test_binary_is_decided_by_content_never_by_the_ranges_own_attributes(ranged)
     assert "+# more" in found.diff
 
 
-def test_only_binary_changes_and_no_change_are_refused(ranged):
+def test_only_binary_changes_and_no_change_are_refused_unless_tests_run(ranged):
     (ranged / "logo.png").write_bytes(b"\x89PNG\x00\x09")
     git(ranged, "commit", "-qam", "new logo")
     with pytest.raises(ReviewInputError, match="only binary files change"):
         read_range(ranged, "HEAD~1", "HEAD", 1_000_000)
+    for_tests = read_range(ranged, "HEAD~1", "HEAD", 1_000_000, for_tests=True)  # a test can read it
+    assert (for_tests.diff, for_tests.binary) == ("", ["logo.png"])
     with pytest.raises(ReviewInputError, match="nothing changes between HEAD and the working tree"):
         read_range(ranged, "HEAD", None, 1_000_000)
 

@@ -264,3 +264,17 @@ def test_prepare_refuses_a_workdir_the_test_sandbox_cannot_reach(repo, bug_diff,
     with pytest.raises(SandboxError, match="not searchable"):
         prepare(bug_diff, repo, config(1, test=TEST), private / "work")
     assert prepare(bug_diff, repo, config(1), private / "work").parts  # no test command: no sandbox
+
+
+def test_a_binary_range_s_finding_points_at_a_binary_file_the_change_keeps(tmp_path):
+    """Not a deleted file, nor a rename's old name; a name that is not UTF-8 only as a report can hold it."""
+    from memdoor.review.session import binary_location
+
+    (tmp_path / "kept.bin").write_bytes(b"\x00")
+    bad = os.fsdecode(b"d\xff.bin")
+    (tmp_path / bad).write_bytes(b"\x00")
+    assert binary_location(["a-deleted.bin", "kept.bin"], tmp_path) == "kept.bin"
+    assert binary_location([bad, "kept.bin"], tmp_path) == "kept.bin"
+    assert binary_location([bad], tmp_path) == "d\\xff.bin"
+    assert binary_location(["gone.bin"], tmp_path) == "gone.bin"
+    assert binary_location([], tmp_path) == "-"

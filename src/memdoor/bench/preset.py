@@ -16,7 +16,9 @@ own bench directory (``--from DIR``: any models, remote ones included, with the 
 committed run is rebuilt from its portable files first). Only rows today's code would run as they ran are
 measured (:func:`stale`: the settings a resumed bench compares, and the revision); the others are listed in
 ``skipped``. A measurement holds for the suite it was made on; it does not say a cascade saves compute on
-other problems (measure your own with ``memdoor bench``).
+other problems (measure your own with ``memdoor bench``): a problem from another platform is told so
+(:func:`other_suite_note`). The count chooses, not a test: for a chosen team :func:`describe` adds the paired
+test against the best single-model row of the user's models at no more compute (:func:`single_model_match`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ from pydantic import BaseModel, Field
 from memdoor.bench import portable
 from memdoor.bench.analysis import Analysis, analyse
 from memdoor.bench.config import BenchConfig, RowSpec, settings_diff, solve_config
+from memdoor.bench.formatting import pvalue
+from memdoor.bench.frontier import is_single_model
 from memdoor.bench.rebuild import rebuild, rebuildable
 from memdoor.bench.revision import row_revision
+from memdoor.bench.rowstats import ALPHA
+from memdoor.bench.stats import mcnemar_exact
 from memdoor.bench.store import ResultsStore
 from memdoor.core.errors import ResultsStoreError, UsageError
 from memdoor.prompts.languages import NAMES
@@ -115,6 +121,17 @@ class MeasuredRow(BaseModel):
     solved: int = Field(description="Problems solved.")
     total: int = Field(description="Problems with a result.")
     compute_per_problem: float = Field(description="Mean FLOPs per problem.")
+    solved_problems: list[str] | None = Field(
+        default=None,
+        description="The problems it solved, by id, kept when the row has a result on every problem of its run, "
+        "so two such rows of one measurement pair by problem (None: a partial row, or a measurement written "
+        "before they were kept).",
+    )
+
+    @property
+    def single_model(self) -> bool:
+        """One model (and at most one language), whatever the number of agents: as ``memdoor report`` says."""
+        return is_single_model(self.models, self.languages)
 
 
 class Measurement(BaseModel):
@@ -176,6 +193,9 @@ def measurement(analysis: Analysis, source: str) -> Measurement:
             solved=r.solved,
             total=r.total,
             compute_per_problem=r.compute_per_problem,
+            solved_problems=[p.id for p in analysis.per_problem if (c := p.cells.get(r.name)) and c.passed]
+            if r.total == analysis.problems_total
+            else None,
         )
         for r in analysis.rows
         if r.total and r.compute_per_problem is not None and why.get(r.name) is None
@@ -216,6 +236,23 @@ def shipped(language: str = FALLBACK) -> Measurement:
     """The measurement shipped with memdoor for ``language`` (one of :data:`PRESETS`; default HumanEval's)."""
     text = (resources.files(__package__) / PRESETS[language][0]).read_text(encoding="utf-8")
     return Measurement.model_validate_json(text)
+
+
+SHIPPED_PLATFORMS = ("humaneval", "humaneval-x")
+"""The platforms of the problems the shipped measurements were made on (memdoor.problems)."""
+
+
+def other_suite_note(m: Measurement, platform: str | None) -> str | None:
+    """A line for a problem from ``platform`` when the shipped measurement ``m`` was not made on problems
+    like it (None: it was, or the platform is not known)."""
+    if platform is None or platform in SHIPPED_PLATFORMS:
+        return None
+    name = SUITE_NAMES.get(m.suite, m.suite)
+    yours = "your own problems" if platform == "user" else f"{platform} problems"
+    return (
+        f"measured on {name}, not on {yours} like this one: a row's lead there may not carry over "
+        "(bench your own problems with memdoor bench and choose with --from DIR)"
+    )
 
 
 def shipped_for(
@@ -308,21 +345,68 @@ def choose(m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -
             f"--budget-compute {budget:g}: no configuration measured in {m.source} costs that little; the "
             f"cheapest is {cheapest.name} at {cheapest.compute_per_problem:.3g} FLOPs per problem"
         )
-    return min(fits, key=lambda ir: (-ir[1].solved / ir[1].total, ir[1].compute_per_problem, ir[0]))[1]
+    return best(fits)
 
 
-def describe(row: MeasuredRow, m: Measurement, budget: float) -> str:
+def best(rows: Sequence[tuple[int, MeasuredRow]]) -> MeasuredRow:
+    """The row that solved the most (by rate), ties to the cheaper, then to the earlier (its index)."""
+    return min(rows, key=lambda ir: (-ir[1].solved / ir[1].total, ir[1].compute_per_problem, ir[0]))[1]
+
+
+def single_model_match(
+    row: MeasuredRow, m: Measurement, usable: Callable[[list[str]], bool]
+) -> MeasuredRow | None:
+    """For a team, the best single-model row of ``usable`` models at no more compute (:func:`best`); None
+    for a single-model row or when none costs as little."""
+    if row.single_model:
+        return None
+    rows = [
+        (i, r)
+        for i, r in enumerate(m.rows)
+        if r.single_model and usable(r.models) and r.compute_per_problem <= row.compute_per_problem
+    ]
+    return best(rows) if rows else None
+
+
+def against_single_model(row: MeasuredRow, match: MeasuredRow) -> str:
+    """The chosen team against its single-model match, paired by problem (both rows complete on one run's
+    problems, their solved problems kept): wins / losses and the exact McNemar p, uncorrected."""
+    head = (
+        f"against the best single-model row at no more compute, {match.name} ({match.solved}/{match.total})"
+    )
+    if row.solved_problems is None or match.solved_problems is None:
+        return f"{head}: not paired (the measurement keeps no per-problem results of a partial row)"
+    if row.total != match.total:
+        return f"{head}: not paired (they ran on {row.total} and {match.total} problems)"
+    mine, theirs = set(row.solved_problems), set(match.solved_problems)
+    wins, losses = len(mine - theirs), len(theirs - mine)
+    p = mcnemar_exact(wins, losses)
+    return f"{head}: {wins} / {losses} problems, exact McNemar p = {pvalue(p)}, uncorrected: {_reading(p)}"
+
+
+def _reading(p: float) -> str:
+    """What a p says here: the chosen row solved at least as many as its match (it was chosen by the count
+    among rows costing no more), so a significant difference is the team's lead."""
+    return "a significant lead" if p < ALPHA else "no significant difference"
+
+
+def describe(row: MeasuredRow, m: Measurement, budget: float, usable: Callable[[list[str]], bool]) -> str:
     """One line saying what was chosen, which measurement it comes from, and that it runs at the budget it
-    was measured with (``budget`` only chooses)."""
+    was measured with (``budget`` only chooses); for a team, a second line with the best single-model row of
+    ``usable`` models at no more compute and the paired test against it (the count chooses, not the test)."""
     run = m.run_of(row)
     cap = (
         "no compute cap"
         if run.budget_compute is None
         else f"a cap of {run.budget_compute:g} FLOPs per problem"
-    )
+    ) + ("" if run.budget_tokens is None else f" and {run.budget_tokens:,} tokens per problem")
     return (
         f"team best at ≤ {budget:g} FLOPs per problem on average: {row.name} — solved {row.solved}/{row.total} "
         f"({100 * row.solved / row.total:.1f}%) at {row.compute_per_problem:.3g} FLOPs per problem on "
         f"{m.suite}, the most of the configurations measured in {m.source} (this one in {run.source}, run of "
         f"{run.created_at}); it runs as measured: {cap}, max {run.max_tokens} tokens per call"
+    ) + (
+        ""
+        if (match := single_model_match(row, m, usable)) is None
+        else "\n" + against_single_model(row, match)
     )

@@ -140,7 +140,18 @@ def build(analysis: Analysis) -> list[Block]:
         )
     )
 
-    blocks.append(Heading(2, "Team vs bigger single model"))
+    matched = analysis.compute_matched
+    if matched is not None:  # the verdict that lets the bigger model spend the team's compute comes first
+        blocks += matched_section(matched)
+        blocks.append(Heading(2, "Team vs the baseline row alone"))
+        blocks.append(
+            Para(
+                "Each team against the baseline row as it is (usually one draw of the bigger model), whatever "
+                "either spends; the section above gives the bigger model the team's compute."
+            )
+        )
+    else:
+        blocks.append(Heading(2, "Team vs bigger single model"))
     if analysis.team_vs_single:
         blocks.append(
             Table(
@@ -179,8 +190,6 @@ def build(analysis: Analysis) -> list[Block]:
         blocks += [Para(_pair_sentence(t.pair)) for t in analysis.team_vs_single]
     else:
         blocks.append(Para("No baseline row in this run (add one with --baseline STRATEGY@MODEL)."))
-    if analysis.compute_matched is not None:
-        blocks += matched_section(analysis.compute_matched)
 
     blocks.append(Heading(2, "Paired comparisons"))
     if analysis.pairs:

@@ -23,7 +23,7 @@ variables named by --test-env. A test that passes on the base and fails after th
 (high); tests failing on the base are listed as pre-existing.
 
 Exit codes: 0 reviewed, nothing at or above --fail-on (or a --base range with nothing to review: no
-change, only binary files, or only deletions, renames, mode changes or empty files without --test);
+change, or only binary files, deletions, renames, mode changes or empty files without --test);
 1 verified findings at or above --fail-on; 2 bad input or usage (one line); 3 the review was not
 completed (no sandbox, the tests cannot run on the base, every model call failed, the budget stopped it
 before any stage ran): the output says why first.
@@ -242,9 +242,10 @@ def check_source(args: argparse.Namespace) -> None:
         raise ReviewInputError("nothing to review: give a DIFF file (- for standard input) or --base REF")
 
 
-def read_input(args: argparse.Namespace, max_bytes: int):
+def read_input(args: argparse.Namespace, max_bytes: int, for_tests: bool = False):
     """(diff text, the range or None, the description, the range's commit messages or None): kept apart,
-    so that only the user's description can make the refactoring rule."""
+    so that only the user's description can make the refactoring rule. ``for_tests``: a test command will
+    run, so a range of binary files alone is read for its tests (an empty diff)."""
     from memdoor.review.description import messages_block, read_description
     from memdoor.review.gitrange import read_range
     from memdoor.review.repo import repo_root
@@ -252,7 +253,7 @@ def read_input(args: argparse.Namespace, max_bytes: int):
     description = read_description(args.description)
     if args.base is None:
         return read_diff(args.diff), None, description, None
-    found = read_range(repo_root(args.repo), args.base, args.head, max_bytes)
+    found = read_range(repo_root(args.repo), args.base, args.head, max_bytes, for_tests)
     return found.diff, found, description, messages_block(found.messages, found.name)
 
 
@@ -293,7 +294,7 @@ def review_command(args: argparse.Namespace) -> int:
     from memdoor.review.context import Skipped
     from memdoor.review.gitrange import export_tree
     from memdoor.review.repo import shown_name
-    from memdoor.review.session import prepare
+    from memdoor.review.session import prepare, runs_tests
     from memdoor.review.workspace import workspace
 
     fmt = "json" if args.json else args.format
@@ -303,7 +304,7 @@ def review_command(args: argparse.Namespace) -> int:
     check_test_options(args)
     check_source(args)
     try:
-        text, found, description, messages = read_input(args, config.max_diff_bytes)
+        text, found, description, messages = read_input(args, config.max_diff_bytes, runs_tests(config))
         config = config.model_copy(update={"description": description, "commit_messages": messages})
         with workspace() as tmp:  # removed however deep a tree is left in it
             repo = args.repo
@@ -321,8 +322,7 @@ def review_command(args: argparse.Namespace) -> int:
             raise
         return nothing_to_review(e, config, fmt)
     except SandboxError as e:  # before any stage ran: nothing computed is lost
-        print(f"memdoor: review not completed: no sandbox: {e}", file=sys.stderr)
-        return INCOMPLETE
+        return no_sandbox(e, config, fmt)
     code = INCOMPLETE if not report.complete else (1 if report.fails() else 0)
     try:
         print_report(out, fmt)  # wrapped under GitHub Actions
@@ -338,25 +338,38 @@ def review_command(args: argparse.Namespace) -> int:
 
 
 def nothing_to_review(e: NothingToReview, config, fmt: str) -> int:
-    """A range with nothing to review (no change; only binary files; only deletions, renames, mode
+    """A range with nothing to review (no change; or only binary files, deletions, renames, mode
     changes or empty files and no test command to run on them): for a CI job or a pre-commit hook a
     result, not an error. Exit 0, a report in ``fmt`` with no finding that says why (code scanning takes
     a SARIF log with no result), the reason in one line on stderr."""
+    print_empty(config, fmt, nothing_to_review=str(e))
+    print(f"memdoor: {e}", file=sys.stderr)
+    return 0
+
+
+def no_sandbox(e: SandboxError, config, fmt: str) -> int:
+    """No sandbox to run anything in, found before any stage ran: exit 3 with a report in ``fmt`` that
+    says the review was not completed and why (a CI job's SARIF upload still gets a log), and the
+    reason in one line on stderr."""
+    reason = f"no sandbox: {e}"
+    print_empty(config, fmt, complete=False, incomplete_reason=reason)
+    print(f"memdoor: review not completed: {reason}", file=sys.stderr)
+    return INCOMPLETE
+
+
+def print_empty(config, fmt: str, **fields) -> None:
+    """Print a report in ``fmt`` with no finding (a review that ran no stage), ``fields`` saying why."""
     from memdoor.commands.stopcommands import print_report
     from memdoor.review.consensus import quorum
     from memdoor.review.session import ReviewReport
 
-    report = ReviewReport(
-        agents=config.agents, quorum=quorum(config.agents), config=config, nothing_to_review=str(e)
-    )
+    report = ReviewReport(agents=config.agents, quorum=quorum(config.agents), config=config, **fields)
     try:
         print_report(render(report, fmt, None), fmt)
     except BrokenPipeError:
         from memdoor.cli import quiet_stdout
 
         quiet_stdout()
-    print(f"memdoor: {e}", file=sys.stderr)
-    return 0
 
 
 def check_test_options(args: argparse.Namespace) -> None:

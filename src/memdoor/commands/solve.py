@@ -146,13 +146,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_config(args: argparse.Namespace, language: str | None = None):
-    """The run's configuration; with --team best, chosen for a problem in ``language`` (None: HumanEval's)."""
+def build_config(args: argparse.Namespace, language: str | None = None, platform: str | None = None):
+    """The run's configuration; with --team best, chosen for a problem in ``language`` (None: HumanEval's)
+    from ``platform`` (None: not known)."""
     from memdoor.problems.languages import parse_languages
     from memdoor.run.config import DEFAULT_MODEL, SolveConfig, StrategySpec, parse_options
 
     if team_best(args):
-        return best_config(args, language)
+        return best_config(args, language, platform)
     if getattr(args, "measured_from", None):
         raise UsageError("--from DIR goes with --team best")
     spec = StrategySpec.parse(args.strategy, agents=args.agents)
@@ -226,9 +227,10 @@ def check_best(args: argparse.Namespace) -> None:
         raise UsageError(f"--team best chooses the team: leave out {', '.join(given)}")
 
 
-def best_config(args: argparse.Namespace, language: str | None = None):
+def best_config(args: argparse.Namespace, language: str | None = None, platform: str | None = None):
     """--team best: the measured configuration that solved the most within --budget-compute, from --from DIR
-    or the measurement shipped for a problem in ``language``."""
+    or the measurement shipped for a problem in ``language``; a problem from another ``platform`` than the
+    shipped measurement's suites is told so."""
     from memdoor.bench import preset
     from memdoor.run.config import SolveConfig, StrategySpec
 
@@ -240,7 +242,10 @@ def best_config(args: argparse.Namespace, language: str | None = None):
         else preset.shipped_for(language, usable)
     )
     row = preset.choose(m, args.budget_compute, usable)
-    args.preset_line = "\n".join(filter(None, (note, preset.describe(row, m, args.budget_compute))))
+    elsewhere = None if args.measured_from else preset.other_suite_note(m, platform)
+    args.preset_line = "\n".join(
+        filter(None, (note, elsewhere, preset.describe(row, m, args.budget_compute, usable)))
+    )
     run = m.run_of(row)
     # --budget-compute only chose the row (by its mean): it runs with the budget it was measured with
     budget = Budget(
@@ -345,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         problem = find_problem(problems, args.problem)
     if config is None:
-        config = build_config(args, problem.language)
+        config = build_config(args, problem.language, problem.platform)
         print(args.preset_line, file=sys.stderr)
     check_mixable(problem, config.languages)
     live = sys.stderr.isatty() and not args.json and not args.no_live

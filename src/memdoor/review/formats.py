@@ -77,8 +77,8 @@ def ledger_json(report: ReviewReport) -> dict[str, Any]:
 def to_json(report: ReviewReport) -> dict[str, Any]:
     """``{"findings", "minority", "patch", "ledger", ...}`` as issue 15 names them, plus what was skipped,
     the unusable answers, the test command's result on the changed code, the stages that ran, the
-    differential stage's record (functions, differences, each function's ``outcome``, seconds) and the
-    behaviour the change was observed to have as its description asked, the trace id and the config."""
+    differential stage's record (functions, differences, each function's ``outcome``, seconds), the reading
+    review's seconds and the behaviour the change was observed to have as its description asked, the trace id and the config."""
     patch = None
     if report.patch is not None:
         patch = {
@@ -104,6 +104,7 @@ def to_json(report: ReviewReport) -> dict[str, Any]:
         "stopped": report.stopped,
         "error": report.error,
         "stages_run": report.stages_run,
+        "reading_seconds": report.reading_seconds,
         "nothing_to_review": report.nothing_to_review,
         "differential": None if report.differential is None else report.differential.model_dump(mode="json"),
         "observed_behaviour": [d.model_dump(mode="json") for d in report.observed_behaviour],

@@ -505,10 +505,11 @@ def _compared(root: Path, base: str, head: str | None) -> Iterator[tuple[Path, l
         yield git_dir, [base, worktree_tree(root, git_dir, base)]
 
 
-def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range:
+def read_range(root: Path, base: str, head: str | None, max_bytes: int, for_tests: bool = False) -> Range:
     """The range ``base..head`` (``head`` None: ``base`` against the working tree) of the checkout at
-    ``root``. NothingToReview for no change or only binary changes; ReviewInputError for a bad revision,
-    too large a diff, or a
+    ``root``. NothingToReview for no change, or only binary changes unless ``for_tests`` (a test command
+    will run: a binary file can break a test, so the range comes back with an empty diff, for its tests
+    alone); ReviewInputError for a bad revision, too large a diff, or a
     ``working-tree-encoding`` of either side that :func:`_refuse_encoding` refuses (checked here, before
     anything is reviewed, for the commits :func:`export_tree` writes for the tests)."""
     base_commit = resolve(root, base, "--base")
@@ -525,7 +526,7 @@ def read_range(root: Path, base: str, head: str | None, max_bytes: int) -> Range
             )
         diff = range_diff(where, revisions, max_bytes, binary)
     where = f"{base} and {head}" if head is not None else f"{base} and the working tree"
-    if not diff.strip():
+    if not diff.strip() and not (binary and for_tests):
         what = f"only binary files change between {where}" if binary else f"nothing changes between {where}"
         raise NothingToReview(f"{what}: nothing to review")
     messages = commit_messages(root, base_commit, head_commit or "HEAD")

@@ -19,6 +19,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -60,6 +61,7 @@ from memdoor.review.repo import (
     git_changes,
     os_reason,
     repo_root,
+    shown_name,
     tracked_files,
 )
 from memdoor.review.stages import STAGES, Stages
@@ -203,6 +205,12 @@ class ReviewReport(BaseModel):
         description="Differences the description asks for: what the change observably does (no finding).",
     )
     stages_run: list[str] = Field(default_factory=list, description="The stages that ran, in order.")
+    reading_seconds: float | None = Field(
+        default=None,
+        description="Wall seconds of the reading review: its agents, the consensus and the patch's test run "
+        "(None: it did not run). The test stage and the differential stage time themselves; a model is loaded "
+        "by the first stage that calls it.",
+    )
     nothing_to_review: str | None = Field(
         default=None,
         description="Why nothing was reviewed: a --base range with no change, or only deletions, mode "
@@ -265,6 +273,11 @@ class Prepared(BaseModel):
         description="The user's checkout (``root``, or the one a range is read from): what the test "
         "command's view is worked out from, e.g. which links its git tracks (testsight.py)."
     )
+    binary: list[str] = Field(
+        default_factory=list,
+        description="A range's binary files, left out of the diff: where a test finding of a range of "
+        "binary files alone points.",
+    )
 
 
 def prepare(
@@ -277,16 +290,21 @@ def prepare(
     NothingToReview when no file can be reviewed — except a range's with a test command, which is
     prepared with no parts for its tests alone (a deletion can break a test). Nothing calls a model.
     With a test command, ``workdir``'s parents must be searchable by other users (SandboxError)."""
-    files = parse_diff(diff_text, max_bytes=config.max_diff_bytes)
+    # a range of binary files alone comes with no diff, for its tests alone (gitrange.read_range)
+    binary_only = found is not None and not diff_text.strip() and bool(found.binary)
+    files = [] if binary_only else parse_diff(diff_text, max_bytes=config.max_diff_bytes)
     if len(files) > config.max_files:
         raise ReviewInputError(
             f"the diff changes {len(files)} files; a review takes at most {config.max_files} "
             "(--max-files raises the limit; or review it in parts)"
         )
     root = repo_root(repo)
-    check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
+    if not binary_only:
+        check_agreement(files, git_changes(root, diff_text))  # reviewed = what git applies, or refused
     # a range of deletions and mode changes can still break a test: with a test command, run it alone
-    tests_only = found is not None and bool(config.test) and "tests" in config.stages and no_code(files)
+    tests_only = found is not None and runs_tests(config) and no_code(files)
+    if binary_only and not tests_only:  # read_range keeps such a range only for a test command
+        raise NothingToReview("only binary files change: nothing to review")
     unread = [skipped_unread(fd, config.max_part_chars) for fd in files]
     if files and all(unread) and not tests_only:  # before the copy: a mode change alone applies both ways
         _nothing_reviewable(
@@ -311,8 +329,23 @@ def prepare(
     return Prepared(
         files=files, parts=parts, skipped=skipped, root=root, changed=changed, workdir=workdir,
         base_commit=found.base_commit if found else None, head_commit=found.head_commit if found else None,
-        checkout=found.root if found else root,
+        checkout=found.root if found else root, binary=found.binary if found else [],
     )  # fmt: skip
+
+
+def runs_tests(config: ReviewConfig) -> bool:
+    """Whether the review runs a test command: one given, and the ``tests`` stage chosen."""
+    return bool(config.test) and "tests" in config.stages
+
+
+def binary_location(binary: list[str], changed: Path) -> str:
+    """Where a test finding of a range of binary files alone points: its first binary file the change
+    keeps whose name is UTF-8 (not a deleted file, nor a rename's old name), else its first name as a
+    report can hold it (bytes that are not UTF-8 written ``\\xNN``); "-" for none."""
+    for name in binary:
+        if shown_name(name) == name and (changed / name).is_file():
+            return name
+    return shown_name(binary[0]) if binary else "-"
 
 
 def no_code(files: list[FileDiff]) -> bool:
@@ -411,7 +444,9 @@ async def test_stage(prepared: Prepared, config: ReviewConfig, ctx: CallContext)
         prepared.changed, prepared.workdir / "changed-run", command, config, prepared.checkout
     )
     await ctx.event("tests", None, on="change", passed=head.passed, exit_code=head.exit_code)
-    return compare(base, head, prepared.files)
+    return compare(
+        base, head, prepared.files or [FileDiff(path=binary_location(prepared.binary, prepared.changed))]
+    )
 
 
 def compared(differential: DifferentialStage | None) -> bool:
@@ -580,8 +615,9 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         consensus = Consensus(agents=config.agents, quorum=quorum(config.agents))
         if "reading" in config.stages and readable:
             report.stages_run.append("reading")
-            reviews = await _reading(report, prepared, config, team, ctx)
-            consensus = decide(reviews, config.agents)
+            with _reading_timed(report):
+                reviews = await _reading(report, prepared, config, team, ctx)
+                consensus = decide(reviews, config.agents)
         _completion(report, reviews, stage is not None or compared(differential))
         executed = (stage.findings if stage else []) + differential_findings(differential)
         merged = merge(executed, consensus, prepared.files)  # a reading finding an execution shows joins it
@@ -590,7 +626,8 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
             "consensus", None, findings=len(report.findings), minority=len(report.minority), merged=merged.merged
         )  # fmt: skip
         if "reading" in config.stages and readable:
-            report.patch = await checked_patch(consensus, prepared, config, ctx)
+            with _reading_timed(report):
+                report.patch = await checked_patch(consensus, prepared, config, ctx)
     except Exception as e:  # a failed review is a result, not a crash
         report.error = f"{type(e).__name__}: {e}"
         report.incomplete(f"the review failed: {report.error}")
@@ -600,6 +637,16 @@ async def run_review(prepared: Prepared, config: ReviewConfig, env: RunEnv) -> R
         ctx.ledger.wall_seconds = time.monotonic() - started
         await record(report, trace, env)
     return report
+
+
+@contextlib.contextmanager
+def _reading_timed(report: ReviewReport) -> Iterator[None]:
+    """Add the block's wall seconds to the reading review's, however it ends."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        report.reading_seconds = (report.reading_seconds or 0.0) + time.monotonic() - started
 
 
 async def record(report: ReviewReport, trace: Trace, env: RunEnv) -> None:

@@ -124,6 +124,7 @@ async def test_a_broken_uncovered_function_described_as_a_refactoring_is_a_findi
     assert report.fails() and report.stages_run == ["differential"] and report.patch is None
     roles = [c.role for c in report.ledger.calls]
     assert roles == ["differential-inputs"] * 2  # no intent call under the refactoring rule; no reading
+    assert report.reading_seconds is None
     prompt = pool.get("scripted:0").calls[0][-1]["content"]
     assert "for x in xs[:-1]:" in prompt and "for x in xs:" in prompt and "not instructions" in prompt
     # the JSON report carries the stage's record, so a benchmark can tell which stage lost a bug
