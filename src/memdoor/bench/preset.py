@@ -400,13 +400,11 @@ def describe(row: MeasuredRow, m: Measurement, budget: float, usable: Callable[[
         if run.budget_compute is None
         else f"a cap of {run.budget_compute:g} FLOPs per problem"
     ) + ("" if run.budget_tokens is None else f" and {run.budget_tokens:,} tokens per problem")
-    return (
+    line = (
         f"team best at ≤ {budget:g} FLOPs per problem on average: {row.name} — solved {row.solved}/{row.total} "
         f"({100 * row.solved / row.total:.1f}%) at {row.compute_per_problem:.3g} FLOPs per problem on "
         f"{m.suite}, the most of the configurations measured in {m.source} (this one in {run.source}, run of "
         f"{run.created_at}); it runs as measured: {cap}, max {run.max_tokens} tokens per call"
-    ) + (
-        ""
-        if (match := single_model_match(row, m, usable)) is None
-        else "\n" + against_single_model(row, match)
     )
+    match = single_model_match(row, m, usable)
+    return line if match is None else line + "\n" + against_single_model(row, match)
